@@ -1,0 +1,75 @@
+// Loads one of the two wasm builds in Node 20 or a browser, with no bundler
+// configuration: in Node the .wasm bytes are read with fs (emcc 3.1.6's own
+// Node path is broken for ES modules); in browsers the generated glue
+// resolves the .wasm and the pthread worker next to itself via
+// import.meta.url (streaming compile).
+
+export const isNode =
+  typeof process === 'object' && typeof process.versions?.node === 'string';
+
+/** Upper bound on threads, whatever the machine reports. */
+export const MAX_THREADS = 16;
+
+/** Whether the pthreads build can run here (and why not). */
+export function threadsAvailability() {
+  if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined') {
+    return { ok: false, why: 'SharedArrayBuffer is not available' };
+  }
+  if (!isNode && globalThis.crossOriginIsolated !== true) {
+    return {
+      ok: false,
+      why: 'the page is not cross-origin isolated (serve it with ' +
+        'Cross-Origin-Opener-Policy: same-origin and ' +
+        'Cross-Origin-Embedder-Policy: require-corp)',
+    };
+  }
+  return { ok: true, why: '' };
+}
+
+/** Logical cores available to this process or page. */
+export async function hardwareThreads() {
+  if (isNode) {
+    const os = await import('node:os');
+    return os.availableParallelism?.() ?? os.cpus().length;
+  }
+  return globalThis.navigator?.hardwareConcurrency || 1;
+}
+
+/**
+ * Instantiates a build. `threads` is the total thread count (the calling
+ * thread included); the pthreads build pre-starts threads - 1 workers so
+ * that creating them never waits on the event loop.
+ */
+export async function loadModule(build, threads) {
+  const glue = build === 'threads'
+    ? await import('./wasm/causal_attention_threads.mjs')
+    : await import('./wasm/causal_attention.mjs');
+  const wasmFile = build === 'threads'
+    ? 'causal_attention_threads.wasm'
+    : 'causal_attention.wasm';
+  const moduleArg = { threadPoolSize: build === 'threads' ? threads - 1 : 0 };
+  if (isNode) {
+    const { readFile } = await import('node:fs/promises');
+    moduleArg.wasmBinary = await readFile(new URL(`./wasm/${wasmFile}`, import.meta.url));
+  }
+  const mod = await glue.default(moduleArg);
+  if (build === 'threads') {
+    mod.setNumThreads(threads);
+    if (isNode) unrefWorkers(mod);
+  }
+  return mod;
+}
+
+/**
+ * Node keeps a process alive while any Worker is referenced; idle pthread
+ * workers must not, so a script that used the threaded build exits normally.
+ */
+function unrefWorkers(mod) {
+  const pthread = mod.PThread;
+  for (const w of [...pthread.unusedWorkers, ...pthread.runningWorkers]) w.unref?.();
+}
+
+/** Stops every worker of a pthreads build (after this, the module is dead). */
+export function terminateWorkers(mod) {
+  mod.PThread?.terminateAllThreads();
+}

@@ -1,0 +1,140 @@
+// Argument checks shared by every public function. Each throws a TypeError
+// (wrong kind of value) or RangeError (right kind, wrong value) whose message
+// names the argument and gives the expected and the actual value. Nothing
+// here touches wasm: callers validate everything before the first wasm call.
+
+/** A short description of any value for error messages. */
+export function describe(value) {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') {
+    const s = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+    return `the string ${JSON.stringify(s)}`;
+  }
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value);
+  if (typeof value === 'boolean' || typeof value === 'symbol') return String(value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return `an Array of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) {
+    return `${article(value.constructor.name)} of length ${value.length ?? value.byteLength}`;
+  }
+  const name = value.constructor?.name;
+  return name && name !== 'Object' ? article(name) : 'an object';
+}
+
+const article = (noun) => `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+
+export function checkFloat32Array(name, value) {
+  if (!(value instanceof Float32Array)) {
+    throw new TypeError(`${name} must be a Float32Array, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A Float32Array of exactly `length` elements; `how` explains the length. */
+export function checkTensor(name, value, length, how) {
+  checkFloat32Array(name, value);
+  if (value.length !== length) {
+    throw new RangeError(
+      `${name} must have length ${length} (${how}), got length ${value.length}`);
+  }
+  return value;
+}
+
+/** An integer >= min (safe integer range). */
+export function checkInteger(name, value, min = 1) {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be an integer >= ${min}, got ${describe(value)}`);
+  }
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`${name} must be an integer >= ${min}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+export function checkBoolean(name, value) {
+  if (typeof value !== 'boolean') {
+    throw new TypeError(`${name} must be true or false, got ${describe(value)}`);
+  }
+  return value;
+}
+
+export function checkFinite(name, value) {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a finite number, got ${describe(value)}`);
+  }
+  if (!Number.isFinite(value)) {
+    throw new RangeError(`${name} must be a finite number, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Dropout probability in [0, 1). */
+export function checkProbability(name, value) {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a number in [0, 1), got ${describe(value)}`);
+  }
+  if (!(value >= 0 && value < 1)) {
+    throw new RangeError(`${name} must be a number in [0, 1), got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** One of a fixed set of values (compared with ===). */
+export function checkOneOf(name, value, allowed) {
+  if (!allowed.includes(value)) {
+    const list = allowed.map((a) => (typeof a === 'string' ? `'${a}'` : String(a))).join(', ');
+    const Err = allowed.some((a) => typeof a === typeof value) ? RangeError : TypeError;
+    throw new Err(`${name} must be one of ${list}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+const TWO_64 = 1n << 64n;
+
+/**
+ * A seed: a non-negative safe integer or a BigInt below 2^64. Returns the
+ * two 32-bit halves as numbers, [lo, hi].
+ */
+export function checkSeed(name, value) {
+  let big;
+  if (typeof value === 'bigint') {
+    big = value;
+  } else if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) {
+      throw new RangeError(
+        `${name} must be an integer in [0, 2^53) or a BigInt in [0, 2^64), got ${describe(value)}`);
+    }
+    big = BigInt(value);
+  } else {
+    throw new TypeError(
+      `${name} must be an integer or a BigInt, got ${describe(value)}`);
+  }
+  if (big < 0n || big >= TWO_64) {
+    throw new RangeError(`${name} must be in [0, 2^64), got ${describe(value)}`);
+  }
+  return [Number(big & 0xffffffffn), Number(big >> 32n)];
+}
+
+/** Rejects option names outside `known` (typos would otherwise be ignored). */
+export function checkOptionNames(name, options, known) {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${name} must be an options object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new TypeError(
+        `${name} has an unknown option '${key}'; known options: ${known.join(', ')}`);
+    }
+  }
+  return options;
+}
+
+/** Product of dims as a Number, or Infinity when it is not exact. */
+export function product(...dims) {
+  let p = 1;
+  for (const d of dims) p *= d;
+  return Number.isSafeInteger(p) ? p : Infinity;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// Builds what the tests and the package need:
+//   node scripts/build.mjs [--native] [--wasm] [--sanitize]   (default: --native --wasm)
+// native: build/native (library, GoogleTest suite, Google Benchmark)
+// wasm:   build/wasm (two Emscripten modules), then dist/ (the npm package):
+//         dist/*.mjs + index.d.ts from bindings/, dist/wasm/* from the build.
+import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { run } from './util.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = new Set(process.argv.slice(2));
+const all = !args.has('--native') && !args.has('--wasm') && !args.has('--sanitize');
+const jobs = String(Math.max(1, cpus().length));
+
+export function buildNative(dir = 'build/native', extra = []) {
+  run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', ...extra], { cwd: root });
+  run('cmake', ['--build', dir, '-j', jobs], { cwd: root });
+}
+
+export function buildWasm() {
+  run('cmake', [
+    '-S', '.', '-B', 'build/wasm',
+    '-DCMAKE_TOOLCHAIN_FILE=/usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake',
+    // emcc's JS optimiser needs acorn from Debian's node modules.
+    '-DCMAKE_CXX_LINKER_LAUNCHER=env;NODE_PATH=/usr/share/nodejs',
+  ], { cwd: root });
+  run('cmake', ['--build', 'build/wasm', '-j', jobs], { cwd: root });
+  assembleDist();
+}
+
+function assembleDist() {
+  const dist = join(root, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  mkdirSync(join(dist, 'wasm'), { recursive: true });
+  for (const f of readdirSync(join(root, 'bindings'))) {
+    if (f.endsWith('.mjs') || f.endsWith('.d.ts')) cpSync(join(root, 'bindings', f), join(dist, f));
+  }
+  for (const f of readdirSync(join(root, 'build/wasm'))) {
+    if (/\.(mjs|wasm|worker\.js)$/.test(f)) cpSync(join(root, 'build/wasm', f), join(dist, 'wasm', f));
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (all || args.has('--native')) buildNative();
+  if (args.has('--sanitize')) buildNative('build/sanitize', ['-DCA_SANITIZE=ON']);
+  if (all || args.has('--wasm')) buildWasm();
+}

@@ -1,0 +1,71 @@
+// The demo's static server (sirv): web/ at /, the built package at /dist/,
+// and an allowlist of browser dependencies at /vendor/<package>/. Every
+// response carries the headers the threaded build needs (COOP/COEP, so the
+// page is cross-origin isolated) and a Content-Security-Policy that allows
+// only this origin.
+import http from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sirv from 'sirv';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Browser dependencies served from node_modules (nothing else is). */
+export const VENDOR_PACKAGES = [];
+
+export const SECURITY_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Content-Security-Policy': [
+    "default-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "worker-src 'self' blob:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+/**
+ * Starts the server. `isolate: false` leaves out COOP/COEP (for testing the
+ * single-threaded fallback of pages that are not cross-origin isolated).
+ */
+export function startServer({ port = 0, host = '127.0.0.1', isolate = true } = {}) {
+  const options = { dev: true, etag: true };
+  const mounts = [
+    ['/dist/', sirv(join(root, 'dist'), options)],
+    ...VENDOR_PACKAGES.map((p) => [`/vendor/${p}/`, sirv(join(root, 'node_modules', p), options)]),
+    ['/', sirv(join(root, 'web'), options)],
+  ];
+  const server = http.createServer((req, res) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+      if (isolate || !name.startsWith('Cross-Origin-')) res.setHeader(name, value);
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+      return;
+    }
+    const path = new URL(req.url, 'http://x').pathname;
+    const [prefix, handler] = mounts.find(([p]) => path.startsWith(p));
+    req.url = req.url.slice(prefix.length - 1);
+    handler(req, res, () => res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found'));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: actual } = server.address();
+      resolve({
+        url: `http://${host}:${actual}/`,
+        close: () => new Promise((done) => server.close(done)),
+        server,
+      });
+    });
+  });
+}

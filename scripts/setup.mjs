@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// Installs what the build, tests, demo and benchmark need on a fresh Debian 12
+// machine with Node 20, then `npm ci` when node_modules is missing or stale.
+//   node scripts/setup.mjs [--for=test|start|bench]
+// As root, missing system packages are installed with apt-get; otherwise
+// the script lists them and exits 1. Node built-ins only (runs before npm ci).
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { has, run } from './util.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const purpose = (process.argv.find((a) => a.startsWith('--for=')) ?? '--for=test').slice(6);
+
+// [what, Debian package, check]
+const requirements = [
+  ['CMake', 'cmake', () => has('cmake')],
+  ['a C++17 compiler', 'g++', () => has('g++')],
+  ['Emscripten (emcc)', 'emscripten', () => has('emcc')],
+  ['Highway headers and library', 'libhwy-dev', () => existsSync('/usr/include/hwy/highway.h')],
+  ['GoogleTest', 'libgtest-dev', () => existsSync('/usr/include/gtest/gtest.h')],
+  ['Google Benchmark', 'libbenchmark-dev', () => existsSync('/usr/include/benchmark/benchmark.h')],
+];
+if (purpose === 'test' || purpose === 'bench') {
+  requirements.push(['Chromium (browser tests)', 'chromium', () => existsSync('/usr/bin/chromium')]);
+}
+
+const missing = requirements.filter(([, , ok]) => !ok());
+if (missing.length) {
+  const packages = [...new Set(missing.map(([, pkg]) => pkg))];
+  if (process.getuid?.() === 0) {
+    console.log(`Installing ${packages.join(' ')} with apt-get`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    run('apt-get', ['update'], { env });
+    run('apt-get', ['install', '-y', ...packages], { env });
+  } else {
+    console.error('Missing system packages:');
+    for (const [what, pkg] of missing) console.error(`  ${pkg.padEnd(18)} ${what}`);
+    console.error(`Install them (Debian 12): sudo apt-get install -y ${packages.join(' ')}`);
+    process.exit(1);
+  }
+}
+
+// npm ci when the lockfile changed since the last install.
+const lock = readFileSync(join(root, 'package-lock.json'));
+const digest = createHash('sha256').update(lock).digest('hex');
+const stamp = join(root, 'node_modules', '.causal-attention-lock');
+if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== digest) {
+  run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root });
+  writeFileSync(stamp, digest);
+}

@@ -1,0 +1,135 @@
+// The scalar oracle. Shapes as in causal_attention.h:
+//   q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv] -> out [B, H, Tq, Dv],
+//   weights [B, H, Tq, Tk].
+// One query row at a time, in five numbered passes, everything in double:
+//   1. scores s_j = scale · q_i·k_j for the keys the row needs
+//   2. the row max
+//   3. exp and sum
+//   4. normalise (and for kRenormalize: mask, then divide by the new sum)
+//   5. dropout, then out_i = sum_j w_j v_j over the visible keys
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "src/causal_attention.h"
+#include "src/dropout.h"
+#include "src/internal.h"
+
+namespace causal_attention {
+namespace {
+
+// Softmax of s[0, n) into w (double), max-subtracted.
+void SoftmaxRow(const double* s, size_t n, double* w) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (size_t j = 0; j < n; ++j) m = std::fmax(m, s[j]);
+  double sum = 0.0;
+  for (size_t j = 0; j < n; ++j) {
+    w[j] = std::exp(s[j] - m);
+    sum += w[j];
+  }
+  for (size_t j = 0; j < n; ++j) w[j] /= sum;
+}
+
+}  // namespace
+
+Status AttentionReference(const AttentionShape& shape,
+                          const AttentionOptions& options, const float* q,
+                          const float* k, const float* v, float* out,
+                          float* weights) {
+  const Status st = ValidateAttention(shape, options);
+  if (st != Status::kOk) return st;
+  if (!q || !k || !v || !out) return Status::kNullPointer;
+
+  const size_t bh_count = static_cast<size_t>(shape.batch * shape.heads);
+  const size_t tq = static_cast<size_t>(shape.query_len);
+  const size_t tk = static_cast<size_t>(shape.key_len);
+  const size_t d = static_cast<size_t>(shape.head_dim);
+  const size_t dv = static_cast<size_t>(shape.value_dim);
+  const double scale = internal::ResolvedScale(shape, options);
+  const bool renormalize =
+      options.mask_strategy == MaskStrategy::kRenormalize &&
+      options.causal != CausalMask::kNone;
+  const bool drop = internal::DropoutActive(options);
+  const uint32_t threshold = dropout::Threshold(options.dropout);
+  const double keep_scale = dropout::KeepScale(options.dropout);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+
+  std::vector<double> s(tk), w(tk), acc(dv);
+  for (size_t bh = 0; bh < bh_count; ++bh) {
+    const float* qh = q + bh * tq * d;
+    const float* kh = k + bh * tk * d;
+    const float* vh = v + bh * tk * dv;
+    for (size_t i = 0; i < tq; ++i) {
+      const size_t ve = internal::VisibleEnd(shape, options.causal, i);
+      // kRenormalize scores every key (the book's first softmax sees them).
+      // A row that sees no key is all zeros, whatever its scores.
+      const size_t n_scores = ve == 0 ? 0 : renormalize ? tk : ve;
+      std::fill(w.begin(), w.end(), 0.0);
+      bool non_finite = false;
+
+      // 1. Scores.
+      for (size_t j = 0; j < n_scores; ++j) {
+        double dot = 0.0;
+        for (size_t c = 0; c < d; ++c) {
+          dot += static_cast<double>(qh[i * d + c]) *
+                 static_cast<double>(kh[j * d + c]);
+        }
+        s[j] = dot * scale;
+        if (!std::isfinite(s[j])) non_finite = true;
+      }
+
+      if (ve > 0 && !non_finite) {
+        if (renormalize) {
+          // 2-4. Softmax over all keys, mask, renormalise.
+          SoftmaxRow(s.data(), tk, w.data());
+          double visible = 0.0;
+          for (size_t j = 0; j < tk; ++j) {
+            if (j >= ve) w[j] = 0.0;
+            visible += w[j];
+          }
+          if (visible > 0.0) {
+            for (size_t j = 0; j < ve; ++j) w[j] /= visible;
+          } else {
+            SoftmaxRow(s.data(), ve, w.data());
+          }
+        } else {
+          // 2-4. Softmax over the visible keys.
+          SoftmaxRow(s.data(), ve, w.data());
+        }
+        // 5. Dropout.
+        if (drop) {
+          const dropout::RowKey key =
+              dropout::MakeRowKey(options.seed, bh * tq + i);
+          for (size_t j = 0; j < ve; ++j) {
+            const bool keep =
+                dropout::Hash24(key, static_cast<uint32_t>(j)) >= threshold;
+            w[j] = keep ? w[j] * keep_scale : 0.0;
+          }
+        }
+      }
+
+      // 5. Weighted sum of values over the visible keys.
+      std::fill(acc.begin(), acc.end(), non_finite ? nan : 0.0);
+      if (!non_finite) {
+        for (size_t j = 0; j < ve; ++j) {
+          for (size_t c = 0; c < dv; ++c) {
+            acc[c] += w[j] * static_cast<double>(vh[j * dv + c]);
+          }
+        }
+      }
+      float* out_row = out + (bh * tq + i) * dv;
+      for (size_t c = 0; c < dv; ++c) out_row[c] = static_cast<float>(acc[c]);
+      if (weights) {
+        float* w_row = weights + (bh * tq + i) * tk;
+        for (size_t j = 0; j < tk; ++j) {
+          w_row[j] = non_finite ? std::numeric_limits<float>::quiet_NaN()
+                                : static_cast<float>(w[j]);
+        }
+      }
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace causal_attention

@@ -1,0 +1,71 @@
+// A fixed pool of worker threads for data-parallel loops.
+//
+// Work items are handed out from an atomic counter, so which thread runs an
+// item varies; callers keep results deterministic by making every item
+// independent (the attention kernels split over batch x heads x query
+// blocks, and each output element is computed by exactly one item).
+
+#ifndef CAUSAL_ATTENTION_SRC_THREAD_POOL_H_
+#define CAUSAL_ATTENTION_SRC_THREAD_POOL_H_
+
+#include <stddef.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace causal_attention {
+
+class ThreadPool {
+ public:
+  // Starts up to num_threads - 1 workers (the thread calling Run is the
+  // other one). Fewer are started if the platform refuses to create them
+  // or was built without threads; size() tells.
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(item, thread) for every item in [0, num_items), thread in
+  // [0, size()), and returns when all calls have returned. Not reentrant.
+  template <class Fn>
+  void Run(size_t num_items, const Fn& fn) {
+    if (workers_.empty() || num_items <= 1) {
+      for (size_t i = 0; i < num_items; ++i) fn(i, 0);
+      return;
+    }
+    RunJob(num_items, &fn, [](const void* f, size_t item, int thread) {
+      (*static_cast<const Fn*>(f))(item, thread);
+    });
+  }
+
+ private:
+  using Trampoline = void (*)(const void* fn, size_t item, int thread);
+  void RunJob(size_t num_items, const void* fn, Trampoline trampoline);
+  void RunItems(int thread);
+  void WorkerLoop(int thread);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  bool stop_ = false;
+  bool job_active_ = false;
+  size_t generation_ = 0;
+  int in_job_ = 0;  // workers currently inside RunItems
+  const void* fn_ = nullptr;
+  Trampoline trampoline_ = nullptr;
+  size_t num_items_ = 0;
+  std::atomic<size_t> next_item_{0};
+};
+
+// The process-wide pool used by Attention and the modules.
+ThreadPool& GlobalPool();
+
+}  // namespace causal_attention
+
+#endif  // CAUSAL_ATTENTION_SRC_THREAD_POOL_H_

@@ -1,0 +1,126 @@
+// A plain-JS attention (double precision), written independently of the
+// C++ code from the definitions in src/causal_attention.h and
+// src/dropout.h: a second oracle for the wasm module.
+
+const MASK64 = (1n << 64n) - 1n;
+
+function splitMix64(x) {
+  x = (x + 0x9e3779b97f4a7c15n) & MASK64;
+  x = ((x ^ (x >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
+  x = ((x ^ (x >> 27n)) * 0x94d049bb133111ebn) & MASK64;
+  return x ^ (x >> 31n);
+}
+
+function fmix32(x) {
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+/** Whether dropout keeps weight (row, key); row = (b·H + h)·Tq + i. */
+export function dropoutKeeps(seed, row, key, p) {
+  const h = splitMix64(splitMix64(BigInt(seed)) ^ BigInt(row));
+  const k0 = Number(h & 0xffffffffn);
+  const k1 = Number(h >> 32n);
+  let x = (Math.imul(key, 0x9e3779b9) ^ k0) >>> 0;
+  x = (fmix32(x) ^ k1) >>> 0;
+  const hash24 = fmix32(x) >>> 8;
+  const threshold = Math.min(2 ** 24, Math.max(0, Math.floor(Math.fround(p) * 2 ** 24 + 0.5)));
+  return hash24 >= threshold;
+}
+
+export function visibleEnd(causal, i, tq, tk) {
+  let end;
+  if (causal === true || causal === 'top-left') end = i + 1;
+  else if (causal === 'bottom-right') end = i + 1 + tk - tq;
+  else end = tk;
+  return Math.max(0, Math.min(tk, end));
+}
+
+/** attention(q, k, v, options) with the package's option names. */
+export function referenceAttention(q, k, v, o) {
+  const B = o.batch, H = o.heads, tq = o.queryLength, tk = o.keyLength ?? tq;
+  const d = o.headDim, dv = o.valueDim ?? d;
+  const causal = o.causal ?? true;
+  const scale = o.scale ?? Math.fround(1 / Math.sqrt(d));
+  const renormalize = (o.maskStrategy ?? 'neg-inf') === 'renormalize' && causal !== false;
+  const p = o.dropout ?? 0;
+  const drop = (o.training ?? false) && p > 0;
+  const keepScale = Math.fround(1 / (1 - Math.fround(p)));
+  const output = new Float32Array(B * H * tq * dv);
+  const weights = new Float32Array(B * H * tq * tk);
+  for (let bh = 0; bh < B * H; bh++) {
+    for (let i = 0; i < tq; i++) {
+      const ve = visibleEnd(causal, i, tq, tk);
+      const n = ve === 0 ? 0 : renormalize ? tk : ve;
+      const s = new Float64Array(n);
+      let bad = false;
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let c = 0; c < d; c++) dot += q[(bh * tq + i) * d + c] * k[(bh * tk + j) * d + c];
+        s[j] = dot * scale;
+        if (!Number.isFinite(s[j])) bad = true;
+      }
+      const w = new Float64Array(tk);
+      if (ve > 0 && !bad) {
+        const softmax = (len) => {
+          let m = -Infinity;
+          for (let j = 0; j < len; j++) m = Math.max(m, s[j]);
+          let sum = 0;
+          for (let j = 0; j < len; j++) sum += (w[j] = Math.exp(s[j] - m));
+          for (let j = 0; j < len; j++) w[j] /= sum;
+        };
+        softmax(n);
+        if (renormalize) {
+          for (let j = ve; j < tk; j++) w[j] = 0;
+          let visible = 0;
+          for (let j = 0; j < ve; j++) visible += w[j];
+          if (visible > 0) for (let j = 0; j < ve; j++) w[j] /= visible;
+          else softmax(ve);
+        }
+        if (drop) {
+          for (let j = 0; j < ve; j++) {
+            w[j] = dropoutKeeps(o.seed, bh * tq + i, j, p) ? w[j] * keepScale : 0;
+          }
+        }
+      }
+      for (let c = 0; c < dv; c++) {
+        let acc = 0;
+        for (let j = 0; j < ve; j++) acc += w[j] * v[(bh * tk + j) * dv + c];
+        output[(bh * tq + i) * dv + c] = bad ? NaN : acc;
+      }
+      for (let j = 0; j < tk; j++) weights[(bh * tq + i) * tk + j] = bad ? NaN : w[j];
+    }
+  }
+  return { output, weights };
+}
+
+/** Largest |a - b| / (1 + |b|); NaN positions must coincide (else Infinity). */
+export function maxRelativeError(a, b) {
+  if (a.length !== b.length) return Infinity;
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (Number.isNaN(a[i]) || Number.isNaN(b[i])) {
+      if (Number.isNaN(a[i]) !== Number.isNaN(b[i])) return Infinity;
+      continue;
+    }
+    worst = Math.max(worst, Math.abs(a[i] - b[i]) / (1 + Math.abs(b[i])));
+  }
+  return worst;
+}
+
+/** Deterministic pseudo-random Float32Array in [-1, 1) (xorshift32). */
+export function randomArray(n, seed = 1) {
+  let x = seed >>> 0 || 1;
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13; x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5; x >>>= 0;
+    a[i] = x / 2 ** 31 - 1;
+  }
+  return a;
+}
