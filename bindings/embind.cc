@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "src/causal_attention.h"
+#include "src/modules.h"
 
 namespace causal_attention {
 namespace {
@@ -56,6 +57,48 @@ int Call(uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
          In(q), In(k), In(v), Out(out), Out(weights)));
 }
 
+// One layer forward; parameter pointers of 0 mean "none" (biases, output
+// projection, the optional weights/scores outputs).
+int LayerForward(uintptr_t x, uintptr_t y, uintptr_t weights, uintptr_t scores,
+                 uintptr_t wq, uintptr_t bq, uintptr_t wk, uintptr_t bk,
+                 uintptr_t wv, uintptr_t bv, uintptr_t wo, uintptr_t bo,
+                 double batch, double tokens, double d_in, double heads,
+                 double head_dim, int causal, int strategy, float dropout,
+                 bool training, double seed_lo, double seed_hi) {
+  AttentionLayerParams p;
+  p.d_in = static_cast<int64_t>(d_in);
+  p.num_heads = static_cast<int64_t>(heads);
+  p.head_dim = static_cast<int64_t>(head_dim);
+  p.w_query = In(wq);
+  p.b_query = In(bq);
+  p.w_key = In(wk);
+  p.b_key = In(bk);
+  p.w_value = In(wv);
+  p.b_value = In(bv);
+  p.w_out = In(wo);
+  p.b_out = In(bo);
+  const AttentionOptions a = MakeOptions(causal, strategy, 1.0f, dropout,
+                                         training, seed_lo, seed_hi);
+  LayerOptions o;
+  o.batch = static_cast<int64_t>(batch);
+  o.tokens = static_cast<int64_t>(tokens);
+  o.causal = a.causal;
+  o.mask_strategy = a.mask_strategy;
+  o.dropout = a.dropout;
+  o.training = a.training;
+  o.seed = a.seed;
+  return static_cast<int>(
+      AttentionLayerForward(p, o, In(x), Out(y), Out(weights), Out(scores)));
+}
+
+int LinearForward(uintptr_t x, uintptr_t y, uintptr_t w, uintptr_t b,
+                  double rows, double in, double out) {
+  return static_cast<int>(Linear(In(x), static_cast<int64_t>(rows),
+                                 static_cast<int64_t>(in),
+                                 static_cast<int64_t>(out), In(w), In(b),
+                                 Out(y)));
+}
+
 std::string TargetName() { return ActiveTargetName(); }
 std::string Message(int status) {
   return StatusMessage(static_cast<Status>(status));
@@ -68,6 +111,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   using namespace causal_attention;  // NOLINT
   emscripten::function("attention", &Call<Attention>);
   emscripten::function("attentionReference", &Call<AttentionReference>);
+  emscripten::function("layerForward", &LayerForward);
+  emscripten::function("linear", &LinearForward);
   emscripten::function("setNumThreads", &SetNumThreads);
   emscripten::function("numThreads", &NumThreads);
   emscripten::function("targetName", &TargetName);

@@ -61,6 +61,87 @@ export interface AttentionResultWithWeights {
   weights: Float32Array;
 }
 
+/** A state dict: PyTorch parameter names to values (row-major [out, in] for weights). */
+export type StateDict = Record<string, Float32Array>;
+/** What loadStateDict accepts: Float32Arrays, flat or nested number arrays (tensor.tolist()). */
+export type StateDictInput = Record<string, Float32Array | number[] | number[][]>;
+
+/** nn.Linear(inFeatures, outFeatures, bias = true) with PyTorch's seeded init. */
+export interface Linear {
+  readonly inFeatures: number;
+  readonly outFeatures: number;
+  /** [outFeatures, inFeatures], row-major (live: writes change the layer). */
+  weight: Float32Array;
+  /** [outFeatures], or null without bias. */
+  bias: Float32Array | null;
+  /** y = x · weightᵀ + bias for x of shape [..., inFeatures]. */
+  forward(x: Float32Array, shape: number[]): Float32Array;
+  stateDict(prefix?: string): StateDict;
+}
+
+export interface ForwardOptions {
+  /** Also return the [batch, heads, tokens, tokens] weights (post-dropout when dropout ran). */
+  returnWeights?: boolean;
+  /** Also return the raw scores Q·Kᵀ [batch, heads, tokens, tokens] (before scaling and masking). */
+  returnScores?: boolean;
+  maskStrategy?: MaskStrategy;
+  /** Dropout seed; default: drawn from the runtime's generator. */
+  seed?: number | bigint;
+  /** Write the output here (length batch · tokens · outputDim). */
+  out?: Float32Array;
+}
+
+export interface ForwardResult {
+  output: Float32Array;
+  weights?: Float32Array;
+  scores?: Float32Array;
+}
+
+/** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
+export interface AttentionModule {
+  readonly dIn: number;
+  readonly numHeads: number;
+  /** Width of the output's last axis. */
+  readonly outputDim: number;
+  readonly contextLength: number | undefined;
+  readonly dropout: number;
+  /** True after construction, as in PyTorch. */
+  training: boolean;
+  train(mode?: boolean): this;
+  eval(): this;
+  /**
+   * x: [batch, tokens, dIn] (or [tokens, dIn]) → [batch, tokens, outputDim].
+   * Throws a RangeError when tokens > contextLength.
+   */
+  forward(x: Float32Array, shape: number[]): Float32Array;
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & ({ returnWeights: true } | { returnScores: true })): ForwardResult;
+  forward(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array;
+  /** Same as forward (like calling a PyTorch module). */
+  call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
+  /** Parameters by PyTorch name (copies). */
+  stateDict(): StateDict;
+  /** Checks every name and size, reports all mismatches in one error, loads all or nothing. */
+  loadStateDict(dict: StateDictInput): this;
+}
+
+/** The book's SelfAttention_v2: no mask, no dropout. */
+export interface SelfAttention extends AttentionModule {
+  readonly dOut: number;
+  W_query: Linear;
+  W_key: Linear;
+  W_value: Linear;
+}
+export interface CausalAttention extends SelfAttention {}
+export interface MultiHeadAttentionWrapper extends AttentionModule {
+  readonly dOut: number;
+  readonly heads: CausalAttention[];
+}
+export interface MultiHeadAttention extends SelfAttention {
+  readonly headDim: number;
+  outProj: Linear;
+}
+
 export interface CausalAttentionRuntime {
   /** Which wasm build runs: 'single' or 'threads' (pthreads). */
   readonly build: 'single' | 'threads';
@@ -71,8 +152,24 @@ export interface CausalAttentionRuntime {
   /** Current size of this runtime's wasm memory, in bytes. */
   readonly memoryBytes: number;
 
-  /** Seeds the generator behind default dropout seeds (like torch.manual_seed). */
+  /**
+   * Seeds the runtime's generator (PyTorch's mt19937), used for module
+   * initialisation, rand() and default dropout seeds, like torch.manual_seed.
+   */
   manualSeed(seed: number | bigint): this;
+
+  /** torch.rand: rand([6, 3]) or rand(6, 3), bit-identical to PyTorch on CPU. */
+  rand(shape: number[]): Float32Array;
+  rand(...shape: number[]): Float32Array;
+
+  Linear: new (inFeatures: number, outFeatures: number, bias?: boolean) => Linear;
+  SelfAttention: new (dIn: number, dOut: number, qkvBias?: boolean) => SelfAttention;
+  CausalAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
+    qkvBias?: boolean) => CausalAttention;
+  MultiHeadAttentionWrapper: new (dIn: number, dOut: number, contextLength: number,
+    dropout: number, numHeads: number, qkvBias?: boolean) => MultiHeadAttentionWrapper;
+  MultiHeadAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
+    numHeads: number, qkvBias?: boolean) => MultiHeadAttention;
 
   /** Scaled dot-product attention (SIMD kernels). */
   attention(

@@ -8,6 +8,7 @@ import { Heap } from './heap.mjs';
 import {
   MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
 } from './loader.mjs';
+import { checkShape, defineModules } from './modules.mjs';
 import { MT19937 } from './random.mjs';
 import {
   checkBoolean, checkFinite, checkInteger, checkOneOf, checkOptionNames,
@@ -43,6 +44,13 @@ class Runtime {
     this.threads = mod.numThreads();
     /** Highway's SIMD target, 'WASM' for SIMD128. */
     this.target = mod.targetName();
+    // The book's modules, bound to this runtime (its generator and heap).
+    Object.assign(this, defineModules({
+      generator: this.#generator,
+      checkAlive: () => this.#checkAlive(),
+      layerForward: (call) => this.#layerForward(call),
+      linearForward: (...args) => this.#linearForward(...args),
+    }));
     Object.freeze(this);
   }
 
@@ -61,6 +69,21 @@ class Runtime {
     checkSeed('seed', seed);
     this.#generator.seed(seed);
     return this;
+  }
+
+  /**
+   * torch.rand: a Float32Array of uniform [0, 1) draws from the runtime's
+   * generator, bit-identical to PyTorch's CPU generator for the same seed.
+   * rand([6, 3]) or rand(6, 3).
+   */
+  rand(...dims) {
+    this.#checkAlive();
+    const shape = checkShape('shape', Array.isArray(dims[0]) ? dims[0] : dims, 1, 8);
+    const n = product(...shape);
+    if (!(n <= 2 ** 28)) throw new RangeError(`rand: at most 2^28 values, got shape [${shape.join(', ')}]`);
+    const out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.#generator.nextFloat(0, 1);
+    return out;
   }
 
   /** Scaled dot-product attention with the SIMD kernels. */
@@ -98,26 +121,60 @@ class Runtime {
   #run(fn, q, k, v, options) {
     this.#checkAlive();
     const c = resolveAttentionCall(q, k, v, options, this.#generator);
-    const heap = this.#heap;
-    const [qp, kp, vp, op, wp] = heap.reserve(fn, [
-      c.qLength, c.kLength, c.vLength, c.outLength, c.returnWeights ? c.weightsLength : 0,
-    ]);
-    let f32 = heap.f32(); // after the allocation, which may grow memory
-    f32.set(q, qp >>> 2);
-    f32.set(k, kp >>> 2);
-    f32.set(v, vp >>> 2);
+    const [qp, kp, vp, op, wp] = this.#stage(fn, [q, k, v],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
     const status = this.#mod[fn](
       qp, kp, vp, op, wp,
       c.batch, c.heads, c.queryLength, c.keyLength, c.headDim, c.valueDim,
       c.causal, c.strategy, c.scale, c.dropout, c.training, c.seedLo, c.seedHi);
     if (status !== 0) throw this.#statusError(fn, status);
-    f32 = heap.f32(); // the call may have grown memory for its workspace
-    const output = c.out ?? new Float32Array(c.outLength);
-    output.set(f32.subarray(op >>> 2, (op >>> 2) + c.outLength));
+    const output = this.#copyOut(op, c.outLength, c.out);
     if (!c.returnWeights) return { output };
-    const weights = c.weightsOut ?? new Float32Array(c.weightsLength);
-    weights.set(f32.subarray(wp >>> 2, (wp >>> 2) + c.weightsLength));
-    return { output, weights };
+    return { output, weights: this.#copyOut(wp, c.weightsLength, c.weightsOut) };
+  }
+
+  // Copies arrays into the arena in order; null entries give pointer 0.
+  // Views are re-read after the allocation, which may grow memory.
+  #stage(what, inputs, outputCounts) {
+    const heap = this.#heap;
+    const counts = [...inputs.map((a) => a?.length ?? 0), ...outputCounts];
+    const ptrs = heap.reserve(what, counts);
+    const f32 = heap.f32();
+    inputs.forEach((a, i) => { if (a) f32.set(a, ptrs[i] >>> 2); });
+    return ptrs;
+  }
+
+  // Views are re-read: the wasm call may have grown memory for its workspace.
+  #copyOut(ptr, length, target) {
+    const out = target ?? new Float32Array(length);
+    out.set(this.#heap.f32().subarray(ptr >>> 2, (ptr >>> 2) + length));
+    return out;
+  }
+
+  #layerForward(c) {
+    const p = c.params;
+    const dModel = p.numHeads * p.headDim;
+    const outLength = c.batch * c.tokens * dModel;
+    const wLength = c.batch * p.numHeads * c.tokens * c.tokens;
+    const [xp, wq, bq, wk, bk, wv, bv, wo, bo, yp, wp, sp] = this.#stage('forward',
+      [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo],
+      [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0]);
+    const status = this.#mod.layerForward(xp, yp, wp, sp, wq, bq, wk, bk, wv, bv, wo, bo,
+      c.batch, c.tokens, c.dIn, p.numHeads, p.headDim,
+      CAUSAL_CODES.get(c.causal), STRATEGY_CODES.get(c.maskStrategy),
+      c.dropout, c.training, c.seed[0], c.seed[1]);
+    if (status !== 0) throw this.#statusError('forward', status);
+    const result = { output: this.#copyOut(yp, outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#copyOut(wp, wLength);
+    if (c.returnScores) result.scores = this.#copyOut(sp, wLength);
+    return result;
+  }
+
+  #linearForward(x, rows, inF, outF, weight, bias) {
+    const [xp, wp, bp, yp] = this.#stage('Linear.forward', [x, weight, bias], [rows * outF]);
+    const status = this.#mod.linear(xp, yp, wp, bp, rows, inF, outF);
+    if (status !== 0) throw this.#statusError('Linear.forward', status);
+    return this.#copyOut(yp, rows * outF);
   }
 
   #statusError(fn, status) {

@@ -47,6 +47,9 @@ const lock = readFileSync(join(root, 'package-lock.json'));
 const digest = createHash('sha256').update(lock).digest('hex');
 const stamp = join(root, 'node_modules', '.causal-attention-lock');
 if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== digest) {
-  run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root });
+  // onnxruntime-node (a benchmark peer) would fetch CUDA providers from
+  // nuget.org; its CPU binding ships in the package (.npmrc says the same).
+  const env = { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' };
+  run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, env });
   writeFileSync(stamp, digest);
 }

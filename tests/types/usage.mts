@@ -13,7 +13,20 @@ const sum: number = output[0] + weights[0]; // weights is not optional here
 const plain = ca.attention(q, q, q, options);
 const maybe: Float32Array | undefined = plain.weights;
 const label: 'single' | 'threads' = ca.build;
-ca.manualSeed(123).dispose();
+ca.manualSeed(123);
+const x: Float32Array = ca.rand([2, 6, 3]);
+const layer = new ca.CausalAttention(3, 2, 6, 0.0);
+const y: Float32Array = layer.eval().forward(x, [2, 6, 3]);
+const full = new ca.MultiHeadAttention(3, 2, 6, 0.0, 2).forward(x, [2, 6, 3], { returnWeights: true });
+const w: Float32Array | undefined = full.weights;
+const wq: Float32Array = layer.W_query.weight;
+const heads: number = new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2).heads.length;
+layer.loadStateDict({ 'W_query.weight': [[1, 2, 3], [4, 5, 6]] });
+// @ts-expect-error forward needs the shape
+layer.forward(x);
+// @ts-expect-error the wrapper has no outProj
+new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2).outProj;
+ca.dispose();
 
 // @ts-expect-error q must be a Float32Array
 ca.attention(new Float64Array(4), q, q, options);
@@ -24,4 +37,4 @@ ca.attention(q, q, q, { batch: 1, heads: 1, queryLength: 1 });
 // @ts-expect-error unknown build
 void init({ build: 'gpu' });
 
-export { sum, maybe, label };
+export { sum, maybe, label, y, w, wq, heads };

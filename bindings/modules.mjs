@@ -1,0 +1,330 @@
+// The attention modules of chapter 3, mirroring the book's PyTorch classes:
+// same constructor arguments, parameter names and layouts (W_query.weight is
+// [dOut, dIn] row-major), seeded initialisation identical to PyTorch's
+// (nn.Linear's reset_parameters drawn from the runtime's mt19937 in the
+// book's __init__ order), train()/eval(), stateDict()/loadStateDict().
+//
+// Parameters are JS-owned Float32Arrays: a module holds no wasm memory and
+// needs no dispose(). Each forward copies x and the parameters into the
+// runtime's scratch heap and runs one C++ layer forward
+// (src/layer.cc: projections, split heads, attention, merge, out_proj).
+
+import {
+  checkBoolean, checkInteger, checkOneOf, checkOptionNames, checkProbability,
+  checkSeed, checkTensor, describe, product,
+} from './validate.mjs';
+
+const FORWARD_OPTIONS = ['returnWeights', 'returnScores', 'maskStrategy', 'seed', 'out'];
+
+/** The nn.Linear weight bound, computed in double exactly as PyTorch does. */
+function kaimingBound(fanIn) {
+  const a = Math.sqrt(5);
+  const gain = Math.sqrt(2.0 / (1 + a * a));
+  return Math.sqrt(3.0) * (gain / Math.sqrt(fanIn));
+}
+
+/** A value from a state dict as a Float32Array, or an error string. */
+function toFloat32(value) {
+  if (value instanceof Float32Array) return value;
+  if (Array.isArray(value)) {
+    const flat = value.flat(Infinity);
+    if (flat.every((x) => typeof x === 'number')) return Float32Array.from(flat);
+  }
+  return null;
+}
+
+/**
+ * Defines the classes for one runtime. `engine` provides:
+ *   generator            the runtime's MT19937 (manualSeed)
+ *   checkAlive()         throws after dispose
+ *   layerForward(...)    runs src/layer.cc on copies of the arrays
+ *   linearForward(...)   runs Linear
+ */
+export function defineModules(engine) {
+  class Linear {
+    /** nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init. */
+    constructor(inFeatures, outFeatures, bias = true) {
+      engine.checkAlive();
+      checkInteger('inFeatures', inFeatures);
+      checkInteger('outFeatures', outFeatures);
+      checkBoolean('bias', bias);
+      this.inFeatures = inFeatures;
+      this.outFeatures = outFeatures;
+      const g = engine.generator;
+      const wb = kaimingBound(inFeatures);
+      this.weight = new Float32Array(outFeatures * inFeatures);
+      for (let i = 0; i < this.weight.length; i++) this.weight[i] = g.nextFloat(-wb, wb);
+      this.bias = null;
+      if (bias) {
+        const bb = 1 / Math.sqrt(inFeatures);
+        this.bias = new Float32Array(outFeatures);
+        for (let i = 0; i < outFeatures; i++) this.bias[i] = g.nextFloat(-bb, bb);
+      }
+    }
+
+    /** y = x · weightᵀ + bias for x of shape [..., inFeatures]. */
+    forward(x, shape) {
+      engine.checkAlive();
+      const dims = checkShape('shape', shape, 1, 8);
+      if (dims[dims.length - 1] !== this.inFeatures) {
+        throw new RangeError(`shape[${dims.length - 1}] must be inFeatures ${this.inFeatures}, got ${dims[dims.length - 1]}`);
+      }
+      checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
+      const rows = product(...dims.slice(0, -1));
+      return engine.linearForward(x, rows, this.inFeatures, this.outFeatures, this.weight, this.bias);
+    }
+
+    /** Parameters by name (copies), `prefix` prepended. */
+    stateDict(prefix = '') {
+      const dict = { [`${prefix}weight`]: this.weight.slice() };
+      if (this.bias) dict[`${prefix}bias`] = this.bias.slice();
+      return dict;
+    }
+  }
+
+  /** Shared by the four attention modules. */
+  class AttentionLayer {
+    #causal;
+
+    constructor(dIn, contextLength, dropout, causal) {
+      engine.checkAlive();
+      this.#causal = causal;
+      this.dIn = dIn;
+      this.contextLength = contextLength;
+      this.dropout = dropout;
+      /** As nn.Module: modules start in training mode. */
+      this.training = true;
+    }
+
+    /** Sets training mode (dropout acts only in training). Returns this. */
+    train(mode = true) {
+      checkBoolean('mode', mode);
+      this.training = mode;
+      for (const head of this.heads ?? []) head.train(mode);
+      return this;
+    }
+
+    /** Evaluation mode: train(false). Returns this. */
+    eval() {
+      return this.train(false);
+    }
+
+    /**
+     * x: Float32Array of shape [batch, tokens, dIn] (or [tokens, dIn]).
+     * Returns the output Float32Array [batch, tokens, outputDim], or with
+     * returnWeights / returnScores an object { output, weights, scores }:
+     * weights [batch, heads, tokens, tokens] (post-dropout when dropout
+     * ran), scores the raw Q·Kᵀ (before scaling and masking).
+     * Options: maskStrategy ('neg-inf' | 'renormalize'), seed (dropout
+     * seed; default: drawn from the runtime's generator), out.
+     */
+    forward(x, shape, options) {
+      engine.checkAlive();
+      const o = checkOptionNames('options', options, FORWARD_OPTIONS);
+      const dims = checkShape('shape', shape, 2, 3);
+      const [batch, tokens, dIn] = dims.length === 3 ? dims : [1, ...dims];
+      if (dIn !== this.dIn) {
+        throw new RangeError(`shape[${dims.length - 1}] must be dIn ${this.dIn} for this module, got ${dIn}`);
+      }
+      if (this.contextLength !== undefined && tokens > this.contextLength) {
+        throw new RangeError(
+          `the number of tokens (shape[${dims.length - 2}]) must be at most contextLength ${this.contextLength}, got ${tokens}`);
+      }
+      checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
+      const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
+      const returnScores = checkBoolean('options.returnScores', o.returnScores ?? false);
+      const maskStrategy = checkOneOf('options.maskStrategy', o.maskStrategy ?? 'neg-inf', ['neg-inf', 'renormalize']);
+      const dropoutRuns = this.training && this.dropout > 0;
+      let seed = [0, 0];
+      if (o.seed !== undefined) seed = checkSeed('options.seed', o.seed);
+      else if (dropoutRuns) seed = checkSeed('seed', engine.generator.nextUint64());
+      const outputLength = batch * tokens * this.outputDim;
+      if (o.out !== undefined) {
+        checkTensor('options.out', o.out, outputLength,
+          `batch ${batch} × tokens ${tokens} × output width ${this.outputDim}`);
+      }
+      const result = engine.layerForward({
+        params: this.layerParams(),
+        x, batch, tokens, dIn,
+        causal: this.#causal, maskStrategy,
+        dropout: this.dropout, training: this.training, seed,
+        returnWeights, returnScores, out: o.out,
+      });
+      return returnWeights || returnScores ? result : result.output;
+    }
+
+    /** The module called as a function, like PyTorch's module(x). */
+    call(x, shape, options) {
+      return this.forward(x, shape, options);
+    }
+
+    /** Parameters by PyTorch name (copies of the arrays). */
+    stateDict() {
+      const dict = {};
+      for (const [name, linear] of this.namedLinears()) Object.assign(dict, linear.stateDict(`${name}.`));
+      return dict;
+    }
+
+    /**
+     * Loads parameters by PyTorch name. Values may be Float32Arrays, flat
+     * number arrays or nested arrays (tensor.tolist()). Every name and size
+     * is checked first; all problems are reported in one error (RangeError,
+     * or TypeError when a value is not numeric) and nothing is loaded.
+     */
+    loadStateDict(dict) {
+      engine.checkAlive();
+      if (dict === null || typeof dict !== 'object' || Array.isArray(dict)) {
+        throw new TypeError(`stateDict must be an object of named parameters, got ${describe(dict)}`);
+      }
+      const expected = this.stateDict();
+      const problems = [];
+      let typeProblem = false;
+      const loaded = {};
+      for (const [name, current] of Object.entries(expected)) {
+        if (!(name in dict)) {
+          problems.push(`missing '${name}' (${current.length} values)`);
+          continue;
+        }
+        const values = toFloat32(dict[name]);
+        if (!values) {
+          typeProblem = true;
+          problems.push(`'${name}' must be a Float32Array or an array of numbers, got ${describe(dict[name])}`);
+        } else if (values.length !== current.length) {
+          problems.push(`'${name}' has ${values.length} values, expected ${current.length}`);
+        } else {
+          loaded[name] = values;
+        }
+      }
+      for (const name of Object.keys(dict)) {
+        if (!(name in expected)) problems.push(`unexpected '${name}'`);
+      }
+      if (problems.length) {
+        const Err = typeProblem ? TypeError : RangeError;
+        throw new Err(`loadStateDict: ${problems.length} problem${problems.length > 1 ? 's' : ''}: ${problems.join('; ')}`);
+      }
+      for (const [name, linear] of this.namedLinears()) {
+        linear.weight.set(loaded[`${name}.weight`]);
+        if (linear.bias) linear.bias.set(loaded[`${name}.bias`]);
+      }
+      return this;
+    }
+  }
+
+  function checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias) {
+    checkInteger('dIn', dIn);
+    checkInteger('dOut', dOut);
+    if (contextLength !== undefined) checkInteger('contextLength', contextLength);
+    if (dropout !== undefined) checkProbability('dropout', dropout);
+    checkBoolean('qkvBias', qkvBias);
+  }
+
+  /** Modules with one Q/K/V projection each, split into numHeads heads. */
+  class ProjectedAttention extends AttentionLayer {
+    constructor(dIn, dOut, contextLength, dropout, causal, qkvBias, numHeads) {
+      super(dIn, contextLength, dropout, causal);
+      this.dOut = dOut;
+      this.numHeads = numHeads;
+      this.headDim = dOut / numHeads;
+      this.outputDim = dOut;
+      // The book's __init__ order: W_query, W_key, W_value (then out_proj).
+      this.W_query = new Linear(dIn, dOut, qkvBias);
+      this.W_key = new Linear(dIn, dOut, qkvBias);
+      this.W_value = new Linear(dIn, dOut, qkvBias);
+    }
+
+    layerParams() {
+      return {
+        numHeads: this.numHeads, headDim: this.headDim,
+        wq: this.W_query.weight, bq: this.W_query.bias,
+        wk: this.W_key.weight, bk: this.W_key.bias,
+        wv: this.W_value.weight, bv: this.W_value.bias,
+        wo: this.outProj?.weight ?? null, bo: this.outProj?.bias ?? null,
+      };
+    }
+
+    namedLinears() {
+      const named = [['W_query', this.W_query], ['W_key', this.W_key], ['W_value', this.W_value]];
+      return this.outProj ? [...named, ['out_proj', this.outProj]] : named;
+    }
+  }
+
+  /** SelfAttention_v2: Q/K/V projections, softmax(QKᵀ/√dOut)·V, no mask. */
+  class SelfAttention extends ProjectedAttention {
+    constructor(dIn, dOut, qkvBias = false) {
+      checkModuleArgs(dIn, dOut, undefined, undefined, qkvBias);
+      super(dIn, dOut, undefined, 0, false, qkvBias, 1);
+    }
+  }
+
+  /** The book's CausalAttention (listing 3.3). */
+  class CausalAttention extends ProjectedAttention {
+    constructor(dIn, dOut, contextLength, dropout, qkvBias = false) {
+      checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias);
+      super(dIn, dOut, contextLength, dropout, true, qkvBias, 1);
+    }
+  }
+
+  /** numHeads independent CausalAttention heads, concatenated (listing 3.4). */
+  class MultiHeadAttentionWrapper extends AttentionLayer {
+    constructor(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false) {
+      checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias);
+      checkInteger('numHeads', numHeads);
+      super(dIn, contextLength, dropout, true);
+      this.dOut = dOut;
+      this.numHeads = numHeads;
+      this.outputDim = numHeads * dOut;
+      this.heads = Array.from({ length: numHeads },
+        () => new CausalAttention(dIn, dOut, contextLength, dropout, qkvBias));
+    }
+
+    layerParams() {
+      // The heads' projections stacked: one layer forward runs them all.
+      const stack = (pick) => {
+        const parts = this.heads.map(pick);
+        if (parts[0] === null) return null;
+        const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+        let offset = 0;
+        for (const p of parts) { all.set(p, offset); offset += p.length; }
+        return all;
+      };
+      return {
+        numHeads: this.numHeads, headDim: this.dOut,
+        wq: stack((h) => h.W_query.weight), bq: stack((h) => h.W_query.bias),
+        wk: stack((h) => h.W_key.weight), bk: stack((h) => h.W_key.bias),
+        wv: stack((h) => h.W_value.weight), bv: stack((h) => h.W_value.bias),
+        wo: null, bo: null,
+      };
+    }
+
+    namedLinears() {
+      return this.heads.flatMap((h, i) => h.namedLinears().map(([n, l]) => [`heads.${i}.${n}`, l]));
+    }
+  }
+
+  /** The book's MultiHeadAttention (listing 3.5): split heads, out_proj. */
+  class MultiHeadAttention extends ProjectedAttention {
+    constructor(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false) {
+      checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias);
+      checkInteger('numHeads', numHeads);
+      if (dOut % numHeads !== 0) {
+        throw new RangeError(`dOut must be divisible by numHeads, got dOut ${dOut} and numHeads ${numHeads}`);
+      }
+      super(dIn, dOut, contextLength, dropout, true, qkvBias, numHeads);
+      this.outProj = new Linear(dOut, dOut, true);
+    }
+  }
+
+  return { Linear, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention };
+}
+
+/** A shape: an Array of minDims..maxDims integers >= 1. */
+export function checkShape(name, shape, minDims, maxDims) {
+  if (!Array.isArray(shape)) {
+    throw new TypeError(`${name} must be an Array of ${minDims}–${maxDims} integers, got ${describe(shape)}`);
+  }
+  if (shape.length < minDims || shape.length > maxDims) {
+    throw new RangeError(`${name} must have ${minDims === maxDims ? minDims : `${minDims} to ${maxDims}`} dimensions, got ${shape.length}`);
+  }
+  shape.forEach((d, i) => checkInteger(`${name}[${i}]`, d));
+  return shape;
+}
