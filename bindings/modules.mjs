@@ -210,11 +210,15 @@ export function defineModules(engine) {
     }
   }
 
-  function checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias) {
+  // The book's positional arguments; contextLength and dropout only for the
+  // causal modules (SelfAttention_v2 has neither).
+  function checkModuleArgs(dIn, dOut, qkvBias, causalArgs) {
     checkInteger('dIn', dIn);
     checkInteger('dOut', dOut);
-    if (contextLength !== undefined) checkInteger('contextLength', contextLength);
-    if (dropout !== undefined) checkProbability('dropout', dropout);
+    if (causalArgs) {
+      checkInteger('contextLength', causalArgs[0]);
+      checkProbability('dropout', causalArgs[1]);
+    }
     checkBoolean('qkvBias', qkvBias);
   }
 
@@ -251,7 +255,7 @@ export function defineModules(engine) {
   /** SelfAttention_v2: Q/K/V projections, softmax(QKᵀ/√dOut)·V, no mask. */
   class SelfAttention extends ProjectedAttention {
     constructor(dIn, dOut, qkvBias = false) {
-      checkModuleArgs(dIn, dOut, undefined, undefined, qkvBias);
+      checkModuleArgs(dIn, dOut, qkvBias);
       super(dIn, dOut, undefined, 0, false, qkvBias, 1);
     }
   }
@@ -259,7 +263,7 @@ export function defineModules(engine) {
   /** The book's CausalAttention (listing 3.3). */
   class CausalAttention extends ProjectedAttention {
     constructor(dIn, dOut, contextLength, dropout, qkvBias = false) {
-      checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias);
+      checkModuleArgs(dIn, dOut, qkvBias, [contextLength, dropout]);
       super(dIn, dOut, contextLength, dropout, true, qkvBias, 1);
     }
   }
@@ -267,7 +271,7 @@ export function defineModules(engine) {
   /** numHeads independent CausalAttention heads, concatenated (listing 3.4). */
   class MultiHeadAttentionWrapper extends AttentionLayer {
     constructor(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false) {
-      checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias);
+      checkModuleArgs(dIn, dOut, qkvBias, [contextLength, dropout]);
       checkInteger('numHeads', numHeads);
       super(dIn, contextLength, dropout, true);
       this.dOut = dOut;
@@ -304,7 +308,7 @@ export function defineModules(engine) {
   /** The book's MultiHeadAttention (listing 3.5): split heads, out_proj. */
   class MultiHeadAttention extends ProjectedAttention {
     constructor(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false) {
-      checkModuleArgs(dIn, dOut, contextLength, dropout, qkvBias);
+      checkModuleArgs(dIn, dOut, qkvBias, [contextLength, dropout]);
       checkInteger('numHeads', numHeads);
       if (dOut % numHeads !== 0) {
         throw new RangeError(`dOut must be divisible by numHeads, got dOut ${dOut} and numHeads ${numHeads}`);

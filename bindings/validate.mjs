@@ -23,7 +23,8 @@ export function describe(value) {
   return name && name !== 'Object' ? article(name) : 'an object';
 }
 
-const article = (noun) => `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+// 'an Int32Array', 'a Uint8Array' (said "you-int").
+const article = (noun) => `${/^(?:[AEIO]|U(?!int))/i.test(noun) ? 'an' : 'a'} ${noun}`;
 
 export function checkFloat32Array(name, value) {
   if (!(value instanceof Float32Array)) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Builds what the tests and the package need:
-//   node scripts/build.mjs [--native] [--wasm] [--sanitize]   (default: --native --wasm)
-// native: build/native (library, GoogleTest suite, Google Benchmark)
+//   node scripts/build.mjs [--native] [--wasm] [--sanitize] [--fuzz]
+//   (default: --native --wasm)
+// native:   build/native (library, GoogleTest suite, Google Benchmark)
+// sanitize: build/sanitize (the GoogleTest suite under ASan + UBSan)
+// fuzz:     build/fuzz (the libFuzzer target, clang, ASan + UBSan)
 // wasm:   build/wasm (two Emscripten modules), then dist/ (the npm package):
 //         dist/*.mjs + index.d.ts from bindings/, dist/wasm/* from the build.
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -12,11 +15,11 @@ import { run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
-const all = !args.has('--native') && !args.has('--wasm') && !args.has('--sanitize');
+const all = !['--native', '--wasm', '--sanitize', '--fuzz'].some((a) => args.has(a));
 const jobs = String(Math.max(1, cpus().length));
 
-export function buildNative(dir = 'build/native', extra = []) {
-  run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', ...extra], { cwd: root });
+export function buildNative(dir = 'build/native', extra = ['-DCMAKE_BUILD_TYPE=Release']) {
+  run('cmake', ['-S', '.', '-B', dir, ...extra], { cwd: root });
   run('cmake', ['--build', dir, '-j', jobs], { cwd: root });
 }
 
@@ -45,6 +48,12 @@ function assembleDist() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (all || args.has('--native')) buildNative();
-  if (args.has('--sanitize')) buildNative('build/sanitize', ['-DCA_SANITIZE=ON']);
+  if (args.has('--sanitize')) {
+    buildNative('build/sanitize', ['-DCMAKE_BUILD_TYPE=RelWithDebInfo', '-DCA_SANITIZE=ON']);
+  }
+  if (args.has('--fuzz')) {
+    buildNative('build/fuzz', ['-DCMAKE_BUILD_TYPE=RelWithDebInfo', '-DCA_FUZZ=ON',
+      '-DCMAKE_CXX_COMPILER=clang++']);
+  }
   if (all || args.has('--wasm')) buildWasm();
 }

@@ -5,7 +5,7 @@
 // As root, missing system packages are installed with apt-get; otherwise
 // the script lists them and exits 1. Node built-ins only (runs before npm ci).
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { has, run } from './util.mjs';
@@ -22,8 +22,20 @@ const requirements = [
   ['GoogleTest', 'libgtest-dev', () => existsSync('/usr/include/gtest/gtest.h')],
   ['Google Benchmark', 'libbenchmark-dev', () => existsSync('/usr/include/benchmark/benchmark.h')],
 ];
+if (purpose === 'test') {
+  requirements.push(
+    ['clang (libFuzzer build)', 'clang', () => has('clang++')],
+    ['libFuzzer and sanitizer runtimes', 'libclang-rt-14-dev',
+      () => existsSync('/usr/lib/llvm-14/lib/clang') && hasFuzzerRuntime()],
+  );
+}
 if (purpose === 'test' || purpose === 'bench') {
   requirements.push(['Chromium (browser tests)', 'chromium', () => existsSync('/usr/bin/chromium')]);
+}
+
+function hasFuzzerRuntime() {
+  const base = '/usr/lib/llvm-14/lib/clang';
+  return readdirSync(base).some((v) => existsSync(join(base, v, 'lib/linux/libclang_rt.fuzzer-x86_64.a')));
 }
 
 const missing = requirements.filter(([, , ok]) => !ok());

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `npm test`: set-up (system packages, npm ci), native and wasm builds, then
-// every suite: native GoogleTest (ctest), Node tests against the built
-// package, the TypeScript usage check, and the browser tests.
+// every suite: native GoogleTest (ctest), the same under ASan + UBSan, a
+// bounded libFuzzer run, Node tests against the built package, the
+// TypeScript usage check, and the browser tests.
+//   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from './util.mjs';
@@ -17,6 +20,20 @@ step('build');
 run(node, ['scripts/build.mjs', '--native', '--wasm'], { cwd: root });
 step('native tests (GoogleTest, every SIMD target)');
 run('ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2'], { cwd: root });
+step('native tests under AddressSanitizer + UndefinedBehaviorSanitizer');
+run(node, ['scripts/build.mjs', '--sanitize'], { cwd: root });
+run('ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2'], { cwd: root });
+const fuzzSeconds = Number(process.env.FUZZ_SECONDS ?? 60);
+if (fuzzSeconds > 0) {
+  step(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`);
+  run(node, ['scripts/build.mjs', '--fuzz'], { cwd: root });
+  // New corpus entries go to build/; a crash writes build/fuzz-artifacts/crash-*:
+  // copy it into tests/fuzz/corpus/ so the native suite replays it for good.
+  for (const dir of ['build/fuzz-corpus', 'build/fuzz-artifacts']) mkdirSync(join(root, dir), { recursive: true });
+  run('build/fuzz/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
+    '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
+    'build/fuzz-corpus', 'tests/fuzz/corpus'], { cwd: root });
+}
 step('Node tests (the built package)');
 run(node, ['--test', 'tests/node/'], { cwd: root });
 step('TypeScript types');

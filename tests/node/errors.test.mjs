@@ -15,7 +15,8 @@ const expected = (() => {
   return referenceAttention(q, k, v, shape).output;
 })();
 
-// [description, (ca, q, k, v) => call, ErrorType, message pattern]
+// [description, (ca, q, k, v, ctx) => call, ErrorType, message pattern]
+// ctx.module is a MultiHeadAttention(3, 4, 6, 0, 2) and ctx.linear a Linear(3, 2).
 const cases = [
   ['q is an Array', (ca, q, k, v) => ca.attention(Array.from(q), k, v, shape), TypeError, /^q must be a Float32Array, got an Array of length 24$/],
   ['k is a Float64Array', (ca, q, k, v) => ca.attention(q, new Float64Array(24), v, shape), TypeError, /^k must be a Float32Array, got a Float64Array of length 24$/],
@@ -62,21 +63,100 @@ const cases = [
   }, RangeError, /^attention needs 3\.35 GiB of wasm memory for its tensors; a wasm32 module holds at most 2\.00 GiB$/],
   ['attentionReference with a bad tensor', (ca, q, k) => ca.attentionReference(q, k, new Int32Array(24), shape), TypeError, /^v must be a Float32Array, got an Int32Array of length 24$/],
   ['manualSeed with a string', (ca) => ca.manualSeed('x'), TypeError, /^seed must be an integer or a BigInt, got the string "x"$/],
+  ['manualSeed negative', (ca) => ca.manualSeed(-1), RangeError, /^seed must be in \[0, 2\^64\), got -1$/],
+  ['manualSeed fractional', (ca) => ca.manualSeed(1.5), RangeError, /^seed must be an integer .*got 1.5$/],
+  ['manualSeed 2^64', (ca) => ca.manualSeed(2n ** 64n), RangeError, /^seed must be in \[0, 2\^64\)/],
+  ['q is a Uint8Array', (ca, q, k, v) => ca.attention(new Uint8Array(24), k, v, shape), TypeError, /^q must be a Float32Array, got a Uint8Array of length 24$/],
+  ['k is undefined', (ca, q, k, v) => ca.attention(q, undefined, v, shape), TypeError, /^k must be a Float32Array, got undefined$/],
+  ['heads a BigInt', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, heads: 2n }), TypeError, /^options.heads must be an integer >= 1, got 2n$/],
+  ['queryLength beyond safe integers', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, queryLength: 2 ** 53 }), RangeError, /^options.queryLength must be an integer >= 1, got 9007199254740992$/],
+  ['shape that does not multiply out', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, heads: 3 }), RangeError, /^q must have length 36 \(batch 1 × heads 3 × queryLength 3 × headDim 4\), got length 24$/],
+  ['keyLength mismatching k', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, keyLength: 4 }), RangeError, /^k must have length 32 .*keyLength 4.*got length 24$/],
+  ['weightsOut of the wrong length', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, returnWeights: true, weightsOut: new Float32Array(17) }), RangeError, /^options.weightsOut must have length 18 .*got length 17$/],
+  ['options an Array', (ca, q, k, v) => ca.attention(q, k, v, [1, 2]), TypeError, /^options must be an options object, got an Array of length 2$/],
+  ['options null', (ca, q, k, v) => ca.attention(q, k, v, null), TypeError, /^options must be an options object, got null$/],
+
+  // The modules: constructors.
+  ['CausalAttention dIn 0', (ca) => new ca.CausalAttention(0, 2, 6, 0), RangeError, /^dIn must be an integer >= 1, got 0$/],
+  ['CausalAttention dOut fractional', (ca) => new ca.CausalAttention(3, 2.5, 6, 0), RangeError, /^dOut must be an integer >= 1, got 2.5$/],
+  ['CausalAttention contextLength a string', (ca) => new ca.CausalAttention(3, 2, '6', 0), TypeError, /^contextLength must be an integer >= 1, got the string "6"$/],
+  ['CausalAttention dropout 1', (ca) => new ca.CausalAttention(3, 2, 6, 1), RangeError, /^dropout must be a number in \[0, 1\), got 1$/],
+  ['CausalAttention dropout missing', (ca) => new ca.CausalAttention(3, 2, 6), TypeError, /^dropout must be a number in \[0, 1\), got undefined$/],
+  ['CausalAttention qkvBias a string', (ca) => new ca.CausalAttention(3, 2, 6, 0, 'yes'), TypeError, /^qkvBias must be true or false, got the string "yes"$/],
+  ['MultiHeadAttention dOut not divisible by numHeads', (ca) => new ca.MultiHeadAttention(3, 5, 6, 0, 2), RangeError, /^dOut must be divisible by numHeads, got dOut 5 and numHeads 2$/],
+  ['MultiHeadAttention numHeads 0', (ca) => new ca.MultiHeadAttention(3, 4, 6, 0, 0), RangeError, /^numHeads must be an integer >= 1, got 0$/],
+  ['MultiHeadAttention dropout NaN', (ca) => new ca.MultiHeadAttention(3, 4, 6, NaN, 2), RangeError, /^dropout must be a number in \[0, 1\), got NaN$/],
+  ['MultiHeadAttentionWrapper numHeads Infinity', (ca) => new ca.MultiHeadAttentionWrapper(3, 2, 6, 0, Infinity), RangeError, /^numHeads must be an integer >= 1, got Infinity$/],
+  ['MultiHeadAttentionWrapper numHeads missing', (ca) => new ca.MultiHeadAttentionWrapper(3, 2, 6, 0), TypeError, /^numHeads must be an integer >= 1, got undefined$/],
+  ['SelfAttention dIn null', (ca) => new ca.SelfAttention(null, 2), TypeError, /^dIn must be an integer >= 1, got null$/],
+  ['Linear inFeatures negative', (ca) => new ca.Linear(-1, 2), RangeError, /^inFeatures must be an integer >= 1, got -1$/],
+  ['Linear bias a number', (ca) => new ca.Linear(3, 2, 1), TypeError, /^bias must be true or false, got 1$/],
+
+  // The modules: forward.
+  ['tokens beyond contextLength', (ca, q, k, v, ctx) => ctx.module.forward(new Float32Array(7 * 3), [1, 7, 3]), RangeError, /^the number of tokens \(shape\[1\]\) must be at most contextLength 6, got 7$/],
+  ['forward x an Array', (ca, q, k, v, ctx) => ctx.module.forward(Array.from(ctx.x), [2, 6, 3]), TypeError, /^x must be a Float32Array, got an Array of length 36$/],
+  ['forward x of the wrong length', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x.subarray(3), [2, 6, 3]), RangeError, /^x must have length 36 \(shape \[2, 6, 3\]\), got length 33$/],
+  ['forward shape not an Array', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, '2,6,3'), TypeError, /^shape must be an Array of 2–3 integers, got the string "2,6,3"$/],
+  ['forward shape with 4 dimensions', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [1, 2, 6, 3]), RangeError, /^shape must have 2 to 3 dimensions, got 4$/],
+  ['forward shape with a 0', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [0, 6, 3]), RangeError, /^shape\[0\] must be an integer >= 1, got 0$/],
+  ['forward shape with a fraction', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6.5, 3]), RangeError, /^shape\[1\] must be an integer >= 1, got 6.5$/],
+  ['forward dIn mismatch', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [3, 6, 2]), RangeError, /^shape\[2\] must be dIn 3 for this module, got 2$/],
+  ['forward unknown option', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { returnWeight: true }), TypeError, /^options has an unknown option 'returnWeight'; known options: /],
+  ['forward returnWeights a string', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { returnWeights: 'true' }), TypeError, /^options.returnWeights must be true or false, got the string "true"$/],
+  ['forward maskStrategy unknown', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { maskStrategy: '-inf' }), RangeError, /^options.maskStrategy must be one of 'neg-inf', 'renormalize', got the string "-inf"$/],
+  ['forward seed negative', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { seed: -5 }), RangeError, /^options.seed must be in \[0, 2\^64\), got -5$/],
+  ['forward out of the wrong length', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { out: new Float32Array(3) }), RangeError, /^options.out must have length 48 \(batch 2 × tokens 6 × output width 4\), got length 3$/],
+  ['forward weights beyond a wasm32 heap', (ca) => {
+    const m = new ca.CausalAttention(1, 1, 40000, 0);
+    return m.forward(new Float32Array(40000), [1, 40000, 1], { returnWeights: true });
+  }, RangeError, /^forward needs 5\.96 GiB of wasm memory for its tensors; a wasm32 module holds at most 2\.00 GiB$/],
+  ['train with a string', (ca, q, k, v, ctx) => ctx.module.train('no'), TypeError, /^mode must be true or false, got the string "no"$/],
+  ['Linear.forward x a Float64Array', (ca, q, k, v, ctx) => ctx.linear.forward(new Float64Array(6), [2, 3]), TypeError, /^x must be a Float32Array, got a Float64Array of length 6$/],
+  ['Linear.forward inFeatures mismatch', (ca, q, k, v, ctx) => ctx.linear.forward(new Float32Array(8), [2, 4]), RangeError, /^shape\[1\] must be inFeatures 3, got 4$/],
+
+  // State dicts.
+  ['loadStateDict missing an entry', (ca, q, k, v, ctx) => { const d = ctx.module.stateDict(); delete d['W_key.weight']; return ctx.module.loadStateDict(d); }, RangeError, /^loadStateDict: 1 problem: missing 'W_key.weight' \(12 values\)$/],
+  ['loadStateDict with an extra entry', (ca, q, k, v, ctx) => ctx.module.loadStateDict({ ...ctx.module.stateDict(), 'heads.0.W_query.weight': new Float32Array(6) }), RangeError, /^loadStateDict: 1 problem: unexpected 'heads.0.W_query.weight'$/],
+  ['loadStateDict with a mis-sized entry', (ca, q, k, v, ctx) => ctx.module.loadStateDict({ ...ctx.module.stateDict(), 'out_proj.bias': new Float32Array(5) }), RangeError, /^loadStateDict: 1 problem: 'out_proj.bias' has 5 values, expected 4$/],
+  ['loadStateDict with a non-numeric entry', (ca, q, k, v, ctx) => ctx.module.loadStateDict({ ...ctx.module.stateDict(), 'W_query.weight': ['a'] }), TypeError, /^loadStateDict: 1 problem: 'W_query.weight' must be a Float32Array or an array of numbers, got an Array of length 1$/],
+  ['loadStateDict with null', (ca, q, k, v, ctx) => ctx.module.loadStateDict(null), TypeError, /^stateDict must be an object of named parameters, got null$/],
+
+  // rand.
+  ['rand with no dimensions', (ca) => ca.rand([]), RangeError, /^shape must have 1 to 8 dimensions, got 0$/],
+  ['rand with a negative dimension', (ca) => ca.rand([2, -1]), RangeError, /^shape\[1\] must be an integer >= 1, got -1$/],
+  ['rand with a string', (ca) => ca.rand('3'), TypeError, /^shape\[0\] must be an integer >= 1, got the string "3"$/],
+  ['rand too large', (ca) => ca.rand([100000, 100000]), RangeError, /^rand: at most 2\^28 values, got shape \[100000, 100000\]$/],
 ];
 
-describe('bad input to attention', async () => {
+describe('bad input', async () => {
   const ca = await init({ build: 'single' });
+  ca.manualSeed(1);
+  const ctx = {
+    module: new ca.MultiHeadAttention(3, 4, 6, 0.0, 2),
+    linear: new ca.Linear(3, 2),
+    x: randomArray(2 * 6 * 3, 9),
+  };
+  const moduleExpected = ctx.module.forward(ctx.x, [2, 6, 3]);
+  const linearExpected = ctx.linear.forward(ctx.x, [12, 3]);
+
+  it(`has at least 60 kinds of bad input (${cases.length})`, () => {
+    assert.ok(cases.length >= 60);
+    assert.equal(new Set(cases.map(([what]) => what)).size, cases.length);
+  });
+
   for (const [what, call, ErrorType, pattern] of cases) {
     it(`${what}: ${ErrorType.name}`, () => {
       const { q, k, v } = good();
-      assert.throws(() => call(ca, q, k, v), (error) => {
+      assert.throws(() => call(ca, q, k, v, ctx), (error) => {
         assert.equal(error.constructor, ErrorType, `${error.constructor.name}: ${error.message}`);
         assert.match(error.message, pattern);
         return true;
       });
-      // The same runtime keeps working, and correctly.
+      // The same runtime and module keep working, and correctly.
       const { output } = ca.attention(q, k, v, shape);
       assert.ok(maxRelativeError(output, expected) <= 1e-5);
+      assert.deepEqual(ctx.module.forward(ctx.x, [2, 6, 3]), moduleExpected);
+      assert.deepEqual(ctx.linear.forward(ctx.x, [12, 3]), linearExpected);
     });
   }
 });
@@ -92,12 +172,18 @@ describe('bad input to init', () => {
 });
 
 describe('dispose', () => {
-  it('stops the runtime; later calls throw; init gives a fresh one', async () => {
+  it('stops the runtime; every later use throws; init gives a fresh one', async () => {
     const ca = await init({ build: 'threads', threads: 2 });
     const { q, k, v } = good();
+    const m = new ca.CausalAttention(3, 2, 6, 0);
     ca.dispose();
     ca.dispose(); // harmless
-    assert.throws(() => ca.attention(q, k, v, shape), /has been disposed/);
+    const disposed = /^this causal-attention runtime has been disposed; call init\(\) for a new one$/;
+    assert.throws(() => ca.attention(q, k, v, shape), { name: 'TypeError', message: disposed });
+    assert.throws(() => m.forward(new Float32Array(18), [6, 3]), { name: 'TypeError', message: disposed });
+    assert.throws(() => new ca.CausalAttention(3, 2, 6, 0), { name: 'TypeError', message: disposed });
+    assert.throws(() => ca.rand(3), { name: 'TypeError', message: disposed });
+    assert.throws(() => ca.memoryBytes, { name: 'TypeError', message: disposed });
     const again = await init({ build: 'threads', threads: 2 });
     assert.notEqual(again, ca);
     assert.ok(maxRelativeError(again.attention(q, k, v, shape).output, expected) <= 1e-5);
