@@ -9,7 +9,8 @@
 // Two paths per work item:
 //  * Tiled (no weights requested, mask strategy -inf): for each key tile
 //    left of the causal diagonal
-//      1. pack the key tile transposed, 2. S = Q·Kᵀ (microkernel),
+//      1-2. S = Q·Kᵀ (dot-product microkernel on the key rows as they are;
+//           odd head sizes are padded to whole vectors first),
 //      3. scale, row max, running max/sum update (online softmax),
 //      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (microkernel);
 //    finally O /= l. Key tiles right of the diagonal are never touched, and
@@ -52,6 +53,7 @@ struct Plan {
   AttentionShape shape;
   CausalMask causal;
   size_t bh_count, tq, tk, d, dv, dv_pad, num_qblocks;
+  size_t d_pad;  // d rounded up to whole vectors (== d on SCALAR)
   float scale;
   bool renormalize;
   bool drop;
@@ -89,27 +91,44 @@ struct Block {
 
 // Per-thread scratch, carved from one allocation per call.
 struct Workspace {
-  float* kt;    // [d][kKeyBlock]        transposed key tile
+  float* keys;  // [kKeyBlock][d_pad] key tile rows padded to whole vectors
+                // (SCALAR target: [d][kKeyBlock], the tile transposed)
+  float* qpad;  // [kQueryBlock][d_pad] query rows, padded (odd head sizes)
+  float* zero;  // [d_pad] zeros: the key row read for missing keys
   float* vp;    // [kKeyBlock][dv_pad]   value tile, padded to the panel
   float* s;     // [kQueryBlock][kKeyBlock] score / probability tile
   float* o;     // [kQueryBlock][dv_pad] output accumulators
   float* rows;  // [kQueryBlock][tk]     weight rows when the caller has none
 
   static size_t Floats(const Plan& p, bool need_rows) {
-    return p.d * kKeyBlock + kKeyBlock * p.dv_pad + kQueryBlock * kKeyBlock +
+    return kKeyBlock * p.d_pad + kQueryBlock * p.d_pad + RoundUp(p.d_pad, 16) +
+           kKeyBlock * p.dv_pad + kQueryBlock * kKeyBlock +
            kQueryBlock * p.dv_pad +
            (need_rows ? kQueryBlock * RoundUp(p.tk, 16) : 0);
   }
   static Workspace Carve(const Plan& p, float* base) {
     Workspace w;
-    w.kt = base;
-    w.vp = w.kt + p.d * kKeyBlock;
+    w.keys = base;
+    w.qpad = w.keys + kKeyBlock * p.d_pad;
+    w.zero = w.qpad + kQueryBlock * p.d_pad;
+    w.vp = w.zero + RoundUp(p.d_pad, 16);
     w.s = w.vp + kKeyBlock * p.dv_pad;
     w.o = w.s + kQueryBlock * kKeyBlock;
     w.rows = w.o + kQueryBlock * p.dv_pad;
+    memset(w.zero, 0, p.d_pad * sizeof(float));
     return w;
   }
 };
+
+// Copies `rows` rows of width d into a buffer with row stride d_pad, zero-
+// filling each row's tail.
+HWY_INLINE void PadRows(const float* src, size_t rows, size_t d, size_t d_pad,
+                        float* dst) {
+  for (size_t r = 0; r < rows; ++r) {
+    memcpy(dst + r * d_pad, src + r * d, d * sizeof(float));
+    memset(dst + r * d_pad + d, 0, (d_pad - d) * sizeof(float));
+  }
+}
 
 // kt[c][j] = k[k0 + j][c] for j < kn; zero up to the panel boundary.
 HWY_INLINE void PackKeys(const float* HWY_RESTRICT k, size_t d, size_t kn,
@@ -124,13 +143,36 @@ HWY_INLINE void PackKeys(const float* HWY_RESTRICT k, size_t d, size_t kn,
   }
 }
 
-// ws.s[r][j] = q row r · key j for the `kn` keys starting at `k`: packs the
-// key tile transposed, then runs the microkernel over whole panels.
-HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, const float* k,
-                             size_t rows, size_t kn, const Workspace& ws) {
-  PackKeys(k, p.d, kn, ws.kt);
-  ScoreTile(q, p.d, rows, ws.kt, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
+// ws.s[r][j] = q row r · key j for the `kn` keys starting at `k`. q has
+// row stride ldq and, on vector targets, rows padded to whole vectors
+// (see QueryRows).
+HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
+                             const float* k, size_t rows, size_t kn,
+                             const Workspace& ws) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
+  PackKeys(k, p.d, kn, ws.keys);
+  ScoreTile(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
             ws.s, kKeyBlock);
+#else
+  size_t ldk = p.d;
+  if (p.d != p.d_pad) {
+    PadRows(k, kn, p.d, p.d_pad, ws.keys);
+    k = ws.keys;
+    ldk = p.d_pad;
+  }
+  DotScoreTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+#endif
+}
+
+// The block's query rows as ScoreKeyTile reads them: the user's rows, or a
+// padded copy when the head size is not a multiple of the vector length.
+HWY_INLINE const float* QueryRows(const Plan& p, const Block& b,
+                                  const Workspace& ws, size_t* ldq) {
+  *ldq = p.d_pad;
+  if (p.d == p.d_pad) return b.q;
+  PadRows(b.q, b.rows, p.d, p.d_pad, ws.qpad);
+  return ws.qpad;
 }
 
 // Returns the value rows for keys [k0, k0 + kn) with a stride that the
@@ -172,6 +214,8 @@ HWY_INLINE void WriteOutputRow(const Plan& p, const float* o, bool non_finite,
 // Tiled path: online softmax, no weights.
 void TiledBlock(const Plan& p, const Block& b, const Workspace& ws) {
   const size_t rows = b.rows;
+  size_t ldq;
+  const float* q = QueryRows(p, b, ws, &ldq);
   const float neg_inf = -std::numeric_limits<float>::infinity();
 
   float m[kQueryBlock], l[kQueryBlock];
@@ -190,7 +234,7 @@ void TiledBlock(const Plan& p, const Block& b, const Workspace& ws) {
   for (size_t k0 = 0; k0 < key_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, key_end - k0);
     // 1-2. S = Q·Kᵀ for every row of the block.
-    ScoreKeyTile(p, b.q, b.k + k0 * p.d, rows, kn, ws);
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.d, rows, kn, ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
       const size_t ve = end[r] > k0 ? HWY_MIN(end[r] - k0, kn) : 0;
@@ -261,6 +305,8 @@ HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
 
 void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   const size_t rows = b.rows;
+  size_t ldq;
+  const float* q = QueryRows(p, b, ws, &ldq);
   float* w0;
   size_t ldw;
   if (p.weights) {
@@ -284,7 +330,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   // 1-2. Scores, tile by tile, copied into the weight rows.
   for (size_t k0 = 0; k0 < score_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, score_end - k0);
-    ScoreKeyTile(p, b.q, b.k + k0 * p.d, rows, kn, ws);
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.d, rows, kn, ws);
     for (size_t r = 0; r < rows; ++r) {
       if (scored[r] > k0) {
         memcpy(w0 + r * ldw + k0, ws.s + r * kKeyBlock,
@@ -346,6 +392,7 @@ Status AttentionImpl(const AttentionShape& shape,
   p.d = static_cast<size_t>(shape.head_dim);
   p.dv = static_cast<size_t>(shape.value_dim);
   p.dv_pad = RoundUp(p.dv, PanelWidth());
+  p.d_pad = RoundUp(p.d, hn::Lanes(hn::ScalableTag<float>()));
   p.num_qblocks = (p.tq + kQueryBlock - 1) / kQueryBlock;
   p.scale = internal::ResolvedScale(shape, options);
   p.renormalize = options.mask_strategy == MaskStrategy::kRenormalize &&

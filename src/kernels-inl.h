@@ -100,6 +100,85 @@ HWY_INLINE void ScoreTile(const float* HWY_RESTRICT q, size_t ldq,
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// ---------------------------------------------------------------------------
+// Q·Kᵀ as dot products along the head dimension: no transposed copy of K.
+// Lane i of the result is the sum of all lanes of a_i (D has >= 4 lanes):
+// halve wide vectors to 128 bits, then a 4x4 transpose-and-add.
+template <class D, class V>
+HWY_INLINE hn::Vec<hn::Full128<float>> SumOfFour(D /* d */, V a0, V a1, V a2,
+                                                 V a3) {
+  if constexpr (hn::MaxLanes(D()) > 4) {
+    const hn::Half<D> dh;
+    return SumOfFour(dh, hn::Add(hn::LowerHalf(dh, a0), hn::UpperHalf(dh, a0)),
+                     hn::Add(hn::LowerHalf(dh, a1), hn::UpperHalf(dh, a1)),
+                     hn::Add(hn::LowerHalf(dh, a2), hn::UpperHalf(dh, a2)),
+                     hn::Add(hn::LowerHalf(dh, a3), hn::UpperHalf(dh, a3)));
+  } else {
+    const hn::Full128<float> d4;
+    // [a0_0+a0_2, a1_0+a1_2, a0_1+a0_3, a1_1+a1_3] and the same for a2, a3.
+    const auto s01 = hn::Add(hn::InterleaveLower(a0, a1), hn::InterleaveUpper(d4, a0, a1));
+    const auto s23 = hn::Add(hn::InterleaveLower(a2, a3), hn::InterleaveUpper(d4, a2, a3));
+    return hn::Add(hn::ConcatLowerLower(d4, s23, s01), hn::ConcatUpperUpper(d4, s23, s01));
+  }
+}
+
+// s[r][0..4) = q_r · k_i for r < MR and the four key rows k[0..4);
+// depth is a multiple of the vector length (callers pad odd head sizes).
+// MR = 2 keeps 8 accumulators, 4 key vectors and a query vector in
+// registers (wasm SIMD has 16).
+template <size_t MR>
+HWY_INLINE void DotScoreMicrokernel(const float* HWY_RESTRICT q, size_t ldq,
+                                    const float* const* k, size_t depth,
+                                    float* HWY_RESTRICT s, size_t lds) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  using V = hn::Vec<DF>;
+  V acc[MR][4];
+  for (size_t r = 0; r < MR; ++r) {
+    for (size_t i = 0; i < 4; ++i) acc[r][i] = hn::Zero(df);
+  }
+  for (size_t c = 0; c < depth; c += N) {
+    const V k0 = hn::LoadU(df, k[0] + c);
+    const V k1 = hn::LoadU(df, k[1] + c);
+    const V k2 = hn::LoadU(df, k[2] + c);
+    const V k3 = hn::LoadU(df, k[3] + c);
+    for (size_t r = 0; r < MR; ++r) {
+      const V qv = hn::LoadU(df, q + r * ldq + c);
+      acc[r][0] = hn::MulAdd(qv, k0, acc[r][0]);
+      acc[r][1] = hn::MulAdd(qv, k1, acc[r][1]);
+      acc[r][2] = hn::MulAdd(qv, k2, acc[r][2]);
+      acc[r][3] = hn::MulAdd(qv, k3, acc[r][3]);
+    }
+  }
+  const hn::Full128<float> d4;
+  for (size_t r = 0; r < MR; ++r) {
+    hn::StoreU(SumOfFour(df, acc[r][0], acc[r][1], acc[r][2], acc[r][3]), d4,
+               s + r * lds);
+  }
+}
+
+// s[r][j] = q_r · k_j for r < rows, j < nkeys (written up to a multiple of
+// 4; missing keys read `zero_row`, so nothing past K's end is touched).
+HWY_INLINE void DotScoreTile(const float* HWY_RESTRICT q, size_t ldq,
+                             size_t rows, const float* HWY_RESTRICT k,
+                             size_t ldk, size_t nkeys, size_t depth,
+                             const float* zero_row, float* HWY_RESTRICT s,
+                             size_t lds) {
+  for (size_t j = 0; j < nkeys; j += 4) {
+    const float* kr[4];
+    for (size_t i = 0; i < 4; ++i) {
+      kr[i] = j + i < nkeys ? k + (j + i) * ldk : zero_row;
+    }
+    size_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+      DotScoreMicrokernel<2>(q + r * ldq, ldq, kr, depth, s + r * lds + j, lds);
+    }
+    if (r < rows) DotScoreMicrokernel<1>(q + r * ldq, ldq, kr, depth, s + r * lds + j, lds);
+  }
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
 // ---------------------------------------------------------------------------
 // P·V microkernel: o[r][c] += sum_{j<nkeys} p[r][j] · v[j][c] for r < MR and
 // c < ncols (a multiple of PanelWidth()). o is packed; v rows may be user
@@ -211,6 +290,75 @@ HWY_INLINE float ScaleMaxRow(float* HWY_RESTRICT x, size_t n, float scale,
   return m;
 }
 
+// e^x for x <= 0, as the softmax needs it (every argument is a score minus
+// its row max). Cody-Waite reduction x = n·ln2 + r, |r| <= ln2/2, then a
+// degree-6 minimax polynomial for e^r on [-ln2/2, ln2/2] (max relative error
+// of the polynomial 1.5e-8; coefficients fitted by Remez exchange, c1 = 1 and
+// c2 = 1/2 exact), then scaling by 2^n through the exponent bits.
+// Max error vs double exp rounded to float: 1 ULP over [-87.3, 0] (tested in
+// tests/native/kernels_test.cc). Below -87.33 (where 2^n would leave the
+// normal range) the result is 0, as are -inf inputs.
+//
+// Two details matter for speed in V8: n is rounded with the 1.5·2^23 magic
+// number (an add and a sub; its bit pattern also holds n for the exponent),
+// not f32x4.nearest + i32x4.trunc_sat (which V8 expands into a long
+// saturating sequence); and the constants are vectors built once per row
+// (ExpConstants) from values the compiler cannot fold, because LLVM
+// rematerialises every v128.const inside the loop and V8 spends several
+// instructions on each.
+constexpr float kExpConstants[] = {
+    1.44269504088896341f,  // log2(e)
+    12582912.0f,           // 1.5 · 2^23
+    0.693359375f,          // ln2, high part: 9 significant bits, so n·it is
+    -2.12194440e-4f,       //   exact for |n| < 2^15; low part
+    1.402189373e-03f, 8.368634619e-03f, 4.166563228e-02f, 1.666650176e-01f,
+    0.5f, 1.0f,            // polynomial c6 .. c2, c1 = c0 = 1
+    -87.3365478515625f,    // ln(2^-126): below this the result is 0
+};
+
+template <class D>
+struct ExpConstants {
+  using V = hn::Vec<D>;
+  V log2e, magic, ln2_hi, ln2_lo, c6, c5, c4, c3, c2, one, lower;
+  hn::Vec<hn::RebindToSigned<D>> exponent_bias;
+  explicit ExpConstants(D d) {
+    const volatile float* k = kExpConstants;  // not foldable: see above
+    log2e = hn::Set(d, k[0]);
+    magic = hn::Set(d, k[1]);
+    ln2_hi = hn::Set(d, k[2]);
+    ln2_lo = hn::Set(d, k[3]);
+    c6 = hn::Set(d, k[4]);
+    c5 = hn::Set(d, k[5]);
+    c4 = hn::Set(d, k[6]);
+    c3 = hn::Set(d, k[7]);
+    c2 = hn::Set(d, k[8]);
+    one = hn::Set(d, k[9]);
+    lower = hn::Set(d, k[10]);
+    // (bits of magic + n) + bias = n + 127, the biased exponent of 2^n.
+    const hn::RebindToSigned<D> di;
+    exponent_bias = hn::Sub(hn::Set(di, 127), hn::BitCast(di, magic));
+  }
+};
+
+template <class D, class V>
+HWY_INLINE V ExpNonPositive(D d, V x, const ExpConstants<D>& k) {
+  const hn::RebindToSigned<D> di;
+  const V shifted = hn::Add(hn::Mul(x, k.log2e), k.magic);  // magic + round(x·log2e)
+  const V n = hn::Sub(shifted, k.magic);
+  V r = hn::Sub(x, hn::Mul(n, k.ln2_hi));
+  r = hn::Sub(r, hn::Mul(n, k.ln2_lo));
+  V p = hn::Add(hn::Mul(k.c6, r), k.c5);
+  p = hn::Add(hn::Mul(p, r), k.c4);
+  p = hn::Add(hn::Mul(p, r), k.c3);
+  p = hn::Add(hn::Mul(p, r), k.c2);
+  p = hn::Add(hn::Mul(p, r), k.one);
+  p = hn::Add(hn::Mul(p, r), k.one);
+  const V scale = hn::BitCast(
+      d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, shifted), k.exponent_bias)));
+  (void)d;
+  return hn::IfThenElseZero(hn::Ge(x, k.lower), hn::Mul(p, scale));
+}
+
 HWY_INLINE float MaxRow(const float* HWY_RESTRICT x, size_t n) {
   const DF df;
   const size_t N = hn::Lanes(df);
@@ -222,24 +370,28 @@ HWY_INLINE float MaxRow(const float* HWY_RESTRICT x, size_t n) {
   return m;
 }
 
-// x = exp(x - m); returns the sum.
+// x = exp(x - m) for x <= m (m is the max of x); returns the sum.
 HWY_INLINE float ExpSumRow(float* HWY_RESTRICT x, size_t n, float m) {
   const DF df;
   const D1 d1;
   const size_t N = hn::Lanes(df);
+  const ExpConstants<DF> k(df);
   auto vsum = hn::Zero(df);
   const auto vm = hn::Set(df, m);
   size_t j = 0;
   for (; j + N <= n; j += N) {
-    const auto e = hn::Exp(df, hn::Sub(hn::LoadU(df, x + j), vm));
+    const auto e = ExpNonPositive(df, hn::Sub(hn::LoadU(df, x + j), vm), k);
     hn::StoreU(e, df, x + j);
     vsum = hn::Add(vsum, e);
   }
   float sum = hn::GetLane(hn::SumOfLanes(df, vsum));
-  for (; j < n; ++j) {
-    const auto e = hn::Exp(d1, hn::Sub(hn::LoadU(d1, x + j), hn::Set(d1, m)));
-    hn::StoreU(e, d1, x + j);
-    sum += hn::GetLane(e);
+  if (j < n) {
+    const ExpConstants<D1> k1(d1);
+    for (; j < n; ++j) {
+      const auto e = ExpNonPositive(d1, hn::Sub(hn::LoadU(d1, x + j), hn::Set(d1, m)), k1);
+      hn::StoreU(e, d1, x + j);
+      sum += hn::GetLane(e);
+    }
   }
   return sum;
 }
