@@ -207,7 +207,8 @@ function renderChips(tokens, q0, state) {
     const row = index - q0;
     b.dataset.row = row;
     const x = Array.from(view.x.subarray(index * D_IN, (index + 1) * D_IN), (v) => v.toFixed(2));
-    b.title = `${tokenName(t.text)} \u00b7 token id ${t.id} \u00b7 x = [${x.join(', ')}]` +
+    b.title = `${tokenName(t.text)}${t.partial ? ' (a byte piece of a multi-byte character)' : ''} ` +
+      `\u00b7 token id ${t.id} \u00b7 x = [${x.join(', ')}]` +
       (row < 0 ? ' \u00b7 key only (not a query)' : '');
     if (row < 0) b.classList.add('key-only');
     if (state.bookEmbeddings && bookWord(t)) b.classList.add('book');

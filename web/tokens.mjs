@@ -39,9 +39,16 @@ export const BOOK_EMBEDDINGS = new Map([
 export function tokenize(text) {
   const ids = encode(text);
   const kept = ids.slice(0, MAX_TOKENS);
-  // Decoding one id at a time can split a multi-byte character across
-  // tokens; those pieces show as U+FFFD, which is what they are.
-  return { tokens: kept.map((id) => ({ id, text: decode([id]) })), total: ids.length };
+  // GPT-2's tokens are bytes: a multi-byte character (an emoji, curly
+  // quotes) can span several tokens, and a piece alone decodes to nothing
+  // or to U+FFFD. Those show as U+FFFD, which is what they are alone.
+  return {
+    tokens: kept.map((id) => {
+      const text = decode([id]);
+      return text === '' || text.includes('\ufffd') ? { id, text: '\ufffd', partial: true } : { id, text };
+    }),
+    total: ids.length,
+  };
 }
 
 /** lowbias32 (Chris Wellons' 32-bit integer hash): good avalanche, cheap. */
