@@ -152,6 +152,8 @@ export class Heatmap {
     this.root.append(this.plotBox, this.legend, this.tableBox);
 
     this.overlay.addEventListener('pointermove', (e) => this.#onPointer(e));
+    // Touch screens have no hover: a tap shows the cell as hover would.
+    this.overlay.addEventListener('pointerdown', (e) => { if (e.pointerType !== 'mouse') this.#onPointer(e); });
     this.overlay.addEventListener('pointerleave', () => this.options.onHover?.(null, this, 'pointer'));
     this.overlay.addEventListener('click', (e) => this.#onClick(e));
     this.overlay.addEventListener('keydown', (e) => this.#onKey(e));
@@ -175,6 +177,8 @@ export class Heatmap {
   }) {
     this.data = { values, rows, cols, offset, scale, maskShift, rowLabels, colLabels, rowNames, colNames };
     this.dirty = true;
+    // The tooltip spoke of the old numbers; the next hover brings it back.
+    this.tooltip.hidden = true;
     if (this.focusCell) this.#clampFocus();
     if (this.selectedRow !== null && this.selectedRow >= rows) this.selectedRow = null;
     const { name } = this.options;
@@ -186,7 +190,6 @@ export class Heatmap {
     } else {
       // Never show the previous matrix under the new labels.
       for (const c of [this.base, this.overlay]) c.getContext('2d').clearRect(0, 0, c.width, c.height);
-      this.tooltip.hidden = true;
       this.tableBox.replaceChildren();
       idleQueue.add(this);
       scheduleIdle();
