@@ -91,12 +91,9 @@ export class Heatmap {
     this.fontPx = this.options.compact ? 9 : 11;
     this.data = null;
     this.hover = null;
-    this.hoverShowsTooltip = false;
     this.selectedRow = null;
     this.focusCell = null;
     this.layout = null;
-    /** Timings of the last recolour and repaint, for the page's status and tests. */
-    this.stats = { colourMs: 0, renderMs: 0 };
     this.dirty = false;
     this.visible = visibility === null;
     this.#build();
@@ -211,9 +208,7 @@ export class Heatmap {
   /** Colours, labels, table and paint for the current data. */
   refresh() {
     if (!this.data) return;
-    const t0 = performance.now();
     this.#colour();
-    this.stats.colourMs = performance.now() - t0;
     this.#measureLabels();
     this.#buildTable();
     this.dirty = false;
@@ -418,7 +413,6 @@ export class Heatmap {
   /** Repaints the base canvas for the current size (no recolouring). */
   render() {
     if (!this.data || this.dirty) return;
-    const started = performance.now();
     const o = this.options;
     const { rows, cols } = this.data;
     const dpr = globalThis.devicePixelRatio || 1;
@@ -475,7 +469,6 @@ export class Heatmap {
     if (o.rowSums) this.#sumColumn(ctx);
     this.#axisLabels(ctx, font);
     this.drawOverlay();
-    this.stats.renderMs = performance.now() - started;
   }
 
   #hatchMasked(ctx) {
