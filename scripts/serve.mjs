@@ -10,8 +10,15 @@ import sirv from 'sirv';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Browser dependencies served from node_modules (nothing else is). */
-export const VENDOR_PACKAGES = [];
+/**
+ * Browser dependencies served from node_modules (nothing else is), pinned in
+ * package.json's devDependencies. The d3 packages are loaded through their
+ * official UMD builds (dist/*.min.js): their ES builds import each other by
+ * bare name, which a browser resolves only with an import map, and an inline
+ * import map would need a hash in the strict CSP below. gpt-tokenizer's ES
+ * build imports only relative paths, so the page imports it directly.
+ */
+export const VENDOR_PACKAGES = ['d3-color', 'd3-interpolate', 'd3-scale-chromatic', 'gpt-tokenizer'];
 
 export const SECURITY_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',

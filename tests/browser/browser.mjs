@@ -1,8 +1,17 @@
-// Headless Debian Chromium driven by playwright-core, and the demo server.
+// Headless Debian Chromium driven by playwright-core, the demo server, and
+// helpers that read the demo page the way a test needs: numbers from its
+// DOM tables, colours from its canvases, and "wait for the next redraw".
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
 
+/** Where the tests leave their screenshots (git-ignored). */
+export const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), 'screenshots');
+
 export async function launch() {
+  mkdirSync(SCREENSHOTS, { recursive: true });
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -12,8 +21,8 @@ export async function launch() {
 }
 
 /** Opens `path` and collects console errors, page errors and off-origin requests. */
-export async function openPage(browser, baseUrl, path = '') {
-  const page = await browser.newPage();
+export async function openPage(browser, baseUrl, path = '', { viewport = { width: 1280, height: 900 } } = {}) {
+  const page = await browser.newPage({ viewport });
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -24,6 +33,88 @@ export async function openPage(browser, baseUrl, path = '') {
   });
   await page.goto(baseUrl + path);
   return { page, problems };
+}
+
+/** Opens the demo and waits for its first drawing. */
+export async function openDemo(browser, baseUrl, options) {
+  const opened = await openPage(browser, baseUrl, '', options);
+  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  return opened;
+}
+
+/** Runs `action` and waits until the page has redrawn after it. */
+export async function redraw(page, action) {
+  const before = Number(await page.getAttribute('body', 'data-render-count'));
+  await action();
+  await page.waitForFunction((n) => Number(document.body.dataset.renderCount) > n, before, { timeout: 30000 });
+}
+
+/** Sets a form control's value as a user would (input + change events), then waits for the redraw. */
+export function setControl(page, id, value) {
+  return redraw(page, () => page.evaluate(([elementId, v]) => {
+    const el = document.getElementById(elementId);
+    if (el.type === 'checkbox') el.checked = v;
+    else el.value = String(v);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }, [id, value]));
+}
+
+/**
+ * The numbers table of a heatmap (`root`: a CSS selector of the panel):
+ * { cells: [[{ text, value, masked }]], sums: [number] | [] }.
+ */
+export function readTable(page, root) {
+  return page.$eval(`${root} table.matrix`, (table) => {
+    const cells = [];
+    const sums = [];
+    for (const tr of table.tBodies[0].rows) {
+      const row = [];
+      for (const td of tr.querySelectorAll('td[data-j]')) {
+        row.push({
+          text: td.textContent,
+          value: td.dataset.value === undefined ? null : Number(td.dataset.value),
+          masked: td.dataset.masked === 'true',
+        });
+      }
+      cells.push(row);
+      const sum = tr.querySelector('td.row-sum');
+      if (sum) sums.push(Number(sum.dataset.rowSum));
+    }
+    return { cells, sums };
+  });
+}
+
+/**
+ * Colours of a heatmap canvas (`canvas`: a CSS selector of its base
+ * canvas), sampled near the top-left corner of each cell (away from the
+ * printed number): [[ [r, g, b] ]].
+ */
+export function cellColours(page, canvas) {
+  return page.$eval(canvas, (c) => {
+    const d = c.dataset;
+    const rows = Number(d.rows);
+    const cols = Number(d.cols);
+    const cw = Number(d.plotW) / cols;
+    const ch = Number(d.plotH) / rows;
+    const ctx = c.getContext('2d');
+    const out = [];
+    for (let i = 0; i < rows; i++) {
+      const row = [];
+      for (let j = 0; j < cols; j++) {
+        const x = Math.floor(Number(d.plotX) + (j + 0.2) * cw);
+        const y = Math.floor(Number(d.plotY) + (i + 0.2) * ch);
+        row.push(Array.from(ctx.getImageData(x, y, 1, 1).data.slice(0, 3)));
+      }
+      out.push(row);
+    }
+    return out;
+  });
+}
+
+/** The "masked" look: a light neutral grey (no colour scale of the page has one). */
+export function isMaskedColour([r, g, b]) {
+  return Math.max(r, g, b) - Math.min(r, g, b) <= 12 && Math.min(r, g, b) >= 180;
 }
 
 export { startServer };
