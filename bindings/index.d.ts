@@ -104,7 +104,8 @@ export interface AttentionModule {
   /** Width of the output's last axis. */
   readonly outputDim: number;
   readonly contextLength: number | undefined;
-  readonly dropout: number;
+  /** Dropout probability in [0, 1); settable (validated), like nn.Dropout's p. */
+  dropout: number;
   /** True after construction, as in PyTorch. */
   training: boolean;
   train(mode?: boolean): this;

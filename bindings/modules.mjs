@@ -85,15 +85,29 @@ export function defineModules(engine) {
   /** Shared by the four attention modules. */
   class AttentionLayer {
     #causal;
+    #dropout;
 
     constructor(dIn, contextLength, dropout, causal) {
       engine.checkAlive();
       this.#causal = causal;
       this.dIn = dIn;
       this.contextLength = contextLength;
-      this.dropout = dropout;
+      this.#dropout = dropout;
       /** As nn.Module: modules start in training mode. */
       this.training = true;
+    }
+
+    /**
+     * The dropout probability on the attention weights, in [0, 1); settable
+     * like nn.Dropout's p (the wrapper passes it on to its heads).
+     */
+    get dropout() {
+      return this.#dropout;
+    }
+
+    set dropout(p) {
+      this.#dropout = checkProbability('dropout', p);
+      for (const head of this.heads ?? []) head.dropout = p;
     }
 
     /** Sets training mode (dropout acts only in training). Returns this. */

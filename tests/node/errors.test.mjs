@@ -110,6 +110,7 @@ const cases = [
     const m = new ca.CausalAttention(1, 1, 40000, 0);
     return m.forward(new Float32Array(40000), [1, 40000, 1], { returnWeights: true });
   }, RangeError, /^forward needs 5\.96 GiB of wasm memory for its tensors; a wasm32 module holds at most 2\.00 GiB$/],
+  ['setting dropout to 1', (ca, q, k, v, ctx) => { ctx.module.dropout = 1; }, RangeError, /^dropout must be a number in \[0, 1\), got 1$/],
   ['train with a string', (ca, q, k, v, ctx) => ctx.module.train('no'), TypeError, /^mode must be true or false, got the string "no"$/],
   ['Linear.forward x a Float64Array', (ca, q, k, v, ctx) => ctx.linear.forward(new Float64Array(6), [2, 3]), TypeError, /^x must be a Float32Array, got a Float64Array of length 6$/],
   ['Linear.forward inFeatures mismatch', (ca, q, k, v, ctx) => ctx.linear.forward(new Float32Array(8), [2, 4]), RangeError, /^shape\[1\] must be inFeatures 3, got 4$/],

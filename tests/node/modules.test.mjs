@@ -209,6 +209,11 @@ describe('modules', async () => {
     const wrapper = new ca.MultiHeadAttentionWrapper(4, 2, 16, 0.1, 2);
     wrapper.eval();
     assert.ok(wrapper.heads.every((h) => h.training === false), 'eval reaches the heads');
+    // dropout is settable, like nn.Dropout's p, and reaches the heads.
+    wrapper.dropout = 0.25;
+    assert.ok(wrapper.heads.every((h) => h.dropout === 0.25));
+    m.dropout = 0;
+    assert.deepEqual(m.train().forward(x, shape), m.eval().forward(x, shape), 'p = 0: training is a no-op');
   });
 
   it('stateDict uses PyTorch names and layouts and round-trips', () => {
