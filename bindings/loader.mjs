@@ -47,7 +47,10 @@ export async function loadModule(build, threads) {
   const wasmFile = build === 'threads'
     ? 'causal_attention_threads.wasm'
     : 'causal_attention.wasm';
-  const moduleArg = { threadPoolSize: build === 'threads' ? threads - 1 : 0 };
+  // At least one pre-started worker: with a pool of 0, emcc 3.1.6 never
+  // releases its "wasm-instantiate" run dependency and the module never
+  // resolves (a forced threaded build with threads: 1 would hang).
+  const moduleArg = { threadPoolSize: build === 'threads' ? Math.max(1, threads - 1) : 0 };
   if (isNode) {
     const { readFile } = await import('node:fs/promises');
     moduleArg.wasmBinary = await readFile(new URL(`./wasm/${wasmFile}`, import.meta.url));

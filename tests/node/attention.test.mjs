@@ -215,6 +215,15 @@ for (const [name, initOptions] of builds) {
 }
 
 describe('the same seed gives the same result in every build and thread count', () => {
+  it('the threaded build also runs with one thread (forced)', async () => {
+    const ca = await init({ build: 'threads', threads: 1 });
+    assert.equal(ca.build, 'threads');
+    assert.equal(ca.threads, 1);
+    const shape = { batch: 1, heads: 1, queryLength: 5, headDim: 2 };
+    const { q, k, v } = problem(shape, 71);
+    assert.ok(maxRelativeError(ca.attention(q, k, v, shape).output, referenceAttention(q, k, v, shape).output) <= TOL);
+  });
+
   it('single, 2 and 3 threads are bit-identical, with and without weights', async () => {
     const shape = {
       batch: 2, heads: 3, queryLength: 200, headDim: 16, training: true, dropout: 0.25, seed: 99,
