@@ -37,8 +37,8 @@ AttentionOptions MakeOptions(int causal, int strategy, float scale,
   o.scale = scale;
   o.dropout = dropout;
   o.training = training;
-  o.seed = (static_cast<uint64_t>(seed_hi) << 32) |
-           static_cast<uint64_t>(seed_lo);
+  o.seed =
+      (static_cast<uint64_t>(seed_hi) << 32) | static_cast<uint64_t>(seed_lo);
   return o;
 }
 
@@ -50,11 +50,10 @@ int Call(uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
          uintptr_t weights, double b, double h, double tq, double tk, double d,
          double dv, int causal, int strategy, float scale, float dropout,
          bool training, double seed_lo, double seed_hi) {
-  return static_cast<int>(
-      Fn(MakeShape(b, h, tq, tk, d, dv),
-         MakeOptions(causal, strategy, scale, dropout, training, seed_lo,
-                     seed_hi),
-         In(q), In(k), In(v), Out(out), Out(weights)));
+  return static_cast<int>(Fn(
+      MakeShape(b, h, tq, tk, d, dv),
+      MakeOptions(causal, strategy, scale, dropout, training, seed_lo, seed_hi),
+      In(q), In(k), In(v), Out(out), Out(weights)));
 }
 
 // One layer forward; parameter pointers of 0 mean "none" (biases, output
@@ -77,8 +76,8 @@ int LayerForward(uintptr_t x, uintptr_t y, uintptr_t weights, uintptr_t scores,
   p.b_value = In(bv);
   p.w_out = In(wo);
   p.b_out = In(bo);
-  const AttentionOptions a = MakeOptions(causal, strategy, 1.0f, dropout,
-                                         training, seed_lo, seed_hi);
+  const AttentionOptions a =
+      MakeOptions(causal, strategy, 1.0f, dropout, training, seed_lo, seed_hi);
   LayerOptions o;
   o.batch = static_cast<int64_t>(batch);
   o.tokens = static_cast<int64_t>(tokens);
@@ -93,10 +92,9 @@ int LayerForward(uintptr_t x, uintptr_t y, uintptr_t weights, uintptr_t scores,
 
 int LinearForward(uintptr_t x, uintptr_t y, uintptr_t w, uintptr_t b,
                   double rows, double in, double out) {
-  return static_cast<int>(Linear(In(x), static_cast<int64_t>(rows),
-                                 static_cast<int64_t>(in),
-                                 static_cast<int64_t>(out), In(w), In(b),
-                                 Out(y)));
+  return static_cast<int>(
+      Linear(In(x), static_cast<int64_t>(rows), static_cast<int64_t>(in),
+             static_cast<int64_t>(out), In(w), In(b), Out(y)));
 }
 
 std::string TargetName() { return ActiveTargetName(); }

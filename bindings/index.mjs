@@ -31,7 +31,6 @@ class Runtime {
   #heap;
   #generator = new MT19937();
   #disposed = false;
-
   #onDispose;
 
   constructor(mod, build, onDispose) {

@@ -34,7 +34,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/attention.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "src/kernels-inl.h"
 
@@ -80,7 +79,9 @@ struct Block {
   const float* v;  // the head's values
 
   Block(const Plan& p, size_t bh_, size_t q0_, size_t q1)
-      : bh(bh_), q0(q0_), rows(q1 - q0_),
+      : bh(bh_),
+        q0(q0_),
+        rows(q1 - q0_),
         q(p.q + (bh_ * p.tq + q0_) * p.d),
         k(p.k + bh_ * p.tk * p.d),
         v(p.v + bh_ * p.tk * p.dv) {}
@@ -178,9 +179,8 @@ HWY_INLINE const float* QueryRows(const Plan& p, const Block& b,
 // Returns the value rows for keys [k0, k0 + kn) with a stride that the
 // microkernel can read whole panels from: the user's rows when Dv is already
 // a multiple of the panel, else a padded copy.
-HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head,
-                                  size_t k0, size_t kn, float* vp,
-                                  size_t* ldv) {
+HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
+                                  size_t kn, float* vp, size_t* ldv) {
   if (p.dv == p.dv_pad) {
     *ldv = p.dv;
     return v_head + k0 * p.dv;
@@ -257,8 +257,8 @@ void TiledBlock(const Plan& p, const Block& b, const Workspace& ws) {
       m[r] = m_new;
       if (p.drop) {
         DropoutRow(srow, ve, static_cast<uint32_t>(k0),
-                   dropout::MakeRowKey(p.seed, b.Row(p, r)),
-                   p.threshold, p.keep_scale);
+                   dropout::MakeRowKey(p.seed, b.Row(p, r)), p.threshold,
+                   p.keep_scale);
       }
     }
     // 5. O += P·V over each row's visible keys.
@@ -344,9 +344,8 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     float* w = w0 + r * ldw;
     ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r]);
     if (ok[r] && end[r] > 0 && p.drop) {
-      DropoutRow(w, end[r], 0,
-                 dropout::MakeRowKey(p.seed, b.Row(p, r)), p.threshold,
-                 p.keep_scale);
+      DropoutRow(w, end[r], 0, dropout::MakeRowKey(p.seed, b.Row(p, r)),
+                 p.threshold, p.keep_scale);
     }
     if (!p.weights) continue;
     if (!ok[r]) {
@@ -368,8 +367,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    ValueTile(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
-              p.dv_pad);
+    ValueTile(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_pad, ws.o, p.dv_pad);
   }
   for (size_t r = 0; r < rows; ++r) {
     WriteOutputRow(p, ws.o + r * p.dv_pad, !ok[r], end[r] > 0 ? 1.0f : 0.0f,

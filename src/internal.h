@@ -14,8 +14,7 @@ namespace causal_attention {
 namespace internal {
 
 // Number of keys visible to query `i`: keys [0, VisibleEnd) are visible.
-inline size_t VisibleEnd(const AttentionShape& s, CausalMask causal,
-                         size_t i) {
+inline size_t VisibleEnd(const AttentionShape& s, CausalMask causal, size_t i) {
   const int64_t tk = s.key_len;
   int64_t end;
   switch (causal) {

@@ -73,10 +73,10 @@ HWY_INLINE void ScoreMicrokernel(const float* HWY_RESTRICT q, size_t ldq,
 }
 
 // Scores for `rows` query rows (any count) against a packed key tile.
-HWY_INLINE void ScoreTile(const float* HWY_RESTRICT q, size_t ldq,
-                          size_t rows, const float* HWY_RESTRICT kt,
-                          size_t ldk, size_t depth, size_t ncols,
-                          float* HWY_RESTRICT s, size_t lds) {
+HWY_INLINE void ScoreTile(const float* HWY_RESTRICT q, size_t ldq, size_t rows,
+                          const float* HWY_RESTRICT kt, size_t ldk,
+                          size_t depth, size_t ncols, float* HWY_RESTRICT s,
+                          size_t lds) {
   size_t r = 0;
   for (; r + 4 <= rows; r += 4) {
     ScoreMicrokernel<4>(q + r * ldq, ldq, kt, ldk, depth, ncols, s + r * lds,
@@ -84,16 +84,16 @@ HWY_INLINE void ScoreTile(const float* HWY_RESTRICT q, size_t ldq,
   }
   switch (rows - r) {
     case 3:
-      ScoreMicrokernel<3>(q + r * ldq, ldq, kt, ldk, depth, ncols,
-                          s + r * lds, lds);
+      ScoreMicrokernel<3>(q + r * ldq, ldq, kt, ldk, depth, ncols, s + r * lds,
+                          lds);
       break;
     case 2:
-      ScoreMicrokernel<2>(q + r * ldq, ldq, kt, ldk, depth, ncols,
-                          s + r * lds, lds);
+      ScoreMicrokernel<2>(q + r * ldq, ldq, kt, ldk, depth, ncols, s + r * lds,
+                          lds);
       break;
     case 1:
-      ScoreMicrokernel<1>(q + r * ldq, ldq, kt, ldk, depth, ncols,
-                          s + r * lds, lds);
+      ScoreMicrokernel<1>(q + r * ldq, ldq, kt, ldk, depth, ncols, s + r * lds,
+                          lds);
       break;
     default:
       break;
@@ -117,9 +117,12 @@ HWY_INLINE hn::Vec<hn::Full128<float>> SumOfFour(D /* d */, V a0, V a1, V a2,
   } else {
     const hn::Full128<float> d4;
     // [a0_0+a0_2, a1_0+a1_2, a0_1+a0_3, a1_1+a1_3] and the same for a2, a3.
-    const auto s01 = hn::Add(hn::InterleaveLower(a0, a1), hn::InterleaveUpper(d4, a0, a1));
-    const auto s23 = hn::Add(hn::InterleaveLower(a2, a3), hn::InterleaveUpper(d4, a2, a3));
-    return hn::Add(hn::ConcatLowerLower(d4, s23, s01), hn::ConcatUpperUpper(d4, s23, s01));
+    const auto s01 =
+        hn::Add(hn::InterleaveLower(a0, a1), hn::InterleaveUpper(d4, a0, a1));
+    const auto s23 =
+        hn::Add(hn::InterleaveLower(a2, a3), hn::InterleaveUpper(d4, a2, a3));
+    return hn::Add(hn::ConcatLowerLower(d4, s23, s01),
+                   hn::ConcatUpperUpper(d4, s23, s01));
   }
 }
 
@@ -174,7 +177,8 @@ HWY_INLINE void DotScoreTile(const float* HWY_RESTRICT q, size_t ldq,
     for (; r + 2 <= rows; r += 2) {
       DotScoreMicrokernel<2>(q + r * ldq, ldq, kr, depth, s + r * lds + j, lds);
     }
-    if (r < rows) DotScoreMicrokernel<1>(q + r * ldq, ldq, kr, depth, s + r * lds + j, lds);
+    if (r < rows)
+      DotScoreMicrokernel<1>(q + r * ldq, ldq, kr, depth, s + r * lds + j, lds);
   }
 }
 #endif  // HWY_TARGET != HWY_SCALAR
@@ -218,30 +222,30 @@ HWY_INLINE void ValueMicrokernel(const float* HWY_RESTRICT p, size_t ldp,
 // [0, ends[r]) of the tile (ends[r] <= tile width); the keys beyond a row's
 // end are never multiplied in, so a NaN in a value row the query cannot see
 // does not reach it. Rows share the keys below the group's smallest end.
-HWY_INLINE void ValueTile(const float* HWY_RESTRICT p, size_t ldp,
-                          size_t rows, const size_t* ends,
-                          const float* HWY_RESTRICT v, size_t ldv,
-                          size_t ncols, float* HWY_RESTRICT o, size_t ldo) {
+HWY_INLINE void ValueTile(const float* HWY_RESTRICT p, size_t ldp, size_t rows,
+                          const size_t* ends, const float* HWY_RESTRICT v,
+                          size_t ldv, size_t ncols, float* HWY_RESTRICT o,
+                          size_t ldo) {
   size_t r = 0;
   for (; r + 4 <= rows; r += 4) {
     size_t shared = ends[r];
     for (size_t i = 1; i < 4; ++i) shared = HWY_MIN(shared, ends[r + i]);
     if (shared > 0) {
-      ValueMicrokernel<4>(p + r * ldp, ldp, shared, v, ldv, ncols,
-                          o + r * ldo, ldo);
+      ValueMicrokernel<4>(p + r * ldp, ldp, shared, v, ldv, ncols, o + r * ldo,
+                          ldo);
     }
     for (size_t i = 0; i < 4; ++i) {
       if (ends[r + i] > shared) {
         ValueMicrokernel<1>(p + (r + i) * ldp + shared, ldp,
-                            ends[r + i] - shared, v + shared * ldv, ldv,
-                            ncols, o + (r + i) * ldo, ldo);
+                            ends[r + i] - shared, v + shared * ldv, ldv, ncols,
+                            o + (r + i) * ldo, ldo);
       }
     }
   }
   for (; r < rows; ++r) {
     if (ends[r] > 0) {
-      ValueMicrokernel<1>(p + r * ldp, ldp, ends[r], v, ldv, ncols,
-                          o + r * ldo, ldo);
+      ValueMicrokernel<1>(p + r * ldp, ldp, ends[r], v, ldv, ncols, o + r * ldo,
+                          ldo);
     }
   }
 }
@@ -258,7 +262,8 @@ HWY_INLINE void TransformRow(float* HWY_RESTRICT x, size_t n, const F& f) {
   const D1 d1;
   const size_t N = hn::Lanes(df);
   size_t j = 0;
-  for (; j + N <= n; j += N) hn::StoreU(f(df, hn::LoadU(df, x + j), j), df, x + j);
+  for (; j + N <= n; j += N)
+    hn::StoreU(f(df, hn::LoadU(df, x + j), j), df, x + j);
   for (; j < n; ++j) hn::StoreU(f(d1, hn::LoadU(d1, x + j), j), d1, x + j);
 }
 
@@ -311,9 +316,13 @@ constexpr float kExpConstants[] = {
     12582912.0f,           // 1.5 · 2^23
     0.693359375f,          // ln2, high part: 9 significant bits, so n·it is
     -2.12194440e-4f,       //   exact for |n| < 2^15; low part
-    1.402189373e-03f, 8.368634619e-03f, 4.166563228e-02f, 1.666650176e-01f,
-    0.5f, 1.0f,            // polynomial c6 .. c2, c1 = c0 = 1
-    -87.3365478515625f,    // ln(2^-126): below this the result is 0
+    1.402189373e-03f,
+    8.368634619e-03f,
+    4.166563228e-02f,
+    1.666650176e-01f,
+    0.5f,
+    1.0f,                // polynomial c6 .. c2, c1 = c0 = 1
+    -87.3365478515625f,  // ln(2^-126): below this the result is 0
 };
 
 template <class D>
@@ -343,7 +352,8 @@ struct ExpConstants {
 template <class D, class V>
 HWY_INLINE V ExpNonPositive(D d, V x, const ExpConstants<D>& k) {
   const hn::RebindToSigned<D> di;
-  const V shifted = hn::Add(hn::Mul(x, k.log2e), k.magic);  // magic + round(x·log2e)
+  const V shifted =
+      hn::Add(hn::Mul(x, k.log2e), k.magic);  // magic + round(x·log2e)
   const V n = hn::Sub(shifted, k.magic);
   V r = hn::Sub(x, hn::Mul(n, k.ln2_hi));
   r = hn::Sub(r, hn::Mul(n, k.ln2_lo));
@@ -388,7 +398,8 @@ HWY_INLINE float ExpSumRow(float* HWY_RESTRICT x, size_t n, float m) {
   if (j < n) {
     const ExpConstants<D1> k1(d1);
     for (; j < n; ++j) {
-      const auto e = ExpNonPositive(d1, hn::Sub(hn::LoadU(d1, x + j), hn::Set(d1, m)), k1);
+      const auto e =
+          ExpNonPositive(d1, hn::Sub(hn::LoadU(d1, x + j), hn::Set(d1, m)), k1);
       hn::StoreU(e, d1, x + j);
       sum += hn::GetLane(e);
     }

@@ -22,8 +22,8 @@ namespace {
 using LinearFn = Status (*)(const float*, int64_t, int64_t, int64_t,
                             const float*, const float*, float*);
 using AttentionFn = Status (*)(const AttentionShape&, const AttentionOptions&,
-                               const float*, const float*, const float*,
-                               float*, float*);
+                               const float*, const float*, const float*, float*,
+                               float*);
 
 struct FreeDeleter {
   void operator()(float* p) const { free(p); }
@@ -58,8 +58,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     return Status::kNullPointer;
   }
   // Validates the attention shape and options (and all their sizes).
-  AttentionShape shape{o.batch, p.num_heads, o.tokens, o.tokens, p.head_dim,
-                       p.head_dim};
+  AttentionShape shape{o.batch,  p.num_heads, o.tokens,
+                       o.tokens, p.head_dim,  p.head_dim};
   AttentionOptions ao;
   ao.causal = o.causal;
   ao.mask_strategy = o.mask_strategy;

@@ -20,7 +20,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/linear.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "src/kernels-inl.h"
 
@@ -51,8 +50,8 @@ Status LinearImpl(const float* x, int64_t rows_, int64_t in_, int64_t out_,
     return Status::kTooLarge;
   }
   total += wt_floats;
-  float* buffer = static_cast<float*>(aligned_alloc(
-      64, (total * sizeof(float) + 63) / 64 * 64));
+  float* buffer = static_cast<float*>(
+      aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64));
   if (!buffer) return Status::kOutOfMemory;
   float* wt = buffer;
   float* tiles = buffer + wt_floats;

@@ -24,7 +24,8 @@ uint32_t Generator::NextUint32() {
     for (int i = 0; i < 624; ++i) {
       const uint32_t y =
           (state_[i] & 0x80000000u) | (state_[(i + 1) % 624] & 0x7fffffffu);
-      state_[i] = state_[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+      state_[i] =
+          state_[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
     }
     index_ = 0;
   }
@@ -39,8 +40,8 @@ uint32_t Generator::NextUint32() {
 float Generator::Uniform(float from, float to) {
   // at::uniform_real_distribution<float>: 24 random bits, float arithmetic.
   // Separate statements keep the compiler from fusing into an FMA.
-  const float x = static_cast<float>(NextUint32() & 0xFFFFFFu) *
-                  (1.0f / 16777216.0f);
+  const float x =
+      static_cast<float>(NextUint32() & 0xFFFFFFu) * (1.0f / 16777216.0f);
   const float range = to - from;
   const float scaled = x * range;
   return scaled + from;
@@ -67,8 +68,8 @@ void Generator::InitLinear(int64_t in, int64_t out, std::vector<float>* weight,
 // ---------------------------------------------------------------------------
 // Modules
 
-void AttentionModule::AddQkv(const std::string& prefix, int64_t out,
-                             bool bias, Generator& gen) {
+void AttentionModule::AddQkv(const std::string& prefix, int64_t out, bool bias,
+                             Generator& gen) {
   for (const char* name : {"W_query", "W_key", "W_value"}) {
     Projection p;
     p.prefix = prefix + name;
@@ -200,7 +201,8 @@ Status AttentionModule::LoadStateDict(const StateDict& dict,
     }
   }
   for (const auto& entry : dict) {
-    if (!current.count(entry.first)) problems += "unexpected " + entry.first + "; ";
+    if (!current.count(entry.first))
+      problems += "unexpected " + entry.first + "; ";
   }
   if (!problems.empty()) {
     if (error) *error = problems.substr(0, problems.size() - 2);

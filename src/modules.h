@@ -128,8 +128,12 @@ class AttentionModule {
   };
   AttentionModule(int64_t d_in, int64_t num_heads, int64_t head_dim,
                   int64_t context_length, float dropout, CausalMask causal)
-      : d_in_(d_in), num_heads_(num_heads), head_dim_(head_dim),
-        context_length_(context_length), dropout_(dropout), causal_(causal) {}
+      : d_in_(d_in),
+        num_heads_(num_heads),
+        head_dim_(head_dim),
+        context_length_(context_length),
+        dropout_(dropout),
+        causal_(causal) {}
   // Appends W_query, W_key, W_value (prefix + "W_query", ...) drawn from gen.
   void AddQkv(const std::string& prefix, int64_t out, bool bias,
               Generator& gen);

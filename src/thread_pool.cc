@@ -66,9 +66,8 @@ void ThreadPool::WorkerLoop(int thread) {
   size_t seen = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    work_cv_.wait(lock, [&] {
-      return stop_ || (job_active_ && generation_ != seen);
-    });
+    work_cv_.wait(
+        lock, [&] { return stop_ || (job_active_ && generation_ != seen); });
     if (stop_) return;
     seen = generation_;
     ++in_job_;

@@ -121,8 +121,9 @@ void FuzzAttention(Input& in, bool raw) {
   const size_t n_out = bh * s.query_len * s.value_dim;
   const size_t n_w = bh * s.query_len * s.key_len;
   std::vector<float> out(n_out), ref_out(n_out), w(n_w), ref_w(n_w);
-  const Status a = causal_attention::Attention(
-      s, o, q.data(), k.data(), v.data(), out.data(), weights ? w.data() : nullptr);
+  const Status a =
+      causal_attention::Attention(s, o, q.data(), k.data(), v.data(),
+                                  out.data(), weights ? w.data() : nullptr);
   const Status b = causal_attention::AttentionReference(
       s, o, q.data(), k.data(), v.data(), ref_out.data(), ref_w.data());
   Check(a == b);
@@ -142,10 +143,12 @@ void FuzzLinear(Input& in, bool raw) {
   const auto w = in.Floats(n_out * n_in, raw);
   const auto b = in.Floats(n_out, raw);
   std::vector<float> y(r * n_out), ref(r * n_out);
-  const Status a = causal_attention::Linear(x.data(), rows, n_in, n_out, w.data(),
-                                            bias ? b.data() : nullptr, y.data());
-  const Status c = causal_attention::LinearReference(
-      x.data(), rows, n_in, n_out, w.data(), bias ? b.data() : nullptr, ref.data());
+  const Status a =
+      causal_attention::Linear(x.data(), rows, n_in, n_out, w.data(),
+                               bias ? b.data() : nullptr, y.data());
+  const Status c =
+      causal_attention::LinearReference(x.data(), rows, n_in, n_out, w.data(),
+                                        bias ? b.data() : nullptr, ref.data());
   Check(a == c);
   if (a == Status::kOk && !raw) CheckClose(y, ref);
 }
@@ -159,15 +162,18 @@ void FuzzModule(Input& in, bool raw) {
   const int kind = static_cast<int>(in.Range(0, 3));
   std::vector<std::unique_ptr<causal_attention::AttentionModule>> holder;
   if (kind == 0) {
-    holder.emplace_back(new causal_attention::CausalAttentionModule(d_in, d_out, context, p, bias, gen));
+    holder.emplace_back(new causal_attention::CausalAttentionModule(
+        d_in, d_out, context, p, bias, gen));
   } else if (kind == 1) {
     holder.emplace_back(new causal_attention::MultiHeadAttentionWrapperModule(
         d_in, d_out, context, p, heads, bias, gen));
   } else if (kind == 2) {
     holder.emplace_back(new causal_attention::MultiHeadAttentionModule(
-        d_in, d_out, context, p, heads, bias, gen));  // d_out % heads may be != 0
+        d_in, d_out, context, p, heads, bias,
+        gen));  // d_out % heads may be != 0
   } else {
-    holder.emplace_back(new causal_attention::SelfAttentionModule(d_in, d_out, bias, gen));
+    holder.emplace_back(
+        new causal_attention::SelfAttentionModule(d_in, d_out, bias, gen));
   }
   causal_attention::AttentionModule& m = *holder[0];
   if (in.Bool()) m.Eval();
@@ -185,7 +191,8 @@ void FuzzModule(Input& in, bool raw) {
     std::advance(it, in.Range(0, static_cast<int64_t>(dict.size()) - 1));
     it->second.resize(it->second.size() + 1);
     std::string error;
-    Check(m.LoadStateDict(dict, &error) == Status::kInvalidShape && !error.empty());
+    Check(m.LoadStateDict(dict, &error) == Status::kInvalidShape &&
+          !error.empty());
   }
 }
 

@@ -44,7 +44,8 @@ TEST_P(AttentionTest, RunsOnTheTargetUnderTest) {
 
 TEST_P(AttentionTest, RandomShapesMatchReference) {
   std::mt19937 rng(1234);
-  const int64_t head_dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65};
+  const int64_t head_dims[] = {1,  2,  3,  4,  5,  7,  8,  9,
+                               15, 16, 17, 31, 32, 33, 64, 65};
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
@@ -59,7 +60,8 @@ TEST_P(AttentionTest, RandomShapesMatchReference) {
     AttentionOptions o;
     o.causal = static_cast<CausalMask>(pick(0, 2));
     o.mask_strategy = static_cast<MaskStrategy>(pick(0, 1));
-    if (iter % 5 == 0) o.scale = std::uniform_real_distribution<float>(-2, 2)(rng);
+    if (iter % 5 == 0)
+      o.scale = std::uniform_real_distribution<float>(-2, 2)(rng);
     if (iter % 4 == 0) {
       o.training = true;
       o.dropout = std::uniform_real_distribution<float>(0.0f, 0.9f)(rng);
@@ -77,8 +79,8 @@ TEST_P(AttentionTest, OddAndExtremeShapes) {
     int64_t b, h, tq, tk, d, dv;
   };
   const Case cases[] = {
-      {1, 1, 1, 1, 1, 1},      {1, 1, 1, 7, 1, 3},     {1, 1, 7, 1, 3, 1},
-      {3, 2, 33, 33, 1, 1},    {1, 1, 65, 65, 3, 5},   {2, 1, 64, 64, 64, 64},
+      {1, 1, 1, 1, 1, 1},      {1, 1, 1, 7, 1, 3},      {1, 1, 7, 1, 3, 1},
+      {3, 2, 33, 33, 1, 1},    {1, 1, 65, 65, 3, 5},    {2, 1, 64, 64, 64, 64},
       {1, 1, 129, 200, 16, 8}, {1, 1, 200, 129, 8, 16}, {1, 2, 97, 97, 96, 24},
   };
   for (const Case& c : cases) {
@@ -243,8 +245,8 @@ TEST_P(AttentionTest, DropoutMaskIsTheReferenceMaskOnEveryPath) {
   size_t checked = 0;
   for (size_t row = 0; row < 2 * 2 * 150; ++row) {
     for (size_t j = 0; j <= row % 150; ++j) {
-      const bool keeps = DropoutKeeps(o.seed, row, static_cast<uint32_t>(j),
-                                      o.dropout);
+      const bool keeps =
+          DropoutKeeps(o.seed, row, static_cast<uint32_t>(j), o.dropout);
       ASSERT_EQ(w[row * 150 + j] != 0.0f, keeps) << row << "," << j;
       ++checked;
     }
@@ -255,7 +257,8 @@ TEST_P(AttentionTest, DropoutMaskIsTheReferenceMaskOnEveryPath) {
   std::vector<float> out_eval, w_eval;
   ASSERT_EQ(p.Run(Attention, &out_eval, &w_eval), Status::kOk);
   for (size_t row = 0; row < 600; ++row) {
-    for (size_t j = 0; j <= row % 150; ++j) ASSERT_GT(w_eval[row * 150 + j], 0.0f);
+    for (size_t j = 0; j <= row % 150; ++j)
+      ASSERT_GT(w_eval[row * 150 + j], 0.0f);
   }
 }
 
@@ -294,7 +297,7 @@ TEST(AttentionStatus, RejectsBadArguments) {
   for (int field = 0; field < 6; ++field) {
     for (int64_t bad : {int64_t{0}, int64_t{-3}}) {
       AttentionShape s = good;
-      int64_t* dims[] = {&s.batch, &s.heads, &s.query_len,
+      int64_t* dims[] = {&s.batch,   &s.heads,    &s.query_len,
                          &s.key_len, &s.head_dim, &s.value_dim};
       *dims[field] = bad;
       EXPECT_EQ(Attention(s, opts, p, p, p, out, nullptr),
@@ -328,7 +331,8 @@ TEST(AttentionStatus, RejectsBadArguments) {
             Status::kNullPointer);
   EXPECT_EQ(Attention(good, opts, p, p, p, nullptr, nullptr),
             Status::kNullPointer);
-  EXPECT_STRNE(StatusMessage(Status::kInvalidShape), StatusMessage(Status::kOk));
+  EXPECT_STRNE(StatusMessage(Status::kInvalidShape),
+               StatusMessage(Status::kOk));
   // Still works after every error.
   EXPECT_EQ(Attention(good, opts, p, p, p, out, nullptr), Status::kOk);
 }

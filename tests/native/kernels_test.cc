@@ -7,7 +7,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/native/kernels_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "src/kernels-inl.h"
@@ -21,14 +20,16 @@ int64_t UlpDistance(float a, float b) {
   int32_t ia, ib;
   memcpy(&ia, &a, 4);
   memcpy(&ib, &b, 4);
-  return ia > ib ? static_cast<int64_t>(ia) - ib : static_cast<int64_t>(ib) - ia;
+  return ia > ib ? static_cast<int64_t>(ia) - ib
+                 : static_cast<int64_t>(ib) - ia;
 }
 
 // ExpSumRow = e^(x - max) for every element, on every target; compared with
 // double exp rounded to float. Documented bound: 1 ULP on [-87.3, 0].
 void TestExpNonPositive() {
   std::vector<float> x;
-  for (double v = -87.3; v <= 0.0; v += 0.000731) x.push_back(static_cast<float>(v));
+  for (double v = -87.3; v <= 0.0; v += 0.000731)
+    x.push_back(static_cast<float>(v));
   for (float v : {0.0f, -1e-30f, -0.5f * 0.693147f, -0.693147f, -1.0f, -20.0f})
     x.push_back(v);
   x.push_back(0.0f);  // the row max, so ExpSumRow computes e^x itself

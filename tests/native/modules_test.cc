@@ -2,6 +2,8 @@
 // references (|a - ref| <= 1e-5 (1 + |ref|)), and the native module classes
 // against the numbers printed in the book and the seeds (to 4 decimals).
 
+#include "src/modules.h"
+
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "hwy/tests/hwy_gtest.h"
-#include "src/modules.h"
 #include "tests/native/test_util.h"
 
 namespace causal_attention {
@@ -27,10 +28,11 @@ TEST_P(ModulesTest, LinearMatchesReference) {
     int64_t rows, in, out;
     bool bias;
   };
-  const Case cases[] = {{1, 1, 1, false},    {1, 3, 2, true},      {12, 3, 2, false},
-                        {7, 5, 9, true},     {33, 17, 31, true},   {64, 64, 64, false},
-                        {100, 65, 129, true}, {300, 200, 150, true}, {5, 768, 3, false},
-                        {70, 96, 257, false}};
+  const Case cases[] = {{1, 1, 1, false},     {1, 3, 2, true},
+                        {12, 3, 2, false},    {7, 5, 9, true},
+                        {33, 17, 31, true},   {64, 64, 64, false},
+                        {100, 65, 129, true}, {300, 200, 150, true},
+                        {5, 768, 3, false},   {70, 96, 257, false}};
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.rows) + "x" + std::to_string(c.in) + "->" +
                  std::to_string(c.out));
@@ -55,9 +57,12 @@ TEST_P(ModulesTest, LayerMatchesReference) {
     bool bias, out_proj, drop;
   };
   const Case cases[] = {
-      {2, 6, 3, 1, 2, false, false, false}, {2, 6, 3, 2, 1, true, true, false},
-      {1, 1, 1, 1, 1, false, false, false}, {3, 37, 5, 3, 7, true, true, true},
-      {1, 130, 48, 4, 12, false, true, true}, {2, 70, 16, 8, 2, true, false, false},
+      {2, 6, 3, 1, 2, false, false, false},
+      {2, 6, 3, 2, 1, true, true, false},
+      {1, 1, 1, 1, 1, false, false, false},
+      {3, 37, 5, 3, 7, true, true, true},
+      {1, 130, 48, 4, 12, false, true, true},
+      {2, 70, 16, 8, 2, true, false, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("B=" + std::to_string(c.b) + " T=" + std::to_string(c.t) +
@@ -100,9 +105,11 @@ TEST_P(ModulesTest, LayerMatchesReference) {
     }
     const size_t n = c.b * c.t * dm, nw = c.b * c.heads * c.t * c.t;
     std::vector<float> y(n), yr(n), wts(nw), wr(nw), s(nw), sr(nw);
-    ASSERT_EQ(AttentionLayerForward(p, o, x.data(), y.data(), wts.data(), s.data()),
-              Status::kOk);
-    ASSERT_EQ(AttentionLayerReference(p, o, x.data(), yr.data(), wr.data(), sr.data()),
+    ASSERT_EQ(
+        AttentionLayerForward(p, o, x.data(), y.data(), wts.data(), s.data()),
+        Status::kOk);
+    ASSERT_EQ(AttentionLayerReference(p, o, x.data(), yr.data(), wr.data(),
+                                      sr.data()),
               Status::kOk);
     EXPECT_TRUE(NearReference(y, yr)) << "output";
     EXPECT_TRUE(NearReference(wts, wr)) << "weights";
@@ -143,12 +150,13 @@ TEST(BookNumbers, Seed789SelfAttentionWeights) {
   std::vector<float> y(12), w(36);
   ASSERT_EQ(sa.Forward(kInputs, 1, 6, y.data(), w.data()), Status::kOk);
   const std::vector<float> first_rows(w.begin(), w.begin() + 12);
-  EXPECT_EQ(Printed(first_rows),
-            Strings({"0.1921", "0.1646", "0.1652", "0.1550", "0.1721", "0.1510",
-                     "0.2041", "0.1659", "0.1662", "0.1496", "0.1665", "0.1477"}));
+  EXPECT_EQ(
+      Printed(first_rows),
+      Strings({"0.1921", "0.1646", "0.1652", "0.1550", "0.1721", "0.1510",
+               "0.2041", "0.1659", "0.1662", "0.1496", "0.1665", "0.1477"}));
   const std::vector<float> last_row(w.begin() + 30, w.end());
-  EXPECT_EQ(Printed(last_row),
-            Strings({"0.1935", "0.1663", "0.1666", "0.1542", "0.1666", "0.1529"}));
+  EXPECT_EQ(Printed(last_row), Strings({"0.1935", "0.1663", "0.1666", "0.1542",
+                                        "0.1666", "0.1529"}));
 }
 
 TEST(BookNumbers, CausalAttentionSeed123) {
@@ -157,10 +165,11 @@ TEST(BookNumbers, CausalAttentionSeed123) {
   const auto x = Batch2();
   std::vector<float> y(24);
   ASSERT_EQ(ca.Forward(x.data(), 2, 6, y.data()), Status::kOk);
-  const auto expected = Strings({"-0.4519", "0.2216", "-0.5874", "0.0058", "-0.6300",
-                                 "-0.0632", "-0.5675", "-0.0843", "-0.5526", "-0.0981",
-                                 "-0.5299", "-0.1081"});
-  const std::vector<float> first(y.begin(), y.begin() + 12), second(y.begin() + 12, y.end());
+  const auto expected = Strings({"-0.4519", "0.2216", "-0.5874", "0.0058",
+                                 "-0.6300", "-0.0632", "-0.5675", "-0.0843",
+                                 "-0.5526", "-0.0981", "-0.5299", "-0.1081"});
+  const std::vector<float> first(y.begin(), y.begin() + 12),
+      second(y.begin() + 12, y.end());
   EXPECT_EQ(Printed(first), expected);
   EXPECT_EQ(Printed(second), expected);
 }
@@ -172,9 +181,9 @@ TEST(BookNumbers, MultiHeadAttentionSeed123) {
   std::vector<float> y(24);
   ASSERT_EQ(mha.Forward(x.data(), 2, 6, y.data()), Status::kOk);
   const std::vector<float> first(y.begin(), y.begin() + 12);
-  EXPECT_EQ(Printed(first),
-            Strings({"0.3190", "0.4858", "0.2943", "0.3897", "0.2856", "0.3593",
-                     "0.2693", "0.3873", "0.2639", "0.3928", "0.2575", "0.4028"}));
+  EXPECT_EQ(Printed(first), Strings({"0.3190", "0.4858", "0.2943", "0.3897",
+                                     "0.2856", "0.3593", "0.2693", "0.3873",
+                                     "0.2639", "0.3928", "0.2575", "0.4028"}));
 }
 
 TEST(BookNumbers, WrapperSeed123) {
@@ -196,9 +205,10 @@ TEST(BookNumbers, Seed002ContextVectors) {
   std::vector<float> y(18);
   ASSERT_EQ(layer.Forward(x.data(), 1, 6, y.data()), Status::kOk);
   EXPECT_EQ(Printed(y),
-            Strings({"-0.3325", "-0.1223", "0.2555", "-0.5215", "-0.1879", "0.1063",
-                     "-0.3994", "-0.1458", "0.0869", "-0.4794", "-0.1667", "0.0904",
-                     "-0.4201", "-0.1554", "0.0910", "-0.4472", "-0.1731", "0.0766"}));
+            Strings({"-0.3325", "-0.1223", "0.2555", "-0.5215", "-0.1879",
+                     "0.1063", "-0.3994", "-0.1458", "0.0869", "-0.4794",
+                     "-0.1667", "0.0904", "-0.4201", "-0.1554", "0.0910",
+                     "-0.4472", "-0.1731", "0.0766"}));
 }
 
 TEST(Modules, ChecksContextLengthAndSizes) {
@@ -234,7 +244,8 @@ TEST(Modules, StateDictRoundTripAndMismatches) {
   std::string error;
   EXPECT_EQ(b.LoadStateDict(broken, &error), Status::kInvalidShape);
   EXPECT_NE(error.find("missing W_key.bias"), std::string::npos) << error;
-  EXPECT_NE(error.find("W_value.weight has 23 values, expected 24"), std::string::npos);
+  EXPECT_NE(error.find("W_value.weight has 23 values, expected 24"),
+            std::string::npos);
   EXPECT_NE(error.find("unexpected extra.weight"), std::string::npos);
 
   Generator g2(2);

@@ -30,8 +30,8 @@ inline ::testing::AssertionResult NearReference(const std::vector<float>& got,
                                                 const std::vector<float>& ref,
                                                 double tol = kTolerance) {
   if (got.size() != ref.size()) {
-    return ::testing::AssertionFailure() << "size " << got.size() << " vs "
-                                         << ref.size();
+    return ::testing::AssertionFailure()
+           << "size " << got.size() << " vs " << ref.size();
   }
   double worst = 0.0;
   size_t worst_i = 0;
@@ -80,8 +80,7 @@ struct Problem {
   AttentionOptions options;
   std::vector<float> q, k, v;
 
-  Problem(const AttentionShape& s, const AttentionOptions& o,
-          std::mt19937* rng)
+  Problem(const AttentionShape& s, const AttentionOptions& o, std::mt19937* rng)
       : shape(s), options(o) {
     const size_t bh = static_cast<size_t>(s.batch * s.heads);
     q = RandomVector(bh * s.query_len * s.head_dim, rng);

@@ -30,7 +30,8 @@ TEST(ThreadPool, ManyConsecutiveJobs) {
   ThreadPool pool(3);
   std::atomic<long> total{0};
   for (int job = 0; job < 2000; ++job) {
-    pool.Run(7, [&](size_t item, int) { total.fetch_add(static_cast<long>(item)); });
+    pool.Run(
+        7, [&](size_t item, int) { total.fetch_add(static_cast<long>(item)); });
   }
   EXPECT_EQ(total.load(), 2000L * 21);
 }
