@@ -21,7 +21,7 @@ import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
 } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
-import { runNativeBench } from './lib/native.mjs';
+import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
 import { runCase } from './lib/runner.mjs';
 import {
   ATTENTION_SHAPES, MEMORY_CHECK_SHAPE, MHA_SHAPE, flops, shapeName,
@@ -78,13 +78,23 @@ const started = new Date();
 const machine = machineInfo(root);
 for (const line of machineLines(machine)) log(line);
 log('Measuring the wasm SIMD128 mul+add limit...');
-const simd1 = measureSimdLimit();
-const bestChains = Number(Object.entries(simd1.byChains).sort((a, b) => b[1] - a[1])[0][0]);
-const simd2 = await measureSimdLimitThreads(2, bestChains);
+// Measured at the start and again at the end; other load only lowers the
+// number, so the higher of the two is the limit used for the % column.
+const simdStart = measureSimdLimit();
+const bestChains = Number(Object.entries(simdStart.byChains).sort((a, b) => b[1] - a[1])[0][0]);
+const simd2Start = await measureSimdLimitThreads(2, bestChains);
+const simd1 = { ...simdStart };
+let simd2 = simd2Start;
 const simdLimit = (threads) => (threads >= 2 ? simd2 : simd1.gflops);
-const simdLine = `wasm SIMD128 limit (measured here: f32x4 mul+add, ${bestChains} independent accumulators, ` +
-  `best of ${Object.keys(simd1.byChains).join('/')}): ${simd1.gflops.toFixed(1)} GFLOP/s on 1 thread, ` +
-  `${simd2.toFixed(1)} GFLOP/s on 2 threads together`;
+let simdLine = '';
+function describeSimd(end, end2) {
+  const byChains = Object.entries(simdStart.byChains).map(([n, g]) => `${n}: ${g.toFixed(0)}`).join(', ');
+  simdLine = `wasm SIMD128 limit (measured: f32x4 mul+add loop; GFLOP/s by independent accumulators at the start ${byChains}): ` +
+    `${simd1.gflops.toFixed(1)} GFLOP/s on 1 thread, ${simd2.toFixed(1)} GFLOP/s on 2 threads together ` +
+    (end === undefined ? '(at the start)' : `(best of start ${simdStart.gflops.toFixed(1)} / ${simd2Start.toFixed(1)} ` +
+      `and end ${end.toFixed(1)} / ${end2.toFixed(1)})`);
+}
+describeSimd();
 log(simdLine);
 
 // ---------------------------------------------------------------------------
@@ -92,9 +102,10 @@ log(simdLine);
 
 const shapes = quick ? ATTENTION_SHAPES.filter((s) => s.length <= 512) : ATTENTION_SHAPES;
 const runOrder = [...shapes].sort((a, b) => flops(a) - flops(b));
-const rates = new Map(); // `${config}/${variant}` → GFLOP/s on the latest shape it ran
+const rates = new Map(); // `${config}/${kind}/${variant}` → GFLOP/s on the latest shape it ran
 const configNa = new Map(); // config key → reason it cannot run at all
 const results = new Map(); // shape name → config key → row result
+const references = new Map(); // shape name → ours single's output (ArrayBuffer)
 let caseCount = 0;
 
 const ORT_SHORT = {
@@ -105,14 +116,21 @@ const ORT_SHORT = {
 };
 const short = (v) => ORT_SHORT[v] ?? v;
 
+/**
+ * Runs every variant of one implementation on a shape (each in its own
+ * worker) and returns the fastest that matched the reference, with the
+ * others in `tried`. With `returnOutput`, the first output comes back as
+ * `output` and also serves as the reference for the remaining variants.
+ */
 async function runConfig(config, shape, { reference, returnOutput, shapePolicy = policy }) {
   const mod = peerModules[config.peer];
   const variants = mod.variants(shape);
   if (variants.length === 0) return null;
   if (configNa.has(config.key)) return { status: 'n/a', reason: configNa.get(config.key) };
   const tried = [];
+  let output;
   for (const variant of variants) {
-    const rateKey = `${config.key}/${variant}`;
+    const rateKey = `${config.key}/${shape.kind}/${variant}`;
     const estimateMs = rates.has(rateKey) ? flops(shape) / (rates.get(rateKey) * 1e6) : 0;
     if (config.peer !== 'ours' && estimateMs > capMs) {
       tried.push({ variant, status: 'skipped', estimateMs });
@@ -120,9 +138,13 @@ async function runConfig(config, shape, { reference, returnOutput, shapePolicy =
     }
     const r = await runCase({
       peer: PEERS[config.peer], config: { threads: config.threads }, shape, variant, seed: SEED,
-      policy: shapePolicy, reference, returnOutput,
+      policy: shapePolicy, reference: reference ?? output, returnOutput: returnOutput && !output,
     });
     caseCount += 1;
+    if (r.output) {
+      output = r.output;
+      delete r.output;
+    }
     // Rates for the skip estimate come from real sizes only: on the toy shape
     // per-call overhead dominates and would predict absurd times.
     if (r.status === 'ok' && flops(shape) >= 1e7) rates.set(rateKey, gflops(flops(shape), r.medianMs));
@@ -135,11 +157,11 @@ async function runConfig(config, shape, { reference, returnOutput, shapePolicy =
     tried.push({ variant, ...r });
   }
   const ok = tried.filter((t) => t.status === 'ok').sort((a, b) => a.medianMs - b.medianMs);
-  if (ok.length) return { ...ok[0], tried };
+  if (ok.length) return { ...ok[0], tried, output };
   // Nothing ran: report the most telling failure.
   for (const status of ['mismatch', 'error', 'n/a', 'skipped']) {
     const t = tried.find((x) => x.status === status);
-    if (t) return { ...t, tried };
+    if (t) return { ...t, tried, output };
   }
   return null;
 }
@@ -158,6 +180,7 @@ for (const shape of runOrder) {
     delete r.output;
     row[config.key] = r;
   }
+  if (reference) references.set(name, reference);
 }
 
 // The book's MultiHeadAttention module: ours against onnxruntime-web. Ours
@@ -187,6 +210,14 @@ if (!quick) {
 log(shapeName(MEMORY_CHECK_SHAPE));
 const memoryCheck = await runConfig(CONFIGS[0], MEMORY_CHECK_SHAPE, { shapePolicy: slowPolicy });
 
+// The limit again, now that the wasm cases are done.
+log('Measuring the wasm SIMD128 limit again...');
+const simdEnd = measureSimdLimit({}, [bestChains]);
+const simd2End = await measureSimdLimitThreads(2, bestChains);
+simd1.gflops = Math.max(simd1.gflops, simdEnd.gflops);
+simd2 = Math.max(simd2, simd2End);
+describeSimd(simdEnd.gflops, simd2End);
+
 // ---------------------------------------------------------------------------
 // Formatting the wasm table
 
@@ -197,11 +228,18 @@ const note = (text) => {
   return `[${i + 1}]`;
 };
 
+/** Library error texts carry build paths and codes; keep what says what happened. */
+function cleanReason(text) {
+  return String(text)
+    .replace(/failed to call OrtRun\(\)\. ERROR_CODE: \d+, ERROR_MESSAGE: /, 'OrtRun failed: ')
+    .replace(/\/\S*\/onnxruntime\//g, 'onnxruntime/');
+}
+
 function statusCell(r) {
   if (r.status === 'skipped') return `skipped (est. ${fmtSeconds(r.estimateMs)})`;
   if (r.status === 'mismatch') return `mismatch (max |Δ| ${r.maxAbsDiff?.toExponential(1)})`;
-  if (r.status === 'n/a') return `n/a ${note(r.reason)}`;
-  return `error ${note(r.reason)}`;
+  if (r.status === 'n/a') return `n/a ${note(cleanReason(r.reason))}`;
+  return `error ${note(cleanReason(r.reason))}`;
 }
 
 function howCell(config, r, shape, ours1) {
@@ -216,7 +254,7 @@ function howCell(config, r, shape, ours1) {
   const others = tried.filter((t) => t !== r && t.variant !== r.variant).map((t) => {
     if (t.status === 'ok') return `${short(t.variant)} ${fmtMs(t.medianMs)}`;
     if (t.status === 'skipped') return `${short(t.variant)} skipped (est. ${fmtSeconds(t.estimateMs)})`;
-    return `${short(t.variant)} ${t.status}${t.reason ? ` ${note(t.reason)}` : ''}`;
+    return `${short(t.variant)} ${t.status}${t.reason ? ` ${note(cleanReason(t.reason))}` : ''}`;
   });
   return `${short(r.variant)} (vs ${others.join(', ')})`;
 }
@@ -314,43 +352,47 @@ let nativeTable = '';
 let nativeNotes = [];
 const nativeRatios = [];
 if (!flag('no-native')) {
-  log('Native: build/native/native_bench per SIMD target...');
+  log('Native: build/native/native_bench per SIMD target, and onnxruntime-node...');
   try {
-    const nb = await runNativeBench(join(root, 'build/native/native_bench'), quick
-      ? { minTime: 0.02, repetitions: 1 }
-      : { minTime: 0.1, repetitions: 3 });
-    const targets = [...new Set(nb.results.map((r) => r.target))];
+    const binary = join(root, 'build/native/native_bench');
+    const nativeOptions = quick ? { minTime: 0.02, repetitions: 1 } : { minTime: 0.1, repetitions: 3 };
+    const groups = await listNativeShapes(binary);
+    const measured = [];
+    // One shape at a time: every target, then onnxruntime-node on the same
+    // shape right after, so both see about the same machine load.
+    for (const g of groups) {
+      const key = `${shapeName(g.shape)}${g.weights ? ' + weights' : ''}`;
+      log(`  native_bench ${key}`);
+      const nb = await runNativeShape(binary, g.suffix, nativeOptions);
+      const ort = g.weights ? null : await runConfig({ key: 'ort-node-1', peer: 'ort-node', threads: 1 }, g.shape, {
+        reference: references.get(shapeName(g.shape)), // ours (wasm, single) on the same inputs
+      });
+      measured.push({ key, shape: g.shape, native: nb.results, ort });
+    }
+    const targets = [...new Set(measured.flatMap((m) => m.native.map((r) => r.target)))];
     // Speed-up over onnxruntime-node for AVX2 (the issue's target) and, where
     // the machine has it, AVX-512 (Highway's AVX3), which onnxruntime's MLAS
     // also uses when present.
     const compared = ['AVX2', 'AVX3'].filter((t) => targets.includes(t));
-    const keys = [...new Set(nb.results.map((r) => `${shapeName(r.shape)}${r.weights ? ' + weights' : ''}`))];
-    const ortNode = new Map();
-    for (const r of nb.results) {
-      const key = shapeName(r.shape);
-      if (r.weights || ortNode.has(key)) continue;
-      log(`  onnxruntime-node 1T ${key}`);
-      ortNode.set(key, await runConfig({ key: 'ort-node-1', peer: 'ort-node', threads: 1 }, r.shape, {}));
-    }
-    const nativeRows = keys.map((key) => {
+    const nativeRows = measured.map(({ key, shape, native, ort }) => {
       const cells = [key];
-      const shapeOf = nb.results.find((r) => `${shapeName(r.shape)}${r.weights ? ' + weights' : ''}` === key).shape;
       const byTarget = {};
       for (const t of targets) {
-        const r = nb.results.find((x) => x.target === t && `${shapeName(x.shape)}${x.weights ? ' + weights' : ''}` === key);
+        const r = native.find((x) => x.target === t);
         byTarget[t] = r;
-        cells.push(r ? (r.error ? `error: ${r.error}` : `${fmtMs(r.ms)} (${fmtRate(gflops(flops(shapeOf), r.ms))})`) : '—');
+        cells.push(r ? (r.error ? `error: ${r.error}` : `${fmtMs(r.ms)} (${fmtRate(gflops(flops(shape), r.ms))})`) : '—');
       }
-      const ort = key.endsWith('weights') ? null : ortNode.get(key);
       if (!ort) {
         cells.push('—', ...compared.map(() => '—'));
       } else if (ort.status !== 'ok') {
         cells.push(statusCell(ort), ...compared.map(() => '—'));
       } else {
-        cells.push(`${fmtMs(ort.medianMs)} (${fmtRate(gflops(flops(shapeOf), ort.medianMs))}) ${short(ort.variant)}`);
+        cells.push(`${fmtMs(ort.medianMs)} (${fmtRate(gflops(flops(shape), ort.medianMs))}) ${short(ort.variant)}`);
         for (const t of compared) {
           const ratio = byTarget[t] ? ort.medianMs / byTarget[t].ms : NaN;
-          if (t === 'AVX2' && byTarget[t]) nativeRatios.push({ key, ratio, avx2: byTarget[t].ms, ort: ort.medianMs, variant: ort.variant });
+          if (t === 'AVX2' && byTarget[t]) {
+            nativeRatios.push({ key, ratio, avx2: byTarget[t].ms, ort: ort.medianMs, variant: ort.variant });
+          }
           cells.push(fmtX(ratio));
         }
       }
@@ -363,12 +405,15 @@ if (!flag('no-native')) {
       ['l', ...targets.map(() => 'r'), 'r', ...compared.map(() => 'r')],
     );
     nativeNotes = [
-      `build/native/native_bench ${nb.args.join(' ')} (bench/native/attention_bench.cc): single thread, ` +
-        'causal, no weights unless stated; median of the repetitions, real time. One column per Highway ' +
-        'target compiled and supported here (run-time dispatch forced per target).',
+      `build/native/native_bench ${nativeArgs(nativeOptions).join(' ')} --benchmark_filter=/<shape>$ ` +
+        '(bench/native/attention_bench.cc), one shape at a time: single thread, causal, no weights unless ' +
+        'stated; median of the repetitions, real time. One column per Highway target compiled and supported ' +
+        'here (dispatch forced per target).',
       'onnxruntime-node: CPU execution provider, intraOpNumThreads 1, interOpNumThreads 1, sequential, ' +
-        'graph optimisation "all"; the faster of the same three graphs as onnxruntime-web, timed like the ' +
-        'wasm table (so its time includes the N-API copies in and out; the native benchmark has none).',
+        'graph optimisation "all"; the faster of the same three graphs as onnxruntime-web (same checks and ' +
+        'timing as the wasm table, right after the native benchmark of the same shape), so its time includes ' +
+        'the N-API copies in and out, which the native benchmark does not have. Its MLAS kernels use AVX-512 ' +
+        'where the CPU has it.',
     ];
   } catch (e) {
     nativeTable = `native benchmark failed: ${e.message}`;

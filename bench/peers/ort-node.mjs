@@ -3,7 +3,6 @@
 import { initBackend, ortVariants, prepareSession } from './ort-common.mjs';
 
 export const name = 'onnxruntime-node';
-export const packageName = 'onnxruntime-node';
 export const variants = ortVariants;
 
 export async function create({ threads }) {

@@ -8,7 +8,6 @@ import { pathToFileURL } from 'node:url';
 import { initBackend, ortVariants, prepareSession } from './ort-common.mjs';
 
 export const name = 'onnxruntime-web';
-export const packageName = 'onnxruntime-web';
 export const variants = ortVariants;
 
 export async function create({ threads }) {

@@ -3,7 +3,6 @@
 import { Unavailable } from '../lib/unavailable.mjs';
 
 export const name = 'ours';
-export const packageName = 'causal-attention';
 
 export const variants = (shape) => [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention'];
 

@@ -4,7 +4,6 @@
 import { Unavailable } from '../lib/unavailable.mjs';
 
 export const name = 'plain JS loops';
-export const packageName = null;
 
 export const variants = (shape) => (shape.kind === 'attention' ? ['triple loop'] : []);
 

@@ -10,7 +10,6 @@ import { createRequire } from 'node:module';
 import { Unavailable } from '../lib/unavailable.mjs';
 
 export const name = 'ruvector-attention-wasm';
-export const packageName = 'ruvector-attention-wasm';
 
 export const variants = (shape) => (shape.kind === 'attention' ? ['scaled_dot_attention per query'] : []);
 

@@ -13,7 +13,6 @@ import { Unavailable } from '../lib/unavailable.mjs';
 import { causalMask } from '../lib/onnx.mjs';
 
 export const name = 'tfjs-backend-wasm';
-export const packageName = '@tensorflow/tfjs-backend-wasm';
 
 export const variants = (shape) => (shape.kind === 'attention' ? ['per-head 2-D', 'batched 3-D'] : []);
 
