@@ -263,7 +263,7 @@ function rowCells(config, r, shape, ours1, ours2) {
   const label = config.peer === 'ours' ? `ours (${config.threads === 1 ? 'single' : 'threads'})` : peerModules[config.peer].name;
   const head = [shapeName(shape), label, String(r.threads ?? config.threads)];
   if (r.status !== 'ok') {
-    return [...head, howCell(config, r, shape, ours1), statusCell(r), '', '', '', '', '', '', ''];
+    return [...head, howCell(config, r, shape, ours1), statusCell(r), '', '', '', '', '', '', '', ''];
   }
   const rate = gflops(flops(shape), r.medianMs);
   const ours = config.peer === 'ours';
@@ -279,12 +279,14 @@ function rowCells(config, r, shape, ours1, ours2) {
     ours ? '—' : vs(ours2),
     ours ? fmtBytes(r.wasmBytes) : r.wasmBytes == null ? '— (JS)' : fmtBytes(r.wasmBytes),
     fmtBytes(r.peakRssDelta),
+    r.otherLoad == null ? '—' : r.otherLoad.toFixed(2),
   ];
 }
 
 const HEADERS = ['shape [B,H,T,D]', 'implementation', 'thr', 'how (fastest variant; others in ms)', 'ms (median)',
-  'runs', 'GFLOP/s', '% SIMD limit', 'ours 1T speed-up', 'ours 2T speed-up', 'wasm memory', 'peak RSS Δ'];
-const ALIGN = ['l', 'l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
+  'runs', 'GFLOP/s', '% SIMD limit', 'ours 1T speed-up', 'ours 2T speed-up', 'wasm memory', 'peak RSS Δ',
+  'other load'];
+const ALIGN = ['l', 'l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
 const rows = [];
 for (const shape of shapes) {
   const row = results.get(shapeName(shape));
@@ -316,6 +318,10 @@ const fixedNotes = [
     'the API\'s hot-path form; the peers return new arrays). Each (implementation, threads, shape, variant) ' +
     'runs in a fresh worker thread of this one Node process (onnxruntime-web fixes its thread count per ' +
     'process-wide instance; a fresh worker also makes the memory numbers per case).',
+  'wasm SIMD128 limit: bench/lib/simd-limit.mjs assembles a module whose loop does acc = acc·m + c ' +
+    '(f32x4.mul, f32x4.add) on N independent accumulators; with few accumulators it is latency-bound ' +
+    '(4 → about 20, 8 → about 39 GFLOP/s here, the range TOOLCHAIN.md quotes as 27–31), with 12 it is ' +
+    'throughput-bound. The 2-thread figure runs it in two worker threads at once.',
   'GFLOP/s: causal FLOPs 4·B·H·D·T(T+1)/2 for attention (the module row adds 2·B·T·d_in·d_out per ' +
     'projection, 4 projections) divided by the median time, whatever the implementation actually computes ' +
     '(the MatMul graphs and tfjs compute the full T×T scores). % SIMD limit: of the 1-thread limit for ' +
@@ -343,6 +349,9 @@ const fixedNotes = [
     'instructions (wasm-dis) and has no threads, so it has no 2-thread row.',
   `Skips: an implementation is skipped on a shape when its rate on the previous (smaller) shape predicts ` +
     `more than ${fmtSeconds(capMs)} per run.`,
+  'other load: CPU used by other processes on this shared 2-core machine during the timed runs, in cores ' +
+    '(/proc/stat busy time minus this process\'s own CPU time, over the wall time). Near 0: the numbers are ' +
+    'clean; around 1: one of the two cores was taken, which hurts 2-thread rows most.',
 ];
 
 // ---------------------------------------------------------------------------
@@ -444,12 +453,13 @@ function targetLines() {
   const scaling = shapes.filter((s) => s.length >= 512).map((s) => {
     const r = results.get(shapeName(s));
     return r?.['ours-1']?.status === 'ok' && r?.['ours-2']?.status === 'ok'
-      ? { s, x: r['ours-1'].medianMs / r['ours-2'].medianMs } : null;
+      ? { s, x: r['ours-1'].medianMs / r['ours-2'].medianMs, load: r['ours-2'].otherLoad } : null;
   }).filter(Boolean);
   if (scaling.length) {
     const all = scaling.every((t) => t.x >= 1.8);
     lines.push(`- Two threads ≥ 1.8× our single thread at T ≥ 512: ${all ? 'met' : 'missed'} (` +
-      scaling.map((t) => `${shapeName(t.s)} ${fmtX(t.x)}`).join(', ') + ')');
+      scaling.map((t) => `${shapeName(t.s)} ${fmtX(t.x)}${t.load == null ? '' : ` (other load ${t.load.toFixed(2)})`}`)
+        .join(', ') + ')');
   }
   if (memoryCheck?.status === 'ok') {
     lines.push(`- (1,1,16384,64) under 64 MiB of wasm memory: ${memoryCheck.wasmBytes < MIB64 ? 'met' : 'missed'} ` +

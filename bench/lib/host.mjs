@@ -6,6 +6,7 @@
 // workerData: { peer, config, shape, variant, seed, policy, reference?, returnOutput? }
 // posts: { status: 'ok' | 'n/a' | 'mismatch' | 'error', ... }
 import { parentPort, workerData } from 'node:worker_threads';
+import { startOtherLoad } from './load.mjs';
 import { installWasmMemoryTracker, startPeakRss, trackedWasmBytes } from './memory.mjs';
 import { makeInputs } from './shapes.mjs';
 import { measure } from './timing.mjs';
@@ -52,8 +53,10 @@ async function main() {
     result.maxAbsDiff = diff;
     if (!(diff <= TOLERANCE)) return { ...result, status: 'mismatch' };
   }
+  const otherLoad = startOtherLoad();
   const stats = await measure(() => prepared.run(), policy);
   Object.assign(result, stats, {
+    otherLoad: otherLoad(),
     status: 'ok',
     wasmBytes: impl.memoryBytes?.() ?? trackedWasmBytes(),
     wasmBytesTracked: trackedWasmBytes(),
