@@ -320,8 +320,9 @@ const fixedNotes = [
     'process-wide instance; a fresh worker also makes the memory numbers per case).',
   'wasm SIMD128 limit: bench/lib/simd-limit.mjs assembles a module whose loop does acc = acc·m + c ' +
     '(f32x4.mul, f32x4.add) on N independent accumulators; with few accumulators it is latency-bound ' +
-    '(4 → about 20, 8 → about 39 GFLOP/s here, the range TOOLCHAIN.md quotes as 27–31), with 12 it is ' +
-    'throughput-bound. The 2-thread figure runs it in two worker threads at once.',
+    `(here ${Object.entries(simdStart.byChains).map(([n, g]) => `${n} → ${g.toFixed(0)}`).join(', ')} GFLOP/s; ` +
+    'TOOLCHAIN.md\'s 27–31 GFLOP/s is in the latency-bound range; 16 spills registers), with enough accumulators it is bound by ' +
+    'throughput, which is the limit used. The 2-thread figure runs it in two worker threads at once.',
   'GFLOP/s: causal FLOPs 4·B·H·D·T(T+1)/2 for attention (the module row adds 2·B·T·d_in·d_out per ' +
     'projection, 4 projections) divided by the median time, whatever the implementation actually computes ' +
     '(the MatMul graphs and tfjs compute the full T×T scores). % SIMD limit: of the 1-thread limit for ' +
