@@ -9,10 +9,10 @@ export function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** Default policy: at least 3 warm-up runs and 0.3 s, then 5-21 timed runs in about 2 s. */
+/** Default policy: at least 3 warm-up runs and 1 s, then 5-21 timed runs in about 2 s. */
 export const DEFAULT_POLICY = {
   warmupRuns: 3,
-  warmupMs: 300,
+  warmupMs: 1000,
   budgetMs: 2000,
   minRuns: 5,
   maxRuns: 21,
