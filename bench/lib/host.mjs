@@ -1,15 +1,19 @@
-// Worker thread that runs one case: one implementation, thread count, shape
+// Worker thread holding one case: one implementation, thread count, shape
 // and variant. A fresh worker per case keeps each library's process-wide
 // state (onnxruntime-web's thread count, tfjs's backend) apart, and its wasm
-// memory size is that case's own peak.
+// memory size is that case's own peak. The main thread drives it run by run
+// (bench/lib/runner.mjs), so that cases can be interleaved in time.
 //
-// workerData: { peer, config, shape, variant, seed, policy, reference?, returnOutput? }
-// posts: { status: 'ok' | 'n/a' | 'mismatch' | 'error', ... }
-import { parentPort, workerData } from 'node:worker_threads';
-import { startOtherLoad } from './load.mjs';
+// Messages (one at a time):
+//   open  { peer, config, shape, variant, seed, policy, reference?, returnOutput? }
+//         → create, prepare, first run checked against the reference, warm-up
+//         → { status: 'ready' | 'n/a' | 'mismatch' | 'error', ... }
+//   run   { count } → { samples: ms[] }
+//   close {} → { wasmBytes }  (then the worker is terminated)
+import { parentPort } from 'node:worker_threads';
 import { installWasmMemoryTracker, startPeakRss, trackedWasmBytes } from './memory.mjs';
 import { makeInputs } from './shapes.mjs';
-import { measure } from './timing.mjs';
+import { now, warmUp } from './timing.mjs';
 import { Unavailable } from './unavailable.mjs';
 
 installWasmMemoryTracker(); // before any library compiles its wasm
@@ -26,10 +30,11 @@ function maxAbsDiff(a, b) {
   return m;
 }
 
-async function main() {
-  const { peer: peerPath, config, shape, variant, seed, policy, reference, returnOutput } = workerData;
-  const mod = await import(peerPath);
-  let impl;
+let impl;
+let prepared;
+
+async function open({ peer, config, shape, variant, seed, policy, reference, returnOutput }) {
+  const mod = await import(peer);
   try {
     impl = await mod.create(config);
   } catch (e) {
@@ -37,8 +42,9 @@ async function main() {
     throw e;
   }
   const inputs = makeInputs(shape, seed);
+  // Peak RSS from here to the end of the warm-up: the other cases' workers
+  // are idle meanwhile, and later runs reuse what the warm-up touched.
   const peak = startPeakRss();
-  let prepared;
   try {
     prepared = await impl.prepare(variant, shape, inputs);
   } catch (e) {
@@ -49,26 +55,41 @@ async function main() {
   // Correctness before timing: the first output against ours.
   const first = await prepared.run();
   if (reference) {
-    const diff = maxAbsDiff(first, new Float32Array(reference));
-    result.maxAbsDiff = diff;
-    if (!(diff <= TOLERANCE)) return { ...result, status: 'mismatch' };
+    result.maxAbsDiff = maxAbsDiff(first, new Float32Array(reference));
+    if (!(result.maxAbsDiff <= TOLERANCE)) return { ...result, status: 'mismatch' };
   }
-  const otherLoad = startOtherLoad();
-  const stats = await measure(() => prepared.run(), policy);
-  Object.assign(result, stats, {
-    otherLoad: otherLoad(),
-    status: 'ok',
-    wasmBytes: impl.memoryBytes?.() ?? trackedWasmBytes(),
-    wasmBytesTracked: trackedWasmBytes(),
-    peakRssDelta: peak(),
-  });
-  if (returnOutput) result.output = first.buffer.byteLength === first.byteLength ? first.buffer : first.slice().buffer;
-  await prepared.release?.();
-  await impl.dispose?.();
+  if (returnOutput) result.output = first.slice().buffer;
+  Object.assign(result, await warmUp(() => prepared.run(), policy));
+  result.peakRssDelta = peak();
+  result.status = 'ready';
   return result;
 }
 
-main().then(
-  (r) => parentPort.postMessage(r, r.output ? [r.output] : []),
-  (e) => parentPort.postMessage({ status: 'error', reason: String(e?.message ?? e).split('\n')[0] }),
-);
+async function run({ count }) {
+  const samples = [];
+  for (let i = 0; i < count; ++i) {
+    const t0 = now();
+    await prepared.run();
+    samples.push(now() - t0);
+  }
+  return { samples };
+}
+
+async function close() {
+  const wasmBytes = impl?.memoryBytes?.() ?? trackedWasmBytes();
+  await prepared?.release?.();
+  await impl?.dispose?.();
+  return { wasmBytes };
+}
+
+const handlers = { open, run, close };
+
+parentPort.on('message', async (msg) => {
+  let reply;
+  try {
+    reply = await handlers[msg.op](msg);
+  } catch (e) {
+    reply = { status: 'error', reason: String(e?.message ?? e).split('\n')[0] };
+  }
+  parentPort.postMessage(reply, reply.output ? [reply.output] : []);
+});

@@ -13,7 +13,11 @@ function systemBusyMs() {
   return (user + nice + system + irq + softirq + steal) * TICK_MS;
 }
 
-/** Starts a window; the returned function gives other processes' average CPU use in cores (null if unknown). */
+/**
+ * Starts a window; the returned function gives other processes' average CPU
+ * use in cores, or null when unknown or when the window was too short for
+ * /proc/stat's 10 ms ticks (under half a second).
+ */
 export function startOtherLoad() {
   try {
     const t0 = performance.now();
@@ -23,7 +27,7 @@ export function startOtherLoad() {
       const wall = performance.now() - t0;
       const own = process.cpuUsage(own0);
       const others = systemBusyMs() - busy0 - (own.user + own.system) / 1000;
-      return wall > 0 ? Math.max(0, others / wall) : null;
+      return wall >= 500 ? Math.max(0, others / wall) : null;
     };
   } catch {
     return () => null;

@@ -1,5 +1,5 @@
-// Timing helpers shared by every implementation: warm-up, then the median of
-// repeated runs. Nothing here asserts on time.
+// Timing helpers shared by every implementation: warm-up, a run count, the
+// median. Nothing here asserts on time.
 
 export const now = () => performance.now();
 
@@ -9,53 +9,52 @@ export function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** Default policy: at least 3 warm-up runs and 1 s, then 5-21 timed runs in about 2 s. */
+/**
+ * Default policy: at least 3 warm-up runs and 1 s (V8 starts wasm in its
+ * baseline tier, and every pthread worker tiers up on its own), then 5-21
+ * timed runs in about 2 s. Runs slower than 1 s: 2 warm-ups, at least 3 runs.
+ */
 export const DEFAULT_POLICY = {
   warmupRuns: 3,
   warmupMs: 1000,
   budgetMs: 2000,
   minRuns: 5,
   maxRuns: 21,
-  // Runs slower than this get fewer warm-ups/repeats (a big shape at several
-  // seconds a run is already well past V8's tier-up after two runs).
   slowRunMs: 1000,
   slowWarmupRuns: 2,
   slowMinRuns: 3,
 };
 
-/**
- * Warms `run` up (V8 starts wasm in its baseline tier; first calls are
- * several times slower), then times an odd number of runs and returns the
- * median. `run` may return a promise; it is awaited inside the timed region.
- */
-export async function measure(run, policy = DEFAULT_POLICY) {
+/** Runs `run` until warm; resolves to the run count and an estimate of one run's time. */
+export async function warmUp(run, policy = DEFAULT_POLICY) {
   const p = { ...DEFAULT_POLICY, ...policy };
-  const warm = [];
+  const times = [];
   const start = now();
   for (;;) {
     const t0 = now();
     await run();
-    warm.push(now() - t0);
-    const slow = median(warm) > p.slowRunMs;
+    times.push(now() - t0);
+    const slow = median(times) > p.slowRunMs;
     const runsNeeded = slow ? p.slowWarmupRuns : p.warmupRuns;
-    if (warm.length >= runsNeeded && (slow || now() - start >= p.warmupMs)) break;
+    if (times.length >= runsNeeded && (slow || now() - start >= p.warmupMs)) break;
   }
-  const estimate = median(warm.slice(-3));
-  const minRuns = estimate > p.slowRunMs ? p.slowMinRuns : p.minRuns;
-  let runs = Math.max(minRuns, Math.min(p.maxRuns, Math.ceil(p.budgetMs / Math.max(estimate, 1e-3))));
-  if (runs % 2 === 0) runs += 1; // odd: the median is one measured run
-  const samples = [];
-  for (let i = 0; i < runs; ++i) {
-    const t0 = now();
-    await run();
-    samples.push(now() - t0);
-  }
-  return {
-    medianMs: median(samples),
-    minMs: Math.min(...samples),
-    runs,
-    warmupRuns: warm.length,
-  };
+  return { warmupRuns: times.length, estimateMs: median(times.slice(-3)) };
+}
+
+/**
+ * How many timed runs (odd, so the median is one measured run) fit the
+ * budget when one round costs `roundMs`; `slowestMs` picks the slow policy.
+ */
+export function planRuns(roundMs, slowestMs, policy = DEFAULT_POLICY) {
+  const p = { ...DEFAULT_POLICY, ...policy };
+  const minRuns = slowestMs > p.slowRunMs ? p.slowMinRuns : p.minRuns;
+  let runs = Math.max(minRuns, Math.min(p.maxRuns, Math.ceil(p.budgetMs / Math.max(roundMs, 1e-3))));
+  if (runs % 2 === 0) runs += 1;
+  return runs;
+}
+
+export function summarize(samples) {
+  return { medianMs: median(samples), minMs: Math.min(...samples), runs: samples.length };
 }
 
 export const gflops = (flopCount, ms) => flopCount / (ms * 1e6);
