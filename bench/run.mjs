@@ -23,6 +23,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
 import { renderReport, renderResultsMd } from './lib/report.mjs';
@@ -32,7 +33,6 @@ import {
 } from './lib/shapes.mjs';
 import { measureSimdLimit, measureSimdLimitThreads } from './lib/simd-limit.mjs';
 import { gflops, median } from './lib/timing.mjs';
-import { fmtMs } from './lib/format.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);

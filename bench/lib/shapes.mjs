@@ -47,13 +47,6 @@ export function flops(s) {
   return attentionFlops(s);
 }
 
-/** Bytes of one [B, H, T, D] tensor. */
-export function tensorBytes(s) {
-  return s.kind === 'mha'
-    ? 4 * s.batch * s.length * s.dIn
-    : 4 * s.batch * s.heads * s.length * s.headDim;
-}
-
 // Mulberry32: a tiny seeded generator, so every worker can rebuild the same
 // inputs instead of receiving them.
 function mulberry32(seed) {
@@ -78,10 +71,10 @@ function uniform(n, random) {
  * attention; x for the module.
  */
 export function makeInputs(s, seed = 1234) {
-  const random = mulberry32(seed);
-  if (s.kind === 'mha') return { x: uniform(s.batch * s.length * s.dIn, random) };
+  const next = makeUniform(seed);
+  if (s.kind === 'mha') return { x: next(s.batch * s.length * s.dIn) };
   const n = s.batch * s.heads * s.length * s.headDim;
-  return { q: uniform(n, random), k: uniform(n, random), v: uniform(n, random) };
+  return { q: next(n), k: next(n), v: next(n) };
 }
 
 /** A seeded source of uniform [-1, 1) Float32Arrays: makeUniform(seed)(n). */
