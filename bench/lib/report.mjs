@@ -1,0 +1,337 @@
+// Turns the results object of bench/run.mjs (also saved as
+// bench/out/results.json) into the printed report and bench/RESULTS.md.
+import {
+  fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
+} from './format.mjs';
+import { machineLines } from './machine.mjs';
+import { flops, shapeName } from './shapes.mjs';
+import { gflops } from './timing.mjs';
+
+const MIB64 = 64 * 2 ** 20;
+
+const SHORT = {
+  'MatMul graph': 'MatMul graph',
+  'ONNX Attention op': 'ONNX Attention(23)',
+  'com.microsoft MultiHeadAttention': 'MS MultiHeadAttention',
+  graph: 'MatMul graph',
+};
+const short = (v) => SHORT[v] ?? v ?? '';
+
+/** Library error texts carry build paths and codes; keep what says what happened. */
+function cleanReason(text) {
+  return String(text)
+    .replace(/failed to call OrtRun\(\)\. ERROR_CODE: \d+, ERROR_MESSAGE: /, 'OrtRun failed: ')
+    .replace(/\/\S*\/onnxruntime\//g, 'onnxruntime/');
+}
+
+function simdLimit(results, threads) {
+  return threads >= 2 ? results.simd.limit2 : results.simd.limit1;
+}
+
+function simdLine(results) {
+  const s = results.simd;
+  return 'wasm SIMD128 limit (measured, see note 2): ' +
+    `${s.limit1.toFixed(1)} GFLOP/s on 1 thread, ${s.limit2.toFixed(1)} GFLOP/s on 2 threads together ` +
+    `(higher of start ${s.start.gflops.toFixed(1)} / ${s.start2.toFixed(1)} and end ` +
+    `${s.end.gflops.toFixed(1)} / ${s.end2.toFixed(1)})`;
+}
+
+/** Everything but the native table: rows, numbered notes. */
+function wasmSection(results) {
+  const notes = [];
+  const note = (text) => {
+    let i = notes.indexOf(text);
+    if (i < 0) i = notes.push(text) - 1;
+    return `[n${i + 1}]`;
+  };
+
+  const statusCell = (r) => {
+    if (r.status === 'skipped') return `skipped (est. ${fmtSeconds(r.estimateMs)})`;
+    if (r.status === 'mismatch') return `mismatch (max |Δ| ${r.maxAbsDiff?.toExponential(1)})`;
+    if (r.status === 'n/a') return `n/a ${note(cleanReason(r.reason))}`;
+    return `error ${note(cleanReason(r.reason))}`;
+  };
+
+  const howCell = (config, r) => {
+    if (config.peer === 'ours') {
+      const s = r.scaling;
+      if (s && r.status === 'ok') {
+        return `${s.median.toFixed(2)}× over ours single` +
+          (s.sessions > 1 ? ` (median of ${s.sessions} sessions, ${s.min.toFixed(2)}–${s.max.toFixed(2)})` : '');
+      }
+      return r.variant === 'MultiHeadAttention' ? 'MultiHeadAttention.forward' : 'attention()';
+    }
+    const tried = r.tried ?? [];
+    if (tried.length <= 1) return short(r.variant);
+    const others = tried.filter((t) => t.variant !== r.variant).map((t) => {
+      if (t.status === 'ok') return `${short(t.variant)} ${fmtMs(t.medianMs)}`;
+      if (t.status === 'skipped') return `${short(t.variant)} skipped (est. ${fmtSeconds(t.estimateMs)})`;
+      if (t.status === 'mismatch') return `${short(t.variant)} mismatch`;
+      return `${short(t.variant)} ${t.status}${t.reason ? ` ${note(cleanReason(t.reason))}` : ''}`;
+    });
+    return `${short(r.variant)} (vs ${others.join(', ')})`;
+  };
+
+  const rowCells = (config, r, shape, shapeLabel = shapeName(shape)) => {
+    const label = config.peer === 'ours' ? `ours (${config.threads === 1 ? 'single' : 'threads'})` : config.name;
+    const head = [shapeLabel, label, String(r.threads ?? config.threads)];
+    if (r.status !== 'ok') return [...head, howCell(config, r), statusCell(r), '', '', '', '', '', '', '', ''];
+    const rate = gflops(flops(shape), r.medianMs);
+    const ours = config.peer === 'ours';
+    return [
+      ...head,
+      howCell(config, r),
+      fmtMs(r.medianMs),
+      String(r.runs),
+      fmtRate(rate),
+      fmtPct(rate / simdLimit(results, r.threads ?? config.threads)),
+      ours ? '—' : fmtX(r.vsOurs1),
+      ours ? '—' : fmtX(r.vsOurs2),
+      r.wasmBytes == null ? '— (JS)' : fmtBytes(r.wasmBytes),
+      fmtBytes(r.peakRssDelta),
+      r.otherLoad == null ? '—' : r.otherLoad.toFixed(2),
+    ];
+  };
+
+  const rows = [];
+  const addShape = (entry, label) => {
+    if (!entry) return;
+    for (const config of results.configs) {
+      const r = entry.rows[config.key];
+      if (r) rows.push(rowCells(config, r, entry.shape, label));
+    }
+  };
+  for (const entry of results.attention) addShape(entry);
+  addShape(results.module);
+  const mem = results.memoryCheck?.rows['ours-1'];
+  if (mem) {
+    const cells = rowCells(results.configs[0], mem, results.memoryCheck.shape,
+      `${shapeName(results.memoryCheck.shape)} memory check`);
+    if (mem.status === 'ok') cells[3] = `no weights; target < 64 MiB: ${mem.wasmBytes < MIB64 ? 'met' : 'missed'}`;
+    rows.push(cells);
+  }
+
+  const p = results.policy;
+  const s = results.simd;
+  const fixed = [
+    `Time: median of the stated number of timed runs, after a warm-up of at least ${p.warmupRuns} runs ` +
+      `and ${p.warmupMs} ms (V8 starts wasm in its baseline tier, and every pthread worker tiers up on its ` +
+      'own; runs slower than 1 s: 2 warm-ups, at least 3 runs). Each run includes copying q, k, v in and ' +
+      'the output out (ours writes into a preallocated `out` array, the API\'s hot-path form; the peers ' +
+      'return new arrays). Each (implementation, threads, shape, variant) lives in its own worker thread of ' +
+      'this one Node process; per shape, ours single and ours threads stay open and every peer is timed ' +
+      'interleaved with them, one run each in turn, so that a speed-up compares runs taken under the same ' +
+      'machine load. Ours\' own rows come from a session of the two alone.',
+    'wasm SIMD128 limit: bench/lib/simd-limit.mjs assembles a module whose loop does acc = acc·m + c ' +
+      `(f32x4.mul, f32x4.add) on N independent accumulators: here ${Object.entries(s.start.byChains)
+        .map(([n, g]) => `${n} → ${g.toFixed(0)}`).join(', ')} GFLOP/s at the start. Few accumulators are ` +
+      'latency-bound (TOOLCHAIN.md\'s 27–31 GFLOP/s is in that range), 16 spill registers; the best is the ' +
+      `throughput limit (${s.chains} accumulators). The 2-thread figure runs it in two worker threads at once.`,
+    'GFLOP/s: causal FLOPs 4·B·H·D·T(T+1)/2 for attention (the module row adds 2·B·T·d_in·d_out for each ' +
+      'of the 4 projections) over the median time, whatever an implementation computes (the MatMul graphs ' +
+      'and tfjs compute all T×T scores). % SIMD limit: of the 1-thread limit for 1-thread rows, of the ' +
+      '2-thread limit for 2-thread rows.',
+    'Speed-up columns: peer median / ours median from the same interleaved session (>1: ours is faster). ' +
+      'The scaling of ours threads over ours single is the median over every session of the shape. ' +
+      'Correctness: every output is compared with ours single\'s before timing (max |Δ| ≤ 1e-3, else ' +
+      '"mismatch", not timed).',
+    'wasm memory: ours = `memoryBytes` after its runs; peers = the size of every WebAssembly.Memory the ' +
+      'library created in its worker (wasm memory never shrinks, so this is the peak). peak RSS Δ: growth ' +
+      'of the process\'s peak resident memory (VmHWM after resetting it via /proc/self/clear_refs) from ' +
+      'just before the prepare/session step to the end of the warm-up, while the other cases\' workers ' +
+      'are idle: JS-side arrays, onnxruntime\'s model copies and V8 garbage included; indicative only.',
+    'onnxruntime-web: three graphs written in bench/lib/onnx.mjs as protobuf bytes: "MatMul graph" = ' +
+      'Transpose(K) → MatMul → Mul(scale) → Add(mask, −inf above the diagonal) → Softmax → MatMul(V); ' +
+      '"ONNX Attention(23)" = the ONNX Attention op with is_causal=1 on [B,H,T,D]; "MS MultiHeadAttention" = ' +
+      'com.microsoft.MultiHeadAttention with unidirectional=1 (q, k, v transposed to [B,T,H·D] and back ' +
+      'inside the graph). The fastest is reported, the others listed. Threads via ort.env.wasm.numThreads ' +
+      '(the wasm backend ignores a session\'s intraOpNumThreads). The module row: x·W_q, x·W_k, x·W_v, ' +
+      'attention as the MatMul graph or the MS op, out_proj with bias.',
+    'tfjs-backend-wasm (SIMD build): "per-head 2-D" = per (b, h) matMul(Q·scale, transpose(K)) + mask → ' +
+      'softmax → matMul(·, V), which runs on XNNPACK; "batched 3-D" = the same on [B·H,T,D] with ' +
+      'matMul(Q, K, false, true) (the backend\'s batched/transposed path, much slower; not run where the ' +
+      '[B·H,T,T] scores exceed 512 MiB).',
+    'ruvector-attention-wasm: its functions take one query and JS arrays of key/value vectors, with no ' +
+      'mask option; causal attention is expressed by calling scaled_dot_attention per query with ' +
+      'keys[0..i] (B·H·T calls; the marshalling of the arrays dominates). Its .wasm has no SIMD ' +
+      'instructions (wasm-dis) and no threads, hence no 2-thread row.',
+    `Skips: a peer is skipped on a shape when its rate on the previous (smaller) shape predicts more than ` +
+      `${fmtSeconds(results.capMs)} per run.`,
+    'other load: CPU time of other processes during the timed runs, in cores (/proc/stat busy time minus ' +
+      'this process\'s CPU time, over the wall time). It cannot see contention outside this VM (the SIMD ' +
+      'limit measured at the start and at the end shows that).',
+  ];
+  const refs = (text) => text.replace(/\[n(\d+)\]/g, (_, n) => `[${Number(n) + fixed.length}]`);
+  const headers = ['shape [B,H,T,D]', 'implementation', 'thr', 'how (fastest variant; others in ms)',
+    'ms (median)', 'runs', 'GFLOP/s', '% SIMD limit', 'ours 1T speed-up', 'ours 2T speed-up',
+    'wasm memory', 'peak RSS Δ', 'other load'];
+  const align = ['l', 'l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
+  return {
+    table: refs(table(headers, rows, align)),
+    notes: [...fixed, ...notes.map(refs)],
+  };
+}
+
+function nativeSection(results) {
+  const n = results.native;
+  if (!n) return null;
+  if (n.error) return { table: `native benchmark failed: ${n.error}`, notes: [], ratios: [] };
+  const targets = [...new Set(n.shapes.flatMap((s) => s.results.map((r) => r.target)))];
+  // AVX2 is the issue's target; AVX-512 (Highway's AVX3) where the machine has
+  // it, as onnxruntime's MLAS uses it too.
+  const compared = ['AVX2', 'AVX3'].filter((t) => targets.includes(t));
+  const ratios = [];
+  const rows = n.shapes.map(({ key, shape, results: native, ort }) => {
+    const cells = [key];
+    const byTarget = Object.fromEntries(native.map((r) => [r.target, r]));
+    for (const t of targets) {
+      const r = byTarget[t];
+      cells.push(!r ? '—' : r.error ? `error: ${r.error}` : `${fmtMs(r.ms)} (${fmtRate(gflops(flops(shape), r.ms))})`);
+    }
+    if (!ort) {
+      cells.push('—', ...compared.map(() => '—'));
+    } else if (ort.status !== 'ok') {
+      cells.push(`${ort.status}: ${cleanReason(ort.reason ?? '')}`.slice(0, 80), ...compared.map(() => '—'));
+    } else {
+      cells.push(`${fmtMs(ort.medianMs)} (${fmtRate(gflops(flops(shape), ort.medianMs))}) ${short(ort.variant)}`);
+      for (const t of compared) {
+        const ratio = byTarget[t] ? ort.medianMs / byTarget[t].ms : NaN;
+        if (t === 'AVX2' && byTarget[t]) ratios.push({ key, ratio });
+        cells.push(fmtX(ratio));
+      }
+    }
+    return cells;
+  });
+  return {
+    table: table(
+      ['shape [B,H,T,D]', ...targets.map((t) => `${t === 'AVX3' ? 'AVX3 (AVX-512)' : t} ms (GFLOP/s)`),
+        'onnxruntime-node 1T ms (GFLOP/s), graph', ...compared.map((t) => `${t} speed-up over onnxruntime-node`)],
+      rows,
+      ['l', ...targets.map(() => 'r'), 'r', ...compared.map(() => 'r')],
+    ),
+    notes: [
+      `build/native/native_bench ${n.args.join(' ')} --benchmark_filter=/<shape>$ ` +
+        '(bench/native/attention_bench.cc), one shape at a time: single thread, causal, no weights unless ' +
+        'stated; median of the repetitions, real time. One column per Highway target compiled and ' +
+        'supported here (dispatch forced per target).',
+      'onnxruntime-node: CPU execution provider, intraOpNumThreads 1, interOpNumThreads 1, sequential, ' +
+        'graph optimisation "all"; the fastest of the same three graphs as onnxruntime-web, checked against ' +
+        'ours and timed like the wasm table right after the native benchmark of the same shape, so its ' +
+        'time includes the N-API copies in and out, which the native benchmark does not have. Its MLAS ' +
+        'kernels use AVX-512 where the CPU has it.',
+    ],
+    ratios,
+  };
+}
+
+function targetLines(results, nativeRatios) {
+  const lines = [];
+  const at = (name) => results.attention.find((e) => shapeName(e.shape) === name)?.rows;
+  const r1024 = at('(1,12,1024,64)');
+  const o1 = r1024?.['ours-1'];
+  const w1 = r1024?.['ort-web-1'];
+  if (o1?.status === 'ok' && w1?.status === 'ok') {
+    const x = w1.vsOurs1;
+    lines.push(`- Single thread at (1,12,1024,64) ≥ 3× onnxruntime-web single-thread: ${x >= 3 ? 'met' : 'missed'} ` +
+      `(${fmtX(x)}: onnxruntime-web ${fmtMs(w1.medianMs)} ms with ${short(w1.variant)}, ours ` +
+      `${fmtMs(w1.ours1Ms)} ms in the same session)`);
+  } else {
+    lines.push('- Single thread at (1,12,1024,64) ≥ 3× onnxruntime-web single-thread: not measured in this run');
+  }
+  if (o1?.status === 'ok') {
+    const rate = gflops(flops({ kind: 'attention', batch: 1, heads: 12, length: 1024, headDim: 64 }), o1.medianMs);
+    const f = rate / results.simd.limit1;
+    lines.push(`- Single thread at (1,12,1024,64) ≥ 60% of the wasm SIMD limit: ${f >= 0.6 ? 'met' : 'missed'} ` +
+      `(${fmtRate(rate)} GFLOP/s = ${fmtPct(f)} of ${results.simd.limit1.toFixed(1)} GFLOP/s measured here)`);
+  }
+  const scaling = results.attention.filter((e) => e.shape.length >= 512 && e.rows['ours-2']?.scaling)
+    .map((e) => ({ name: shapeName(e.shape), s: e.rows['ours-2'].scaling }));
+  if (scaling.length) {
+    const all = scaling.every((t) => t.s.median >= 1.8);
+    lines.push(`- Two threads ≥ 1.8× our single thread at T ≥ 512: ${all ? 'met' : 'missed'} (` +
+      scaling.map((t) => `${t.name} ${fmtX(t.s.median)}`).join(', ') + '; medians over each shape\'s sessions)');
+  }
+  const mem = results.memoryCheck?.rows['ours-1'];
+  if (mem?.status === 'ok') {
+    lines.push(`- (1,1,16384,64) under 64 MiB of wasm memory: ${mem.wasmBytes < MIB64 ? 'met' : 'missed'} ` +
+      `(${fmtBytes(mem.wasmBytes)})`);
+  }
+  if (nativeRatios?.length) {
+    const all = nativeRatios.every((t) => t.ratio > 1);
+    lines.push(`- Native AVX2 faster than onnxruntime-node single-thread on the same shapes: ${all ? 'met' : 'missed'} (` +
+      nativeRatios.map((t) => `${t.key} ${fmtX(t.ratio)}`).join(', ') + ')');
+  }
+  return lines;
+}
+
+const numbered = (list) => list.map((n, i) => `${i + 1}. ${n}`).join('\n');
+
+function headerLines(results) {
+  return [
+    ...machineLines(results.machine),
+    `Load average at the end: ${results.loadAtEnd.map((x) => x.toFixed(2)).join(' ')}.`,
+    simdLine(results),
+  ];
+}
+
+/** The text printed by `npm run bench`. */
+export function renderReport(results) {
+  const wasm = wasmSection(results);
+  const native = nativeSection(results);
+  return [
+    ...headerLines(results),
+    '',
+    `Causal float32 attention in wasm, Node ${results.machine.node}, shapes [B, H, T, D]:`,
+    '',
+    wasm.table,
+    '',
+    numbered(wasm.notes),
+    '',
+    'Targets (issue 4):',
+    ...targetLines(results, native?.ratios),
+    ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
+      native.table, '', numbered(native.notes)] : []),
+    '',
+    `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
+  ].join('\n');
+}
+
+/** bench/RESULTS.md after a full run. */
+export function renderResultsMd(results) {
+  const wasm = wasmSection(results);
+  const native = nativeSection(results);
+  const minutes = ((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1);
+  return [
+    '# Benchmark results',
+    '',
+    `Full run of \`npm run bench\`, started ${new Date(results.started).toISOString()}, finished ` +
+      `${new Date(results.finished).toISOString()} (${minutes} min); written by bench/run.mjs. The machine ` +
+      'is shared (2 vCPUs, other developers compiling): peers are timed interleaved with ours so the ' +
+      'speed-ups hold up better than the absolute times, which move by 10–50 % from run to run.',
+    '',
+    ...headerLines(results).map((l) => `- ${l}`),
+    '',
+    `## Causal attention in wasm (Node ${results.machine.node}), shapes [B, H, T, D]`,
+    '',
+    wasm.table,
+    '',
+    numbered(wasm.notes),
+    '',
+    '## Targets of issue 4',
+    '',
+    ...targetLines(results, native?.ratios),
+    ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
+      native.table, '', numbered(native.notes)] : []),
+    '',
+    '## Reproduce',
+    '',
+    '```sh',
+    'npm run bench                   # set-up, native + wasm builds, then node bench/run.mjs (about 10 min)',
+    'node bench/run.mjs --quick      # sanity run: small shapes, short budgets; leaves this file alone',
+    'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
+    '```',
+    '',
+    'The raw numbers of the latest run are in bench/out/results.json (not committed).',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,141 @@
+// Measures the wasm SIMD128 mul+add throughput of this machine and Node: a
+// hand-assembled module (bytes below, no toolchain) whose loop updates N
+// independent f32x4 accumulators, acc = acc · m + c (f32x4.mul then
+// f32x4.add: 8 FLOPs per accumulator and iteration). With enough
+// independent chains it is bound by throughput, not latency; the best N
+// is the limit. The same ops our kernels and every peer's wasm are made of.
+//
+//   (func (export "kernel") (param $n i32) (result f32)
+//     (local $acc0..$accN-1 v128) (local $m v128) (local $c v128)
+//     m = splat 0.999; c = splat 0.001
+//     loop: for each acc: acc = f32x4.add(f32x4.mul(acc, m), c)
+//           n -= 1; br_if n != 0
+//     return lane 0 of Σ acc)
+
+const leb = (n) => {
+  const out = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+};
+const section = (id, bytes) => [id, ...leb(bytes.length), ...bytes];
+const vector = (items) => [...leb(items.length), ...items.flat()];
+const f32x4Const = (x) => {
+  const b = new Uint8Array(16);
+  const dv = new DataView(b.buffer);
+  for (let i = 0; i < 4; ++i) dv.setFloat32(i * 4, x, true);
+  return [0xfd, 0x0c, ...b];
+};
+
+const I32 = 0x7f;
+const F32 = 0x7d;
+const V128 = 0x7b;
+const GET = 0x20;
+const SET = 0x21;
+const TEE = 0x22;
+const F32X4_ADD = [0xfd, ...leb(0xe4)];
+const F32X4_MUL = [0xfd, ...leb(0xe6)];
+const F32X4_EXTRACT_LANE = [0xfd, 0x1f];
+
+/** The module bytes for `chains` accumulators. */
+export function simdKernelBytes(chains) {
+  const n = 0;
+  const acc = (i) => 1 + i;
+  const m = 1 + chains;
+  const c = 2 + chains;
+  const body = [];
+  body.push(...f32x4Const(0.999), SET, ...leb(m));
+  body.push(...f32x4Const(0.001), SET, ...leb(c));
+  body.push(0x03, 0x40); // loop (no result)
+  for (let i = 0; i < chains; ++i) {
+    body.push(GET, ...leb(acc(i)), GET, ...leb(m), ...F32X4_MUL, GET, ...leb(c), ...F32X4_ADD,
+      SET, ...leb(acc(i)));
+  }
+  body.push(GET, n, 0x41, 1, 0x6b, TEE, n, 0x0d, 0); // n = n - 1; br_if 0
+  body.push(0x0b); // end loop
+  body.push(GET, ...leb(acc(0)));
+  for (let i = 1; i < chains; ++i) body.push(GET, ...leb(acc(i)), ...F32X4_ADD);
+  body.push(...F32X4_EXTRACT_LANE, 0);
+  body.push(0x0b); // end function
+  const locals = vector([[...leb(chains + 2), V128]]);
+  const func = [...locals, ...body];
+  return Uint8Array.from([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, vector([[0x60, 1, I32, 1, F32]])), // type: (i32) -> f32
+    ...section(3, vector([[0]])), // function 0 has type 0
+    ...section(7, vector([[...leb(6), ...new TextEncoder().encode('kernel'), 0x00, 0]])),
+    ...section(10, vector([[...leb(func.length), ...func]])),
+  ]);
+}
+
+/**
+ * GFLOP/s of the kernel in this thread: warm-up calls (to reach V8's
+ * optimising tier), then the median of `repeats` calls of about `callMs`.
+ */
+export function measureSimdKernel(chains, { callMs = 40, repeats = 7 } = {}) {
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(simdKernelBytes(chains)));
+  const kernel = instance.exports.kernel;
+  let iterations = 1000;
+  // Warm-up: many short calls, then grow the call until it lasts callMs.
+  for (let i = 0; i < 200; ++i) kernel(1000);
+  for (;;) {
+    const t0 = performance.now();
+    kernel(iterations);
+    const ms = performance.now() - t0;
+    if (ms >= callMs / 2) {
+      iterations = Math.max(1, Math.round((iterations * callMs) / ms));
+      break;
+    }
+    iterations *= 2;
+  }
+  const rates = [];
+  let sink = 0;
+  for (let r = 0; r < repeats; ++r) {
+    const t0 = performance.now();
+    sink += kernel(iterations);
+    const ms = performance.now() - t0;
+    rates.push((8 * chains * iterations) / (ms * 1e6));
+  }
+  if (!Number.isFinite(sink)) throw new Error('SIMD kernel produced a non-finite sum');
+  rates.sort((a, b) => a - b);
+  return rates[rates.length >> 1];
+}
+
+export const CHAIN_COUNTS = [4, 8, 12, 13, 16];
+
+/** The best GFLOP/s over the chain counts (single thread). */
+export function measureSimdLimit(options, chainCounts = CHAIN_COUNTS) {
+  const byChains = {};
+  for (const n of chainCounts) byChains[n] = measureSimdKernel(n, options);
+  const best = Math.max(...Object.values(byChains));
+  return { gflops: best, byChains };
+}
+
+/**
+ * Aggregate GFLOP/s of `threads` threads running the kernel at the same time
+ * (worker threads started together on a barrier): the limit for a build using
+ * that many threads.
+ */
+export async function measureSimdLimitThreads(threads, chains) {
+  const { Worker } = await import('node:worker_threads');
+  const barrier = new Int32Array(new SharedArrayBuffer(4));
+  const workers = [];
+  const results = [];
+  for (let i = 0; i < threads; ++i) {
+    const w = new Worker(new URL('./simd-limit-worker.mjs', import.meta.url), {
+      workerData: { chains, barrier: barrier.buffer, threads },
+    });
+    workers.push(w);
+    results.push(new Promise((resolve, reject) => {
+      w.once('message', resolve);
+      w.once('error', reject);
+    }));
+  }
+  const rates = await Promise.all(results);
+  await Promise.all(workers.map((w) => w.terminate()));
+  return rates.reduce((a, b) => a + b, 0);
+}

@@ -1,0 +1,60 @@
+// Timing helpers shared by every implementation: warm-up, a run count, the
+// median. Nothing here asserts on time.
+
+export const now = () => performance.now();
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * Default policy: at least 3 warm-up runs and 1 s (V8 starts wasm in its
+ * baseline tier, and every pthread worker tiers up on its own), then 5-21
+ * timed runs in about 2 s. Runs slower than 1 s: 2 warm-ups, at least 3 runs.
+ */
+export const DEFAULT_POLICY = {
+  warmupRuns: 3,
+  warmupMs: 1000,
+  budgetMs: 2000,
+  minRuns: 5,
+  maxRuns: 21,
+  slowRunMs: 1000,
+  slowWarmupRuns: 2,
+  slowMinRuns: 3,
+};
+
+/** Runs `run` until warm; resolves to the run count and an estimate of one run's time. */
+export async function warmUp(run, policy = DEFAULT_POLICY) {
+  const p = { ...DEFAULT_POLICY, ...policy };
+  const times = [];
+  const start = now();
+  for (;;) {
+    const t0 = now();
+    await run();
+    times.push(now() - t0);
+    const slow = median(times) > p.slowRunMs;
+    const runsNeeded = slow ? p.slowWarmupRuns : p.warmupRuns;
+    if (times.length >= runsNeeded && (slow || now() - start >= p.warmupMs)) break;
+  }
+  return { warmupRuns: times.length, estimateMs: median(times.slice(-3)) };
+}
+
+/**
+ * How many timed runs (odd, so the median is one measured run) fit the
+ * budget when one round costs `roundMs`; `slowestMs` picks the slow policy.
+ */
+export function planRuns(roundMs, slowestMs, policy = DEFAULT_POLICY) {
+  const p = { ...DEFAULT_POLICY, ...policy };
+  const minRuns = slowestMs > p.slowRunMs ? p.slowMinRuns : p.minRuns;
+  let runs = Math.max(minRuns, Math.min(p.maxRuns, Math.ceil(p.budgetMs / Math.max(roundMs, 1e-3))));
+  if (runs % 2 === 0) runs += 1;
+  return runs;
+}
+
+export function summarize(samples) {
+  return { medianMs: median(samples), minMs: Math.min(...samples), runs: samples.length };
+}
+
+export const gflops = (flopCount, ms) => flopCount / (ms * 1e6);
