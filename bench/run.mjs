@@ -247,15 +247,14 @@ for (const shape of runOrder) {
   attention.set(shapeName(shape), r);
 }
 
-// The book's MultiHeadAttention module: ours against onnxruntime-web. Ours
-// creates its own weights, so its output cannot be compared with
-// onnxruntime's; the onnxruntime variants (same weights) check each other.
+// The book's MultiHeadAttention module: ours against onnxruntime-web, with
+// the same weights (ours loads the graph's through loadStateDict), so the
+// outputs are compared as for attention.
 let module = null;
 if (!quick) {
   module = await runShape(MHA_SHAPE, {
     configs: CONFIGS.filter((c) => c.peer === 'ours' || c.peer === 'ort-web'),
     shapePolicy: slowPolicy,
-    compareWithOurs: false,
   });
   delete module.reference;
 }
@@ -282,11 +281,11 @@ if (!flag('no-native')) {
   native = { args: nativeArgs(nativeOptions), shapes: [] };
   try {
     for (const g of await listNativeShapes(binary)) {
-      const key = `${shapeName(g.shape)}${g.weights ? ' + weights' : ''}`;
+      const key = `${shapeName(g.shape)}${g.weights ? ' + weights' : ''}${g.threads > 1 ? ` on ${g.threads} threads` : ''}`;
       log(`  native_bench ${key}`);
       const nb = await runNativeShape(binary, g.suffix, nativeOptions);
       let ort = null;
-      if (!g.weights) {
+      if (!g.weights && g.threads === 1) {
         const config = { key: 'ort-node-1', peer: 'ort-node', threads: 1 };
         const tried = [];
         for (const variant of peerModules['ort-node'].variants(g.shape)) {
@@ -306,7 +305,7 @@ if (!flag('no-native')) {
         const ok = tried.filter((t) => t.status === 'ok').sort((a, b) => a.medianMs - b.medianMs);
         ort = { ...(ok[0] ?? tried[0]), tried };
       }
-      native.shapes.push({ key, shape: g.shape, weights: g.weights, results: nb.results, ort });
+      native.shapes.push({ key, shape: g.shape, weights: g.weights, threads: g.threads, results: nb.results, ort });
     }
   } catch (e) {
     native.error = e.message;

@@ -1,6 +1,6 @@
 // The native Google Benchmark (build/native/native_bench, written in
 // bench/native/attention_bench.cc): one benchmark per compiled Highway target
-// and shape, single thread. Run one shape at a time (so that a peer timed
+// and shape, single thread (one shape also on 2 threads). Run one shape at a time (so that a peer timed
 // right after it sees the same machine load) with a short min time and
 // repetitions; the median repetition's real time is reported.
 import { execFile } from 'node:child_process';
@@ -9,15 +9,16 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Parses "AVX2/B1_H12_T512_D64[_weights]". */
+/** Parses "AVX2/B1_H12_T512_D64[_weights|_threads2]". */
 export function parseName(name) {
-  const m = /^([^/]+)\/(B(\d+)_H(\d+)_T(\d+)_D(\d+)(_weights)?)$/.exec(name);
+  const m = /^([^/]+)\/(B(\d+)_H(\d+)_T(\d+)_D(\d+)(_weights)?(?:_threads(\d+))?)$/.exec(name);
   if (!m) return null;
   return {
     target: m[1],
     suffix: m[2],
     shape: { kind: 'attention', batch: +m[3], heads: +m[4], length: +m[5], headDim: +m[6] },
     weights: Boolean(m[7]),
+    threads: m[8] ? +m[8] : 1,
   };
 }
 
@@ -32,7 +33,9 @@ export async function listNativeShapes(binary) {
   const groups = new Map();
   for (const line of stdout.split('\n')) {
     const p = parseName(line.trim());
-    if (p && !groups.has(p.suffix)) groups.set(p.suffix, { suffix: p.suffix, shape: p.shape, weights: p.weights });
+    if (p && !groups.has(p.suffix)) {
+      groups.set(p.suffix, { suffix: p.suffix, shape: p.shape, weights: p.weights, threads: p.threads });
+    }
   }
   return [...groups.values()];
 }

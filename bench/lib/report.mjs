@@ -212,7 +212,8 @@ function nativeSection(results) {
     notes: [
       `build/native/native_bench ${n.args.join(' ')} --benchmark_filter=/<shape>$ ` +
         '(bench/native/attention_bench.cc), one shape at a time: single thread, causal, no weights unless ' +
-        'stated; median of the repetitions, real time. One column per Highway target compiled and ' +
+        'stated ("on 2 threads": the same thread pool and work split as the threaded wasm build, for its ' +
+        'scaling without V8); median of the repetitions, real time. One column per Highway target compiled and ' +
         'supported here (dispatch forced per target).',
       'onnxruntime-node: CPU execution provider, intraOpNumThreads 1, interOpNumThreads 1, sequential, ' +
         'graph optimisation "all"; the fastest of the same three graphs as onnxruntime-web, checked against ' +

@@ -1,5 +1,5 @@
 // Native Google Benchmark of Attention per compiled SIMD target, single
-// thread, causal, no weights (and one run with weights):
+// thread, causal, no weights (and one run with weights, one on 2 threads):
 //   build/native/native_bench [--benchmark_filter=AVX2]
 // Reports effective GFLOP/s with causal FLOPs = 4·B·H·D·T(T+1)/2.
 
@@ -20,9 +20,10 @@ struct Shape {
   int64_t b, h, t, d;
 };
 
-void Run(benchmark::State& state, int64_t target, Shape s, bool weights) {
+void Run(benchmark::State& state, int64_t target, Shape s, bool weights,
+         int threads = 1) {
   hwy::SetSupportedTargetsForTest(target);
-  SetNumThreads(1);
+  SetNumThreads(threads);
   AttentionShape shape{s.b, s.h, s.t, s.t, s.d, s.d};
   const size_t n = static_cast<size_t>(s.b * s.h * s.t * s.d);
   std::mt19937 rng(1);
@@ -40,6 +41,7 @@ void Run(benchmark::State& state, int64_t target, Shape s, bool weights) {
   state.counters["GFLOP/s"] = benchmark::Counter(
       flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
   state.SetLabel(ActiveTargetName());
+  SetNumThreads(1);
   hwy::SetSupportedTargetsForTest(0);
 }
 
@@ -60,6 +62,14 @@ void RegisterAll() {
     const Shape s{1, 12, 512, 64};
     benchmark::RegisterBenchmark((t + "/B1_H12_T512_D64_weights").c_str(),
                                  [=](benchmark::State& st) { Run(st, target, s, true); })
+        ->Unit(benchmark::kMillisecond);
+    // The thread pool's scaling without V8 in the way (bench/ reads the
+    // real time; the calling thread works throughout, so its CPU time
+    // paces the iterations well enough).
+    const Shape s2{1, 12, 1024, 64};
+    benchmark::RegisterBenchmark(
+        (t + "/B1_H12_T1024_D64_threads2").c_str(),
+        [=](benchmark::State& st) { Run(st, target, s2, false, 2); })
         ->Unit(benchmark::kMillisecond);
   }
 }
