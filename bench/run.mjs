@@ -158,11 +158,15 @@ async function runShape(shape, { configs, shapePolicy = policy, compareWithOurs 
         `${fmtMs(rows[o.config.key].medianMs)} ms (${rows[o.config.key].runs} runs)`);
     }
   }
-  const scalings = []; // ours single / ours threads, from every session of this shape
+  // Ours single / ours threads: from the session of the two alone (our own
+  // scaling), and from every session of this shape, where a peer's threads
+  // share the two cores (onnxruntime's pool spins after each run).
+  const scalings = [];
   const addScaling = (stats) => {
     if (ours.length === 2) scalings.push(stats[0].medianMs / stats[1].medianMs);
   };
   if (ours.length === 2) addScaling([rows['ours-1'], rows['ours-2']]);
+  const aloneScaling = scalings[0];
 
   // Each peer variant, interleaved with ours.
   let peerReference = compareWithOurs ? reference : undefined;
@@ -227,6 +231,7 @@ async function runShape(shape, { configs, shapePolicy = policy, compareWithOurs 
   for (const o of ours) await closeInto(rows[o.config.key], o.c);
   if (scalings.length) {
     rows['ours-2'].scaling = {
+      alone: aloneScaling,
       median: median(scalings), min: Math.min(...scalings), max: Math.max(...scalings), sessions: scalings.length,
     };
   }
