@@ -410,10 +410,10 @@ Status AttentionImpl(const AttentionShape& shape,
 
   ThreadPool& pool = GlobalPool();
   const size_t num_items = p.bh_count * p.num_qblocks;
-  // Small problems are not worth waking the workers.
   const double flops = 2.0 * static_cast<double>(p.bh_count) * p.tq * p.tk *
                        static_cast<double>(p.d + p.dv);
-  const int threads = flops < 2e6 ? 1 : pool.size();
+  // One workspace per thread that may run an item.
+  const int threads = flops < ThreadPool::kMinParallelFlops ? 1 : pool.size();
 
   size_t per_thread = RoundUp(Workspace::Floats(p, need_rows), 16);
   size_t total_floats;
@@ -440,11 +440,7 @@ Status AttentionImpl(const AttentionShape& shape,
       TiledBlock(p, block, ws);
     }
   };
-  if (threads == 1) {
-    for (size_t i = 0; i < num_items; ++i) run_item(i, 0);
-  } else {
-    pool.Run(num_items, run_item);
-  }
+  pool.Run(num_items, flops, run_item);
   free(buffer);
   return Status::kOk;
 }

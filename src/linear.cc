@@ -42,7 +42,8 @@ Status LinearImpl(const float* x, int64_t rows_, int64_t in_, int64_t out_,
 
   ThreadPool& pool = GlobalPool();
   const double flops = 2.0 * static_cast<double>(rows) * in * out;
-  const int threads = flops < 2e6 ? 1 : pool.size();
+  // One tile per thread that may run an item.
+  const int threads = flops < ThreadPool::kMinParallelFlops ? 1 : pool.size();
   size_t wt_floats, tile_floats = kRowBlock * kColBlock, total;
   if (!internal::MulSize(in, out_pad, &wt_floats) ||
       !internal::MulSize(tile_floats, static_cast<size_t>(threads), &total) ||
@@ -86,11 +87,7 @@ Status LinearImpl(const float* x, int64_t rows_, int64_t in_, int64_t out_,
     }
   };
   const size_t items = row_blocks * col_blocks;
-  if (threads == 1) {
-    for (size_t i = 0; i < items; ++i) run_item(i, 0);
-  } else {
-    pool.Run(items, run_item);
-  }
+  pool.Run(items, flops, run_item);
   free(buffer);
   return Status::kOk;
 }

@@ -32,9 +32,12 @@ class ThreadPool {
 
   // Calls fn(item, thread) for every item in [0, num_items), thread in
   // [0, size()), and returns when all calls have returned. Not reentrant.
+  // Work below kMinParallelFlops runs on the calling thread: waking the
+  // workers would cost more than it saves.
+  static constexpr double kMinParallelFlops = 2e6;
   template <class Fn>
-  void Run(size_t num_items, const Fn& fn) {
-    if (workers_.empty() || num_items <= 1) {
+  void Run(size_t num_items, double flops, const Fn& fn) {
+    if (workers_.empty() || num_items <= 1 || flops < kMinParallelFlops) {
       for (size_t i = 0; i < num_items; ++i) fn(i, 0);
       return;
     }

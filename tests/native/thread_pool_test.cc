@@ -16,7 +16,7 @@ TEST(ThreadPool, RunsEveryItemExactlyOnce) {
     for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{1000}}) {
       std::vector<std::atomic<int>> hits(n);
       std::atomic<int> bad_thread{0};
-      pool.Run(n, [&](size_t item, int thread) {
+      pool.Run(n, 1e9, [&](size_t item, int thread) {
         hits[item].fetch_add(1);
         if (thread < 0 || thread >= threads) bad_thread.fetch_add(1);
       });
@@ -26,12 +26,21 @@ TEST(ThreadPool, RunsEveryItemExactlyOnce) {
   }
 }
 
+TEST(ThreadPool, SmallWorkRunsOnTheCallingThread) {
+  ThreadPool pool(3);
+  std::vector<int> threads(50, -1);
+  pool.Run(threads.size(), ThreadPool::kMinParallelFlops / 2,
+           [&](size_t item, int thread) { threads[item] = thread; });
+  for (int t : threads) EXPECT_EQ(t, 0);
+}
+
 TEST(ThreadPool, ManyConsecutiveJobs) {
   ThreadPool pool(3);
   std::atomic<long> total{0};
   for (int job = 0; job < 2000; ++job) {
-    pool.Run(
-        7, [&](size_t item, int) { total.fetch_add(static_cast<long>(item)); });
+    pool.Run(7, 1e9, [&](size_t item, int) {
+      total.fetch_add(static_cast<long>(item));
+    });
   }
   EXPECT_EQ(total.load(), 2000L * 21);
 }
