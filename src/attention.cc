@@ -413,7 +413,7 @@ Status AttentionImpl(const AttentionShape& shape,
   const double flops = 2.0 * static_cast<double>(p.bh_count) * p.tq * p.tk *
                        static_cast<double>(p.d + p.dv);
   // One workspace per thread that may run an item.
-  const int threads = flops < ThreadPool::kMinParallelFlops ? 1 : pool.size();
+  const int threads = pool.ThreadsFor(flops);
 
   size_t per_thread = RoundUp(Workspace::Floats(p, need_rows), 16);
   size_t total_floats;

@@ -43,7 +43,7 @@ Status LinearImpl(const float* x, int64_t rows_, int64_t in_, int64_t out_,
   ThreadPool& pool = GlobalPool();
   const double flops = 2.0 * static_cast<double>(rows) * in * out;
   // One tile per thread that may run an item.
-  const int threads = flops < ThreadPool::kMinParallelFlops ? 1 : pool.size();
+  const int threads = pool.ThreadsFor(flops);
   size_t wt_floats, tile_floats = kRowBlock * kColBlock, total;
   if (!internal::MulSize(in, out_pad, &wt_floats) ||
       !internal::MulSize(tile_floats, static_cast<size_t>(threads), &total) ||

@@ -30,14 +30,22 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls fn(item, thread) for every item in [0, num_items), thread in
-  // [0, size()), and returns when all calls have returned. Not reentrant.
   // Work below kMinParallelFlops runs on the calling thread: waking the
   // workers would cost more than it saves.
   static constexpr double kMinParallelFlops = 2e6;
+
+  // The threads Run uses for this much work: callers size per-thread
+  // scratch with it.
+  int ThreadsFor(double flops) const {
+    return flops < kMinParallelFlops ? 1 : size();
+  }
+
+  // Calls fn(item, thread) for every item in [0, num_items), thread in
+  // [0, ThreadsFor(flops)), and returns when all calls have returned. Not
+  // reentrant.
   template <class Fn>
   void Run(size_t num_items, double flops, const Fn& fn) {
-    if (workers_.empty() || num_items <= 1 || flops < kMinParallelFlops) {
+    if (num_items <= 1 || ThreadsFor(flops) == 1) {
       for (size_t i = 0; i < num_items; ++i) fn(i, 0);
       return;
     }
