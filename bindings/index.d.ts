@@ -84,6 +84,11 @@ export interface ForwardOptions {
   returnWeights?: boolean;
   /** Also return the raw scores Q·Kᵀ [batch, heads, tokens, tokens] (before scaling and masking). */
   returnScores?: boolean;
+  /**
+   * Also return the projected heads the attention ran on, each
+   * [batch, heads, tokens, headDim] (the book's `.view(b, T, H, hd).transpose(1, 2)`).
+   */
+  returnQKV?: boolean;
   maskStrategy?: MaskStrategy;
   /** Dropout seed; default: drawn from the runtime's generator. */
   seed?: number | bigint;
@@ -95,6 +100,9 @@ export interface ForwardResult {
   output: Float32Array;
   weights?: Float32Array;
   scores?: Float32Array;
+  queries?: Float32Array;
+  keys?: Float32Array;
+  values?: Float32Array;
 }
 
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
@@ -116,7 +124,7 @@ export interface AttentionModule {
    */
   forward(x: Float32Array, shape: number[]): Float32Array;
   forward(x: Float32Array, shape: number[],
-    options: ForwardOptions & ({ returnWeights: true } | { returnScores: true })): ForwardResult;
+    options: ForwardOptions & ({ returnWeights: true } | { returnScores: true } | { returnQKV: true })): ForwardResult;
   forward(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array;
   /** Same as forward (like calling a PyTorch module). */
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
@@ -158,6 +166,9 @@ export interface CausalAttentionRuntime {
    * initialisation, rand() and default dropout seeds, like torch.manual_seed.
    */
   manualSeed(seed: number | bigint): this;
+
+  /** The default attention scale 1/√headDim, rounded to float32 as the engine uses it. */
+  defaultScale(headDim: number): number;
 
   /** torch.rand: rand([6, 3]) or rand(6, 3), bit-identical to PyTorch on CPU. */
   rand(shape: number[]): Float32Array;

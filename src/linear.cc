@@ -3,25 +3,26 @@
 // Shapes: x [rows, in], weight [out, in] (PyTorch layout), bias [out] or
 // null, y [rows, out]. Passes:
 //   1. pack weightᵀ once into wt [in][out_pad] (panels of whole vectors),
-//   2. per work item (a block of rows × a block of columns): the Q·Kᵀ
-//      microkernel of kernels-inl.h computes the tile (x rows broadcast,
-//      wt panels loaded), 3. the tile plus bias is copied into y.
+//   2. per work item (a block of rows × a block of columns): the broadcast
+//      microkernel of matmul-inl.h computes the tile (x rows broadcast, wt
+//      panels loaded), 3. the tile plus bias is copied into y.
 // Every element of y is computed by one item in a fixed order, so results
 // do not depend on the thread count.
+
+#include "src/linear.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/causal_attention.h"
 #include "src/internal.h"
-#include "src/modules.h"
 #include "src/thread_pool.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/linear.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "src/kernels-inl.h"
+#include "src/matmul-inl.h"
+#include "src/simd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
@@ -36,7 +37,7 @@ Status LinearImpl(const float* x, int64_t rows_, int64_t in_, int64_t out_,
   const size_t in = static_cast<size_t>(in_);
   const size_t out = static_cast<size_t>(out_);
   const size_t panel = PanelWidth();
-  const size_t out_pad = (out + panel - 1) / panel * panel;
+  const size_t out_pad = RoundUp(out, panel);
   const size_t col_blocks = (out + kColBlock - 1) / kColBlock;
   const size_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
 
@@ -73,8 +74,8 @@ Status LinearImpl(const float* x, int64_t rows_, int64_t in_, int64_t out_,
     const size_t nc = HWY_MIN(kColBlock, out - c0);
     float* tile = tiles + thread * tile_floats;
     // 2. The tile, over whole panels.
-    ScoreTile(x + r0 * in, in, nr, wt + c0, out_pad, in,
-              (nc + panel - 1) / panel * panel, tile, kColBlock);
+    MatMulPacked(x + r0 * in, in, nr, wt + c0, out_pad, in, RoundUp(nc, panel),
+                 tile, kColBlock);
     // 3. Into y, with the bias.
     for (size_t r = 0; r < nr; ++r) {
       float* dst = y + (r0 + r) * out + c0;
@@ -102,42 +103,11 @@ namespace causal_attention {
 
 HWY_EXPORT(LinearImpl);
 
-namespace {
-Status ValidateLinear(const float* x, int64_t rows, int64_t in, int64_t out,
-                      const float* weight, float* y) {
-  if (rows < 1 || in < 1 || out < 1) return Status::kInvalidShape;
-  size_t a, b, c;
-  if (!internal::MulSize(rows, in, &a) || !internal::MulSize(a, 4, &a) ||
-      !internal::MulSize(rows, out, &b) || !internal::MulSize(b, 4, &b) ||
-      !internal::MulSize(in, out, &c) || !internal::MulSize(c, 4, &c)) {
-    return Status::kTooLarge;
-  }
-  if (!x || !weight || !y) return Status::kNullPointer;
-  return Status::kOk;
-}
-}  // namespace
-
 Status Linear(const float* x, int64_t rows, int64_t in, int64_t out,
               const float* weight, const float* bias, float* y) {
   const Status st = ValidateLinear(x, rows, in, out, weight, y);
   if (st != Status::kOk) return st;
   return HWY_DYNAMIC_DISPATCH(LinearImpl)(x, rows, in, out, weight, bias, y);
-}
-
-Status LinearReference(const float* x, int64_t rows, int64_t in, int64_t out,
-                       const float* weight, const float* bias, float* y) {
-  const Status st = ValidateLinear(x, rows, in, out, weight, y);
-  if (st != Status::kOk) return st;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t o = 0; o < out; ++o) {
-      double acc = bias ? bias[o] : 0.0;
-      for (int64_t i = 0; i < in; ++i) {
-        acc += static_cast<double>(x[r * in + i]) * weight[o * in + i];
-      }
-      y[r * out + o] = static_cast<float>(acc);
-    }
-  }
-  return Status::kOk;
 }
 
 }  // namespace causal_attention

@@ -1,4 +1,7 @@
-// The scalar oracle. Shapes as in causal_attention.h:
+// The scalar oracles of Attention and Linear, and the dropout mask as the
+// kernels must reproduce it. Plain loops, everything accumulated in double.
+//
+// Attention. Shapes as in attention.h:
 //   q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv] -> out [B, H, Tq, Dv],
 //   weights [B, H, Tq, Tk].
 // One query row at a time, in five numbered passes, everything in double:
@@ -12,9 +15,10 @@
 #include <limits>
 #include <vector>
 
-#include "src/causal_attention.h"
+#include "src/attention.h"
 #include "src/dropout.h"
 #include "src/internal.h"
+#include "src/linear.h"
 
 namespace causal_attention {
 namespace {
@@ -127,6 +131,28 @@ Status AttentionReference(const AttentionShape& shape,
                                 : static_cast<float>(w[j]);
         }
       }
+    }
+  }
+  return Status::kOk;
+}
+
+bool DropoutKeeps(uint64_t seed, uint64_t row, uint32_t key, float p) {
+  return dropout::Hash24(dropout::MakeRowKey(seed, row), key) >=
+         dropout::Threshold(p);
+}
+
+// Linear: y[r][o] = bias[o] + sum_i x[r][i] · weight[o][i].
+Status LinearReference(const float* x, int64_t rows, int64_t in, int64_t out,
+                       const float* weight, const float* bias, float* y) {
+  const Status st = ValidateLinear(x, rows, in, out, weight, y);
+  if (st != Status::kOk) return st;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < out; ++o) {
+      double acc = bias ? bias[o] : 0.0;
+      for (int64_t i = 0; i < in; ++i) {
+        acc += static_cast<double>(x[r * in + i]) * weight[o * in + i];
+      }
+      y[r * out + o] = static_cast<float>(acc);
     }
   }
   return Status::kOk;

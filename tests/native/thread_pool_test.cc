@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "src/causal_attention.h"
+#include "src/thread_pool.h"
 
 namespace causal_attention {
 namespace {
