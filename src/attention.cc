@@ -14,8 +14,9 @@
 //           odd head sizes are padded to whole vectors first),
 //      3. scale, row max, running max/sum update (online softmax),
 //      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (matmul-inl.h);
-//    finally O /= l. Key tiles right of the diagonal are never touched, and
-//    extra memory is O(tile) per thread.
+//    finally O /= l (and, when asked, L = m + log(l): the row's
+//    log-sum-exp for the backward). Key tiles right of the diagonal are never
+//    touched, and extra memory is O(tile) per thread.
 //  * Rows (weights requested, or the renormalise strategy): S is written
 //    once into the weight rows (the caller's buffer, or a per-thread row
 //    buffer), softmax runs in place, then P·V reads the finished rows.
@@ -68,6 +69,7 @@ struct Plan {
   const float* v;
   float* out;
   float* weights;
+  float* lse;  // [B·H·Tq] log-sum-exp per row, or null
 
   size_t VisibleEnd(size_t i) const {
     return internal::VisibleEnd(shape, causal, i);
@@ -197,6 +199,15 @@ HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
   return vp;
 }
 
+// The row's log-sum-exp L = m + log(l) of its visible scaled scores, where
+// m is a max and l = sum exp(s - m); -inf for a row that sees no key (l = 0),
+// NaN for one that saw a non-finite score.
+HWY_INLINE float LogSumExp(bool non_finite, float m, float l) {
+  if (non_finite) return std::numeric_limits<float>::quiet_NaN();
+  if (l == 0.0f) return -std::numeric_limits<float>::infinity();
+  return m + std::log(l);
+}
+
 // out row = o row · inv_l (first dv columns), or NaN / zeros.
 HWY_INLINE void WriteOutputRow(const Plan& p, const float* o, bool non_finite,
                                float l, float* out_row) {
@@ -275,6 +286,7 @@ void TiledBlock(const Plan& p, const Block& b, const Workspace& ws) {
   for (size_t r = 0; r < rows; ++r) {
     WriteOutputRow(p, ws.o + r * p.dv_pad, bad[r], l[r],
                    p.out + b.Row(p, r) * p.dv);
+    if (p.lse) p.lse[b.Row(p, r)] = LogSumExp(bad[r], m[r], l[r]);
   }
 }
 
@@ -284,11 +296,16 @@ void TiledBlock(const Plan& p, const Block& b, const Workspace& ws) {
 // Softmax (and renormalisation) of one weight row in place. Keys [0, scored)
 // hold raw scores; the row's visible keys are [0, ve). Entries in [ve, tk)
 // are left for the caller. Returns false if the row saw a non-finite score.
+// *lse receives the row's log-sum-exp over its visible keys (both
+// strategies).
 HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
-                                size_t ve) {
+                                size_t ve, float* lse) {
   bool non_finite = false;
   const float mx = ScaleMaxRow(w, scored, p.scale, &non_finite);
-  if (non_finite) return false;
+  if (non_finite) {
+    *lse = LogSumExp(true, 0.0f, 0.0f);
+    return false;
+  }
   if (p.renormalize) {
     const float visible_max = MaxRow(w, ve);
     // exp(-60) / (any row sum) stays a normal float: the book's route below
@@ -296,14 +313,21 @@ HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
     // same value in exact arithmetic.
     if (visible_max - mx >= kRenormalizeGuard) {
       // Softmax over all keys, multiply by the mask, renormalise the row.
-      ScaleRow(w, scored, 1.0f / ExpSumRow(w, scored, mx));
-      ScaleRow(w, ve, 1.0f / SumRow(w, ve));
+      const float total = ExpSumRow(w, scored, mx);
+      ScaleRow(w, scored, 1.0f / total);
+      const float visible = SumRow(w, ve);  // visible share of the total
+      ScaleRow(w, ve, 1.0f / visible);
+      *lse = LogSumExp(false, mx, total) + std::log(visible);
       return true;
     }
-    ScaleRow(w, ve, 1.0f / ExpSumRow(w, ve, visible_max));
+    const float sum = ExpSumRow(w, ve, visible_max);
+    ScaleRow(w, ve, 1.0f / sum);
+    *lse = LogSumExp(false, visible_max, sum);
     return true;
   }
-  ScaleRow(w, ve, 1.0f / ExpSumRow(w, ve, mx));
+  const float sum = ExpSumRow(w, ve, mx);
+  ScaleRow(w, ve, 1.0f / sum);
+  *lse = LogSumExp(false, mx, sum);
   return true;
 }
 
@@ -346,7 +370,9 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   // 3-4. Softmax per row, dropout, zeros for the masked keys.
   for (size_t r = 0; r < rows; ++r) {
     float* w = w0 + r * ldw;
-    ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r]);
+    float lse = LogSumExp(false, 0.0f, 0.0f);  // -inf: no visible key
+    ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r], &lse);
+    if (p.lse) p.lse[b.Row(p, r)] = lse;
     if (ok[r] && end[r] > 0 && p.drop) {
       DropoutRow(w, end[r], 0, dropout::MakeRowKey(p.seed, b.Row(p, r)),
                  p.threshold, p.keep_scale);
@@ -385,7 +411,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
 Status AttentionImpl(const AttentionShape& shape,
                      const AttentionOptions& options, const float* q,
                      const float* k, const float* v, float* out,
-                     float* weights) {
+                     float* weights, float* lse) {
   Plan p;
   p.shape = shape;
   p.causal = options.causal;
@@ -409,6 +435,7 @@ Status AttentionImpl(const AttentionShape& shape,
   p.v = v;
   p.out = out;
   p.weights = weights;
+  p.lse = lse;
 
   const bool rows_path = weights != nullptr || p.renormalize;
   const bool need_rows = rows_path && weights == nullptr;
@@ -466,11 +493,19 @@ HWY_EXPORT(TargetNameImpl);
 Status Attention(const AttentionShape& shape, const AttentionOptions& options,
                  const float* q, const float* k, const float* v, float* out,
                  float* weights) {
+  return AttentionWithLogSumExp(shape, options, q, k, v, out, weights,
+                                nullptr);
+}
+
+Status AttentionWithLogSumExp(const AttentionShape& shape,
+                              const AttentionOptions& options, const float* q,
+                              const float* k, const float* v, float* out,
+                              float* weights, float* log_sum_exp) {
   const Status st = ValidateAttention(shape, options);
   if (st != Status::kOk) return st;
   if (!q || !k || !v || !out) return Status::kNullPointer;
   return HWY_DYNAMIC_DISPATCH(AttentionImpl)(shape, options, q, k, v, out,
-                                             weights);
+                                             weights, log_sum_exp);
 }
 
 const char* ActiveTargetName() {

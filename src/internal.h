@@ -33,6 +33,32 @@ inline size_t VisibleEnd(const AttentionShape& s, CausalMask causal, size_t i) {
   return static_cast<size_t>(end);
 }
 
+// The first query that sees key `j` (query_len if none does): queries
+// [FirstVisibleQuery, query_len) see it, since VisibleEnd grows with i.
+inline size_t FirstVisibleQuery(const AttentionShape& s, CausalMask causal,
+                                size_t j) {
+  const int64_t tq = s.query_len;
+  int64_t first;
+  switch (causal) {
+    case CausalMask::kTopLeft:
+      first = static_cast<int64_t>(j);
+      break;
+    case CausalMask::kBottomRight:
+      first = static_cast<int64_t>(j) - (s.key_len - s.query_len);
+      break;
+    default:
+      first = 0;
+  }
+  if (first < 0) first = 0;
+  if (first > tq) first = tq;
+  return static_cast<size_t>(first);
+}
+
+// Key/value heads: kv_heads, or heads when it is 0 (no sharing).
+inline int64_t KvHeads(const AttentionShape& s) {
+  return s.kv_heads == 0 ? s.heads : s.kv_heads;
+}
+
 inline float ResolvedScale(const AttentionShape& s, const AttentionOptions& o) {
   return o.scale.has_value() ? *o.scale : DefaultScale(s.head_dim);
 }

@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "src/attention.h"
+#include "src/attention_backward.h"
 #include "src/internal.h"
 #include "src/linear.h"
 
@@ -39,6 +40,10 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
   }
   // Key indices must fit the dropout counter (32 bits; rows use 64) and
   // every size must fit size_t.
+  // The forward reads k and v as [B, heads, ...]: shared key/value heads
+  // (kv_heads < heads) are the decode issue's (11); until then, only the
+  // backward accepts them (ValidateAttentionBackward).
+  if (s.kv_heads != 0 && s.kv_heads != s.heads) return Status::kInvalidShape;
   if (s.key_len > static_cast<int64_t>(UINT32_MAX)) return Status::kTooLarge;
   const int64_t b = s.batch, h = s.heads, tq = s.query_len, tk = s.key_len;
   if (!BytesFit({b, h, tq, s.head_dim}) || !BytesFit({b, h, tk, s.head_dim}) ||
@@ -54,6 +59,29 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
   if (!(o.dropout >= 0.0f && o.dropout < 1.0f)) return Status::kInvalidOption;
   if (o.scale.has_value() && !std::isfinite(*o.scale)) {
     return Status::kInvalidOption;
+  }
+  return Status::kOk;
+}
+
+Status ValidateAttentionBackward(const AttentionShape& s,
+                                 const AttentionOptions& o,
+                                 const float* grad_out, const float* q,
+                                 const float* k, const float* v,
+                                 const float* out, const float* log_sum_exp,
+                                 const float* grad_q, const float* grad_k,
+                                 const float* grad_v) {
+  if (s.kv_heads < 0 || (s.kv_heads > 0 && s.heads % s.kv_heads != 0)) {
+    return Status::kInvalidShape;
+  }
+  // Everything else as the forward's checks (k and v with kv_heads <= heads
+  // are no larger than with heads).
+  AttentionShape all_heads = s;
+  all_heads.kv_heads = 0;
+  const Status st = ValidateAttention(all_heads, o);
+  if (st != Status::kOk) return st;
+  if (!grad_out || !q || !k || !v || !out || !log_sum_exp || !grad_q ||
+      !grad_k || !grad_v) {
+    return Status::kNullPointer;
   }
   return Status::kOk;
 }
