@@ -1,6 +1,6 @@
 // One attention layer of the book's modules (CausalAttention,
 // MultiHeadAttentionWrapper, MultiHeadAttention, SelfAttention_v2) on
-// pointers. The modules themselves, which own their parameters, live in JS
+// pointers, forward and backward. The modules themselves, which own their parameters, live in JS
 // (bindings/modules.mjs); this is the computation they call.
 //
 // Layouts (row-major float32): x [batch, tokens, d_in]; a projection weight
@@ -55,6 +55,11 @@ struct LayerOutputs {
   float* queries = nullptr;  // [batch, heads, tokens, head_dim]: Q, K, V
   float* keys = nullptr;     // after the projection and the head split
   float* values = nullptr;
+  // What a backward needs besides Q, K, V: the attention output before the
+  // head merge [batch, heads, tokens, head_dim] and each row's log-sum-exp
+  // [batch, heads, tokens] (see AttentionWithLogSumExp).
+  float* context = nullptr;
+  float* log_sum_exp = nullptr;
 };
 
 // One forward pass: project, split heads, scaled dot-product attention,
@@ -68,6 +73,53 @@ Status AttentionLayerForward(const AttentionLayerParams& params,
 Status AttentionLayerReference(const AttentionLayerParams& params,
                                const LayerOptions& options, const float* x,
                                const LayerOutputs& outputs);
+
+// What the backward reads of a training forward: the LayerOutputs it kept
+// (queries, keys, values, context, log_sum_exp), all required.
+struct LayerActivations {
+  const float* queries = nullptr;
+  const float* keys = nullptr;
+  const float* values = nullptr;
+  const float* context = nullptr;
+  const float* log_sum_exp = nullptr;
+};
+
+// The parameters' gradients, laid out as AttentionLayerParams and
+// accumulated into (+=), as PyTorch's .grad. Each is required exactly when
+// its parameter is given (null with a null bias or output projection).
+struct AttentionLayerGrads {
+  float* w_query = nullptr;
+  float* b_query = nullptr;
+  float* w_key = nullptr;
+  float* b_key = nullptr;
+  float* w_value = nullptr;
+  float* b_value = nullptr;
+  float* w_out = nullptr;
+  float* b_out = nullptr;
+};
+
+// The backward pass of AttentionLayerForward, given dL/dy (grad_y [batch,
+// tokens, d_model]), the same params, options (the forward's dropout seed
+// included), x and what the forward kept:
+//   1. output projection: dW_out += dyᵀ·ctx, db_out += Σ dy, dctx = dy·W_out
+//   2. split dctx into heads, AttentionBackward -> dQ, dK, dV
+//   3. merge each, Q/K/V projections: dW += dᵀ·x, db += Σ d,
+//      grad_x = dQ·W_query + dK·W_key + dV·W_value (overwritten).
+// On LinearBackward (MatMul) and AttentionBackward: bit-identical for any
+// thread count; within 2e-5·(1 + |ref|) of AttentionLayerBackwardReference
+// on the tested shapes.
+Status AttentionLayerBackward(const AttentionLayerParams& params,
+                              const LayerOptions& options, const float* x,
+                              const LayerActivations& saved,
+                              const float* grad_y, float* grad_x,
+                              const AttentionLayerGrads& grads);
+// The same with LinearBackwardReference and AttentionBackwardReference.
+Status AttentionLayerBackwardReference(const AttentionLayerParams& params,
+                                       const LayerOptions& options,
+                                       const float* x,
+                                       const LayerActivations& saved,
+                                       const float* grad_y, float* grad_x,
+                                       const AttentionLayerGrads& grads);
 
 }  // namespace causal_attention
 
