@@ -1,25 +1,32 @@
 // causal-attention: the package entry. `init()` loads the wasm engine once
 // and returns a runtime whose methods take and return Float32Arrays.
 //
-// Tensors are row-major: q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv];
-// output [B, H, Tq, Dv]; weights [B, H, Tq, Tk].
+// Tensors are row-major: q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk, Dv]
+// (Hkv = kvHeads, default H); output [B, H, Tq, Dv]; weights [B, H, Tq, Tk];
+// logSumExp [B, H, Tq].
 
 import { checkStatus } from './codes.mjs';
 import { Heap } from './heap.mjs';
 import {
   MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
 } from './loader.mjs';
+import { crossEntropy } from './loss.mjs';
 import { defineModules } from './modules.mjs';
+import { AdamW, SGD } from './optim.mjs';
 import { MT19937 } from './random.mjs';
 import {
   checkBoolean, checkInteger, checkOneOf, checkOptionNames, checkSeed, checkShape,
-  checkTensor, product, resolveAttentionOptions,
+  checkTensor, describe, product, resolveAttentionOptions,
 } from './validate.mjs';
 
-const ATTENTION_OPTIONS = [
-  'batch', 'heads', 'queryLength', 'keyLength', 'headDim', 'valueDim',
+// The options that describe one attention computation: the forward's and
+// the backward's.
+const SHAPE_AND_MASK_OPTIONS = [
+  'batch', 'heads', 'kvHeads', 'queryLength', 'keyLength', 'headDim', 'valueDim',
   'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
-  'returnWeights', 'out', 'weightsOut',
+];
+const ATTENTION_OPTIONS = [
+  ...SHAPE_AND_MASK_OPTIONS, 'returnWeights', 'returnLogSumExp', 'out', 'weightsOut',
 ];
 
 class Runtime {
@@ -44,8 +51,12 @@ class Runtime {
       generator: this.#generator,
       checkAlive: () => this.#checkAlive(),
       layerForward: (call) => this.#layerForward(call),
+      layerBackward: (call) => this.#layerBackward(call),
       linearForward: (...args) => this.#linearForward(...args),
+      linearBackward: (...args) => this.#linearBackward(...args),
     }));
+    /** Optimizers over module parameters, as torch.optim. */
+    this.optim = Object.freeze({ SGD, AdamW });
     Object.freeze(this);
   }
 
@@ -64,6 +75,36 @@ class Runtime {
     checkSeed('seed', seed);
     this.#generator.seed(seed);
     return this;
+  }
+
+  /**
+   * torch.randint(low, high, shape): an Int32Array of integers uniform in
+   * [low, high), the same draws as PyTorch's CPU generator (random() %
+   * range + low) for the same seed. randint(0, 10, [4, 8]).
+   */
+  randint(low, high, shape) {
+    this.#checkAlive();
+    checkInteger('low', low, -(2 ** 31));
+    checkInteger('high', high, low + 1);
+    if (high > 2 ** 31) throw new RangeError(`high must be at most 2^31, got ${high}`);
+    const dims = checkShape('shape', shape, 1, 8);
+    const n = product(...dims);
+    if (!(n <= 2 ** 28)) throw new RangeError(`randint: at most 2^28 values, got shape [${dims.join(', ')}]`);
+    const range = high - low;
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) out[i] = (this.#generator.nextUint32() % range) + low;
+    return out;
+  }
+
+  /**
+   * nn.functional.cross_entropy(logits, targets) with mean reduction:
+   * logits [N, C] (N = targets.length), targets class indices; returns
+   * { loss, gradLogits } (the gradient of the mean loss, [N, C]). Targets
+   * equal to ignoreIndex (default -100) count for nothing.
+   */
+  crossEntropy(logits, targets, options) {
+    this.#checkAlive();
+    return crossEntropy(logits, targets, options);
   }
 
   /**
@@ -101,6 +142,22 @@ class Runtime {
     return this.#run('attentionReference', q, k, v, options);
   }
 
+  /**
+   * Gradients of attention with respect to q, k and v, given the gradient
+   * of its output and what the forward returned with returnLogSumExp:
+   * { gradQ, gradK, gradV } shaped like q, k, v. `options` are the
+   * forward's (with its seed when dropout ran).
+   */
+  attentionBackward(gradOutput, q, k, v, output, logSumExp, options) {
+    return this.#runBackward('attentionBackward', gradOutput, q, k, v, output, logSumExp, options);
+  }
+
+  /** The same with the scalar reference (double accumulation). Slow. */
+  attentionBackwardReference(gradOutput, q, k, v, output, logSumExp, options) {
+    return this.#runBackward('attentionBackwardReference', gradOutput, q, k, v, output, logSumExp,
+      options);
+  }
+
   /** Frees the scratch memory and stops the worker threads. Idempotent. */
   dispose() {
     if (this.#disposed) return;
@@ -123,12 +180,31 @@ class Runtime {
   #run(fn, q, k, v, options) {
     this.#checkAlive();
     const c = resolveAttentionCall(q, k, v, options, this.#generator);
-    const [qp, kp, vp, op, wp] = this.#stage(fn, [q, k, v],
-      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
-    checkStatus(this.#mod, fn, this.#mod[fn](c.shape, c.options, qp, kp, vp, op, wp));
-    const output = this.#copyOut(op, c.outLength, c.out);
-    if (!c.returnWeights) return { output };
-    return { output, weights: this.#copyOut(wp, c.weightsLength, c.weightsOut) };
+    const [qp, kp, vp, op, wp, lp] = this.#stage(fn, [q, k, v],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength : 0]);
+    checkStatus(this.#mod, fn, this.#mod[fn](c.shape, c.options, qp, kp, vp, op, wp, lp));
+    const result = { output: this.#copyOut(op, c.outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#copyOut(wp, c.weightsLength, c.weightsOut);
+    if (c.returnLogSumExp) {
+      result.logSumExp = this.#copyOut(lp, c.rowsLength);
+      // The backward needs the dropout mask's seed, drawn here if not given.
+      if (c.options.training && c.options.dropout > 0) result.seed = joinSeed(c.options);
+    }
+    return result;
+  }
+
+  #runBackward(fn, gradOutput, q, k, v, output, logSumExp, options) {
+    this.#checkAlive();
+    const c = resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options);
+    const [dop, qp, kp, vp, op, lp, gqp, gkp, gvp] = this.#stage(fn,
+      [gradOutput, q, k, v, output, logSumExp], [q.length, k.length, v.length]);
+    checkStatus(this.#mod, fn,
+      this.#mod[fn](c.shape, c.options, dop, qp, kp, vp, op, lp, gqp, gkp, gvp));
+    return {
+      gradQ: this.#copyOut(gqp, q.length),
+      gradK: this.#copyOut(gkp, k.length),
+      gradV: this.#copyOut(gvp, v.length),
+    };
   }
 
   // Copies arrays into the arena in order; null entries give pointer 0.
@@ -151,22 +227,27 @@ class Runtime {
 
   // One layer forward (src/layer.h) for a module: `c` holds the module's
   // parameters, the input, the core's LayerOptions and what to return.
+  // With c.keep (a training forward), also `saved`: copies of what
+  // AttentionLayerBackward reads (queries, keys, values, context,
+  // logSumExp).
   #layerForward(c) {
     const p = c.params;
     const { batch, tokens } = c.options;
     const dModel = p.numHeads * p.headDim;
     const outLength = batch * tokens * dModel;
     const wLength = batch * p.numHeads * tokens * tokens;
+    const rowsLength = batch * p.numHeads * tokens;
+    const headsLength = c.returnQKV || c.keep ? outLength : 0;
     const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
-      y, weights, scores, queries, keys, values] = this.#stage('forward',
+      y, weights, scores, queries, keys, values, context, logSumExp] = this.#stage('forward',
       [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
-        ...Array(3).fill(c.returnQKV ? outLength : 0)]);
+        headsLength, headsLength, headsLength, c.keep ? outLength : 0, c.keep ? rowsLength : 0]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
       wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
     };
-    const outputs = { y, weights, scores, queries, keys, values };
+    const outputs = { y, weights, scores, queries, keys, values, context, logSumExp };
     checkStatus(this.#mod, 'forward', this.#mod.layerForward(params, c.options, x, outputs));
     const result = { output: this.#copyOut(y, outLength, c.out) };
     if (c.returnWeights) result.weights = this.#copyOut(weights, wLength);
@@ -176,7 +257,47 @@ class Runtime {
       result.keys = this.#copyOut(keys, outLength);
       result.values = this.#copyOut(values, outLength);
     }
+    if (c.keep) {
+      result.saved = {
+        queries: this.#copyOut(queries, outLength),
+        keys: this.#copyOut(keys, outLength),
+        values: this.#copyOut(values, outLength),
+        context: this.#copyOut(context, outLength),
+        logSumExp: this.#copyOut(logSumExp, rowsLength),
+      };
+    }
     return result;
+  }
+
+  // One layer backward (src/layer.h): the forward's call plus `saved`,
+  // gradY and the current gradients (accumulated into; returned as new
+  // arrays).
+  #layerBackward(c) {
+    const p = c.params;
+    const g = c.grads;
+    const s = c.saved;
+    const { batch, tokens } = c.options;
+    const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
+      queries, keys, values, context, logSumExp, gradY,
+      gwq, gbq, gwk, gbk, gwv, gbv, gwo, gbo, gradX] = this.#stage('backward',
+      [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo,
+        s.queries, s.keys, s.values, s.context, s.logSumExp, c.gradY,
+        g.wq, g.bq, g.wk, g.bk, g.wv, g.bv, g.wo, g.bo],
+      [batch * tokens * c.dIn]);
+    const params = {
+      dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
+      wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
+    };
+    const saved = { queries, keys, values, context, logSumExp };
+    const grads = {
+      wQuery: gwq, bQuery: gbq, wKey: gwk, bKey: gbk, wValue: gwv, bValue: gbv, wOut: gwo, bOut: gbo,
+    };
+    checkStatus(this.#mod, 'backward',
+      this.#mod.layerBackward(params, c.options, x, saved, gradY, gradX, grads));
+    const ptrs = { wq: gwq, bq: gbq, wk: gwk, bk: gbk, wv: gwv, bv: gbv, wo: gwo, bo: gbo };
+    const out = {};
+    for (const [key, ptr] of Object.entries(ptrs)) out[key] = g[key] && this.#copyOut(ptr, g[key].length);
+    return { gradX: this.#copyOut(gradX, batch * tokens * c.dIn), grads: out };
   }
 
   #linearForward(x, rows, inF, outF, weight, bias) {
@@ -184,6 +305,61 @@ class Runtime {
     checkStatus(this.#mod, 'Linear.forward', this.#mod.linear(xp, rows, inF, outF, wp, bp, yp));
     return this.#copyOut(yp, rows * outF);
   }
+
+  // weightGrad / biasGrad (or null) are accumulated into; returned as new
+  // arrays.
+  #linearBackward(x, rows, inF, outF, weight, gradY, weightGrad, biasGrad) {
+    const [xp, wp, gyp, gwp, gbp, gxp] = this.#stage('Linear.backward',
+      [x, weight, gradY, weightGrad, biasGrad], [rows * inF]);
+    checkStatus(this.#mod, 'Linear.backward',
+      this.#mod.linearBackward(xp, rows, inF, outF, wp, gyp, gxp, gwp, gbp));
+    return {
+      gradX: this.#copyOut(gxp, rows * inF),
+      weightGrad: this.#copyOut(gwp, weightGrad.length),
+      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length),
+    };
+  }
+}
+
+/** The dropout seed of resolved core options as one BigInt. */
+const joinSeed = (o) => (BigInt(o.seedHi) << 32n) | BigInt(o.seedLo);
+
+/**
+ * The shape of one attention computation from its options, and q, k, v
+ * checked against it. Throws TypeError/RangeError; never touches wasm.
+ */
+function resolveAttentionShape(o, options, q, k, v) {
+  if (options === undefined) {
+    throw new TypeError('options must be an object with at least batch, heads, queryLength and headDim, got undefined');
+  }
+  const batch = checkInteger('options.batch', o.batch);
+  const heads = checkInteger('options.heads', o.heads);
+  const kvHeads = checkInteger('options.kvHeads', o.kvHeads ?? heads);
+  if (heads % kvHeads !== 0) {
+    throw new RangeError(`options.kvHeads must divide heads ${heads}, got ${kvHeads}`);
+  }
+  const queryLength = checkInteger('options.queryLength', o.queryLength);
+  const keyLength = checkInteger('options.keyLength', o.keyLength ?? queryLength);
+  const headDim = checkInteger('options.headDim', o.headDim);
+  const valueDim = checkInteger('options.valueDim', o.valueDim ?? headDim);
+  if (keyLength > 0xffffffff) {
+    throw new RangeError(`options.keyLength must be at most 2^32 - 1, got ${keyLength}`);
+  }
+  const kvName = kvHeads === heads ? `heads ${heads}` : `kvHeads ${kvHeads}`;
+  const r = {
+    shape: { batch, heads, queryLength, keyLength, headDim, valueDim, kvHeads },
+    outLength: product(batch, heads, queryLength, valueDim),
+    outHow: `batch ${batch} × heads ${heads} × queryLength ${queryLength} × valueDim ${valueDim}`,
+    weightsLength: product(batch, heads, queryLength, keyLength),
+    rowsLength: product(batch, heads, queryLength),
+  };
+  checkTensor('q', q, product(batch, heads, queryLength, headDim),
+    `batch ${batch} × heads ${heads} × queryLength ${queryLength} × headDim ${headDim}`);
+  checkTensor('k', k, product(batch, kvHeads, keyLength, headDim),
+    `batch ${batch} × ${kvName} × keyLength ${keyLength} × headDim ${headDim}`);
+  checkTensor('v', v, product(batch, kvHeads, keyLength, valueDim),
+    `batch ${batch} × ${kvName} × keyLength ${keyLength} × valueDim ${valueDim}`);
+  return r;
 }
 
 /**
@@ -192,36 +368,14 @@ class Runtime {
  */
 function resolveAttentionCall(q, k, v, options, generator) {
   const o = checkOptionNames('options', options, ATTENTION_OPTIONS);
-  if (options === undefined) {
-    throw new TypeError('options must be an object with at least batch, heads, queryLength and headDim, got undefined');
-  }
-  const batch = checkInteger('options.batch', o.batch);
-  const heads = checkInteger('options.heads', o.heads);
-  const queryLength = checkInteger('options.queryLength', o.queryLength);
-  const keyLength = checkInteger('options.keyLength', o.keyLength ?? queryLength);
-  const headDim = checkInteger('options.headDim', o.headDim);
-  const valueDim = checkInteger('options.valueDim', o.valueDim ?? headDim);
-  if (keyLength > 0xffffffff) {
-    throw new RangeError(`options.keyLength must be at most 2^32 - 1, got ${keyLength}`);
-  }
-
-  const qLength = product(batch, heads, queryLength, headDim);
-  const kLength = product(batch, heads, keyLength, headDim);
-  const vLength = product(batch, heads, keyLength, valueDim);
-  const outLength = product(batch, heads, queryLength, valueDim);
-  const weightsLength = product(batch, heads, queryLength, keyLength);
-  checkTensor('q', q, qLength,
-    `batch ${batch} × heads ${heads} × queryLength ${queryLength} × headDim ${headDim}`);
-  checkTensor('k', k, kLength,
-    `batch ${batch} × heads ${heads} × keyLength ${keyLength} × headDim ${headDim}`);
-  checkTensor('v', v, vLength,
-    `batch ${batch} × heads ${heads} × keyLength ${keyLength} × valueDim ${valueDim}`);
+  const { shape, outLength, outHow, weightsLength, rowsLength } =
+    resolveAttentionShape(o, options, q, k, v);
+  const { batch, heads, queryLength, keyLength } = shape;
 
   const coreOptions = resolveAttentionOptions('options', o, generator);
   const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
-  const out = o.out === undefined ? undefined
-    : checkTensor('options.out', o.out, outLength,
-      `batch ${batch} × heads ${heads} × queryLength ${queryLength} × valueDim ${valueDim}`);
+  const returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);
+  const out = o.out === undefined ? undefined : checkTensor('options.out', o.out, outLength, outHow);
   let weightsOut;
   if (o.weightsOut !== undefined) {
     if (!returnWeights) {
@@ -231,9 +385,31 @@ function resolveAttentionCall(q, k, v, options, generator) {
       `batch ${batch} × heads ${heads} × queryLength ${queryLength} × keyLength ${keyLength}`);
   }
   return {
-    shape: { batch, heads, queryLength, keyLength, headDim, valueDim },
-    options: coreOptions, outLength, weightsLength, returnWeights, out, weightsOut,
+    shape, options: coreOptions, outLength, weightsLength, rowsLength,
+    returnWeights, returnLogSumExp, out, weightsOut,
   };
+}
+
+/** Validates one backward call (the forward's options, its results). */
+function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
+  const o = checkOptionNames('options', options, SHAPE_AND_MASK_OPTIONS);
+  const { shape, outLength, outHow, rowsLength } = resolveAttentionShape(o, options, q, k, v);
+  checkTensor('gradOutput', gradOutput, outLength, outHow);
+  checkTensor('output', output, outLength, `${outHow}; the forward's output`);
+  if (logSumExp === undefined || logSumExp === null) {
+    throw new TypeError(
+      `logSumExp must be a Float32Array (the forward's, from returnLogSumExp: true), got ${describe(logSumExp)}`);
+  }
+  const { batch, heads, queryLength } = shape;
+  checkTensor('logSumExp', logSumExp, rowsLength,
+    `batch ${batch} × heads ${heads} × queryLength ${queryLength}`);
+  // The dropout mask is regenerated from the forward's seed: never drawn here.
+  const dropoutRan = o.training === true && typeof o.dropout === 'number' && o.dropout > 0;
+  if (dropoutRan && o.seed === undefined) {
+    throw new TypeError(
+      "options.seed is required when dropout ran (training with dropout > 0): pass the forward's seed (its result's seed)");
+  }
+  return { shape, options: resolveAttentionOptions('options', o, null) };
 }
 
 const runtimes = new Map();
