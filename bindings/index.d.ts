@@ -2,10 +2,11 @@
 //
 // Tensors are row-major Float32Arrays:
 //   q [batch, heads, queryLength, headDim]
-//   k [batch, heads, keyLength, headDim]
-//   v [batch, heads, keyLength, valueDim]
+//   k [batch, kvHeads, keyLength, headDim]   (kvHeads defaults to heads)
+//   v [batch, kvHeads, keyLength, valueDim]
 //   output  [batch, heads, queryLength, valueDim]
 //   weights [batch, heads, queryLength, keyLength]
+//   logSumExp [batch, heads, queryLength]
 
 /** Which keys each query may see. `true` is `'top-left'`. */
 export type CausalAlignment = boolean | 'top-left' | 'bottom-right';
@@ -13,9 +14,15 @@ export type CausalAlignment = boolean | 'top-left' | 'bottom-right';
 /** How the causal mask is applied (chapter 3 teaches both). */
 export type MaskStrategy = 'neg-inf' | 'renormalize';
 
-export interface AttentionOptions {
+/** The options that describe one attention computation: the forward's and the backward's. */
+export interface AttentionComputation {
   batch: number;
   heads: number;
+  /**
+   * Key/value heads (default heads); must divide heads. Query head h uses
+   * key/value head floor(h / (heads / kvHeads)).
+   */
+  kvHeads?: number;
   queryLength: number;
   /** Default: queryLength. */
   keyLength?: number;
@@ -42,8 +49,13 @@ export interface AttentionOptions {
    * (see manualSeed).
    */
   seed?: number | bigint;
+}
+
+export interface AttentionOptions extends AttentionComputation {
   /** Also return the [B, H, Tq, Tk] weights (post-dropout when dropout ran). Default false. */
   returnWeights?: boolean;
+  /** Also return each row's log-sum-exp [B, H, Tq] (what attentionBackward needs). Default false. */
+  returnLogSumExp?: boolean;
   /** Write the output here instead of a new array (length B·H·Tq·Dv). */
   out?: Float32Array;
   /** Write the weights here (needs returnWeights; length B·H·Tq·Tk). */
@@ -54,6 +66,17 @@ export interface AttentionResult {
   output: Float32Array;
   /** Present when returnWeights was true. */
   weights?: Float32Array;
+  /** Present when returnLogSumExp was true; -Infinity for rows that see no key. */
+  logSumExp?: Float32Array;
+  /** With returnLogSumExp, when dropout ran: the seed of its mask (the backward needs it). */
+  seed?: bigint;
+}
+
+/** The gradients attentionBackward returns, shaped like q, k and v. */
+export interface AttentionGradients {
+  gradQ: Float32Array;
+  gradK: Float32Array;
+  gradV: Float32Array;
 }
 
 export interface AttentionResultWithWeights {
@@ -66,17 +89,102 @@ export type StateDict = Record<string, Float32Array>;
 /** What loadStateDict accepts: Float32Arrays, flat or nested number arrays (tensor.tolist()). */
 export type StateDictInput = Record<string, Float32Array | number[] | number[][]>;
 
+/** One parameter as an optimizer sees it: live arrays. */
+export interface Parameter {
+  /** Its state-dict name. */
+  readonly name: string;
+  readonly data: Float32Array;
+  /** Its gradient: null before a backward reaches it and after zeroGrad(). */
+  grad: Float32Array | null;
+}
+
+/** What every module has (nn.Module): modes, parameters, gradients. */
+export interface Module {
+  /** True after construction, as in PyTorch. */
+  training: boolean;
+  /** Training mode: dropout acts, and forward keeps what backward needs. */
+  train(mode?: boolean): this;
+  eval(): this;
+  /** Every parameter, in the state dict's order. */
+  parameters(): Parameter[];
+  /** The gradients by state-dict name: the live arrays, or null. */
+  gradients(): Record<string, Float32Array | null>;
+  /** Gradients to null (default, as PyTorch's zero_grad()) or to zeros. */
+  zeroGrad(setToNone?: boolean): void;
+}
+
 /** nn.Linear(inFeatures, outFeatures, bias = true) with PyTorch's seeded init. */
-export interface Linear {
+export interface Linear extends Module {
   readonly inFeatures: number;
   readonly outFeatures: number;
   /** [outFeatures, inFeatures], row-major (live: writes change the layer). */
   weight: Float32Array;
   /** [outFeatures], or null without bias. */
   bias: Float32Array | null;
+  /** Gradients, accumulated by backward(); null until then. */
+  weightGrad: Float32Array | null;
+  biasGrad: Float32Array | null;
   /** y = x · weightᵀ + bias for x of shape [..., inFeatures]. */
   forward(x: Float32Array, shape: number[]): Float32Array;
+  /** The last training forward's backward: gradOutput [..., outFeatures] → gradient of x. */
+  backward(gradOutput: Float32Array): Float32Array;
   stateDict(prefix?: string): StateDict;
+}
+
+/** nn.Embedding(numEmbeddings, embeddingDim), initialised N(0, 1) with PyTorch's normal_ sequence. */
+export interface Embedding extends Module {
+  readonly numEmbeddings: number;
+  readonly embeddingDim: number;
+  /** [numEmbeddings, embeddingDim] (live). */
+  weight: Float32Array;
+  weightGrad: Float32Array | null;
+  /** The rows of `indices` (shape default [indices.length]): [...shape, embeddingDim]. */
+  forward(indices: Int32Array | Uint32Array | number[], shape?: number[]): Float32Array;
+  /** Adds gradOutput's rows to weightGrad at the indices; returns null. */
+  backward(gradOutput: Float32Array): null;
+  stateDict(prefix?: string): StateDict;
+}
+
+/** What an optimizer updates: modules, or parameters ({ data, grad }). */
+export type Parameters = Module | Parameter | Array<Module | Parameter | { data: Float32Array; grad: Float32Array | null }>;
+
+export interface SGDOptions {
+  /** Default 1e-3. */
+  lr?: number;
+  momentum?: number;
+  dampening?: number;
+  weightDecay?: number;
+  nesterov?: boolean;
+}
+
+export interface AdamWOptions {
+  /** Default 1e-3. */
+  lr?: number;
+  /** Default [0.9, 0.999]. */
+  betas?: [number, number];
+  /** Default 1e-8. */
+  eps?: number;
+  /** Decoupled weight decay, default 1e-2. */
+  weightDecay?: number;
+}
+
+export interface Optimizer {
+  readonly params: readonly Parameter[];
+  /** One update of every parameter that has a gradient. */
+  step(): void;
+  zeroGrad(setToNone?: boolean): void;
+}
+
+export interface SGD extends Optimizer {
+  readonly lr: number;
+  readonly momentum: number;
+}
+
+export interface AdamW extends Optimizer {
+  readonly lr: number;
+  readonly betas: readonly [number, number];
+  readonly eps: number;
+  readonly weightDecay: number;
 }
 
 export interface ForwardOptions {
@@ -106,7 +214,7 @@ export interface ForwardResult {
 }
 
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
-export interface AttentionModule {
+export interface AttentionModule extends Module {
   readonly dIn: number;
   readonly numHeads: number;
   /** Width of the output's last axis. */
@@ -114,10 +222,6 @@ export interface AttentionModule {
   readonly contextLength: number | undefined;
   /** Dropout probability in [0, 1); settable (validated), like nn.Dropout's p. */
   dropout: number;
-  /** True after construction, as in PyTorch. */
-  training: boolean;
-  train(mode?: boolean): this;
-  eval(): this;
   /**
    * x: [batch, tokens, dIn] (or [tokens, dIn]) → [batch, tokens, outputDim].
    * Throws a RangeError when tokens > contextLength.
@@ -128,6 +232,11 @@ export interface AttentionModule {
   forward(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array;
   /** Same as forward (like calling a PyTorch module). */
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
+  /**
+   * The last training forward's backward: gradOutput [batch, tokens, outputDim] →
+   * the gradient of x [batch, tokens, dIn]; parameter gradients accumulate.
+   */
+  backward(gradOutput: Float32Array): Float32Array;
   /** Parameters by PyTorch name (copies). */
   stateDict(): StateDict;
   /** Checks every name and size, reports all mismatches in one error, loads all or nothing. */
@@ -175,6 +284,7 @@ export interface CausalAttentionRuntime {
   rand(...shape: number[]): Float32Array;
 
   Linear: new (inFeatures: number, outFeatures: number, bias?: boolean) => Linear;
+  Embedding: new (numEmbeddings: number, embeddingDim: number) => Embedding;
   SelfAttention: new (dIn: number, dOut: number, qkvBias?: boolean) => SelfAttention;
   CausalAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
     qkvBias?: boolean) => CausalAttention;
@@ -198,6 +308,35 @@ export interface CausalAttentionRuntime {
   attentionReference(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions): AttentionResult;
+
+  /**
+   * The gradients of attention with respect to q, k and v, given the
+   * gradient of its output and the forward's output and logSumExp;
+   * options are the forward's (its seed when dropout ran).
+   */
+  attentionBackward(
+    gradOutput: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array,
+    output: Float32Array, logSumExp: Float32Array, options: AttentionComputation): AttentionGradients;
+  /** The same with the scalar reference. Slow. */
+  attentionBackwardReference(
+    gradOutput: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array,
+    output: Float32Array, logSumExp: Float32Array, options: AttentionComputation): AttentionGradients;
+
+  /** torch.randint(low, high, shape): PyTorch's CPU draws, as an Int32Array. */
+  randint(low: number, high: number, shape: number[]): Int32Array;
+
+  /**
+   * cross_entropy with mean reduction: logits [N, C], targets [N] class
+   * indices (ignoreIndex, default -100, counts for nothing).
+   */
+  crossEntropy(logits: Float32Array, targets: Int32Array | Uint32Array | number[],
+    options?: { ignoreIndex?: number }): { loss: number; gradLogits: Float32Array };
+
+  /** Optimizers with PyTorch's defaults and update rules. */
+  readonly optim: {
+    SGD: new (params: Parameters, options?: SGDOptions) => SGD;
+    AdamW: new (params: Parameters, options?: AdamWOptions) => AdamW;
+  };
 
   /** Frees wasm scratch memory and stops worker threads. Idempotent. */
   dispose(): void;

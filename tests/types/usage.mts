@@ -26,6 +26,26 @@ layer.loadStateDict({ 'W_query.weight': [[1, 2, 3], [4, 5, 6]] });
 layer.forward(x);
 // @ts-expect-error the wrapper has no outProj
 new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2).outProj;
+// Training.
+const fw = ca.attention(q, q, q, { ...options, returnLogSumExp: true });
+const lse: Float32Array | undefined = fw.logSumExp;
+const drawn: bigint | undefined = fw.seed;
+const { gradQ } = ca.attentionBackward(q, q, q, q, fw.output, fw.logSumExp!, { ...options, kvHeads: 2 });
+const embedding = new ca.Embedding(10, 4);
+const ids: Int32Array = ca.randint(0, 10, [2, 6]);
+const e: Float32Array = embedding.forward(ids, [2, 6]);
+const gx: Float32Array = layer.train().backward(layer.forward(x, [2, 6, 3]));
+const g: Float32Array | null = layer.gradients()['W_query.weight'];
+const optimizer = new ca.optim.AdamW([embedding, layer], { lr: 1e-2, betas: [0.9, 0.95] });
+optimizer.zeroGrad();
+optimizer.step();
+const { loss } = ca.crossEntropy(e, [1, 2, 3, 4, 5, 6, 7, 8], { ignoreIndex: 0 });
+new ca.optim.SGD(layer.parameters(), { lr: 0.1, momentum: 0.9 }).step();
+const noGrad: null = embedding.backward(e);
+// @ts-expect-error attentionBackward needs the log-sum-exp
+ca.attentionBackward(q, q, q, q, fw.output);
+// @ts-expect-error betas is a pair
+new ca.optim.AdamW(layer, { betas: 0.9 });
 ca.dispose();
 
 // @ts-expect-error q must be a Float32Array
@@ -37,4 +57,4 @@ ca.attention(q, q, q, { batch: 1, heads: 1, queryLength: 1 });
 // @ts-expect-error unknown build
 void init({ build: 'gpu' });
 
-export { sum, maybe, label, y, w, wq, heads };
+export { sum, maybe, label, y, w, wq, heads, lse, drawn, gradQ, gx, g, loss, noGrad };
