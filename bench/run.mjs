@@ -7,12 +7,14 @@
 // and, after a full run, bench/RESULTS.md.
 //
 //   node bench/run.mjs [--quick] [--no-native] [--no-write] [--only=ort-web,plain-js,...]
-//                      [--cap=SECONDS]
+//                      [--cap=SECONDS] [--training]
 //
 // --quick: three small shapes, short timing budgets, no module row, does not
 // write RESULTS.md (a sanity run). --only: ours plus these peers (does not
 // write RESULTS.md). --cap: skip a peer on a shape when its rate on the
-// previous shape predicts more than this per run (default 4 s).
+// previous shape predicts more than this per run (default 4 s). --training:
+// only the training table (forward + backward, bench/lib/training.mjs);
+// prints it, writes nothing but bench/out/training.json.
 //
 // Method: every case (implementation, threads, shape, variant) lives in its
 // own worker thread. Per shape, ours single and ours threads stay open, and
@@ -33,6 +35,7 @@ import {
 } from './lib/shapes.mjs';
 import { measureSimdLimit, measureSimdLimitThreads } from './lib/simd-limit.mjs';
 import { gflops, median } from './lib/timing.mjs';
+import { renderTrainingText, runTrainingTable } from './lib/training.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -79,6 +82,18 @@ const CONFIGS = [...OURS, ...PEER_CONFIGS].map((c) => ({ ...c, name: peerModules
 
 const log = (...a) => console.error(...a);
 const started = new Date();
+
+// The training table alone.
+if (flag('training')) {
+  for (const line of machineLines(machineInfo(root))) log(line);
+  const training = await runTrainingTable({
+    policy, slowPolicy, capMs: Math.max(capMs, 8000), seed: SEED, log, skipModule: quick,
+  });
+  console.log(renderTrainingText(training));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/training.json'), JSON.stringify(training, null, 2));
+  process.exit(0);
+}
 
 // ---------------------------------------------------------------------------
 // Machine, versions, SIMD limit (measured first, with nothing else running)
@@ -267,6 +282,11 @@ if (!quick) {
 const memoryCheck = await runShape(MEMORY_CHECK_SHAPE, { configs: CONFIGS.slice(0, 1), shapePolicy: slowPolicy });
 delete memoryCheck.reference;
 
+// Training: forward + backward (issue 12).
+const training = quick || only ? null : await runTrainingTable({
+  policy, slowPolicy, capMs: Math.max(capMs, 8000), seed: SEED, log,
+});
+
 log('Measuring the wasm SIMD128 limit again...');
 simd.end = measureSimdLimit({}, [simd.chains]);
 simd.end2 = await measureSimdLimitThreads(2, simd.chains);
@@ -328,6 +348,7 @@ const results = {
   module,
   memoryCheck,
   native,
+  training,
 };
 console.log(renderReport(results));
 

@@ -4,6 +4,7 @@ import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
+import { renderTrainingText } from './training.mjs';
 import { flops, shapeName } from './shapes.mjs';
 import { gflops } from './timing.mjs';
 
@@ -296,6 +297,7 @@ export function renderReport(results) {
     ...targetLines(results, native?.ratios),
     ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
       native.table, '', numbered(native.notes)] : []),
+    ...(results.training ? ['', renderTrainingText(results.training)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
   ].join('\n');
@@ -327,6 +329,7 @@ export function renderResultsMd(results) {
     ...targetLines(results, native?.ratios),
     ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
       native.table, '', numbered(native.notes)] : []),
+    ...(results.training ? ['', renderTrainingText(results.training)] : []),
     '',
     '## Reproduce',
     '',
@@ -334,6 +337,7 @@ export function renderResultsMd(results) {
     'npm run bench                   # set-up, native + wasm builds, then node bench/run.mjs (about 10 min)',
     'node bench/run.mjs --quick      # sanity run: small shapes, short budgets; leaves this file alone',
     'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
+    'node bench/run.mjs --training   # the training table alone (forward + backward)',
     '```',
     '',
     'The raw numbers of the latest run are in bench/out/results.json (not committed).',

@@ -73,8 +73,14 @@ function uniform(n, random) {
 export function makeInputs(s, seed = 1234) {
   const next = makeUniform(seed);
   if (s.kind === 'mha') return { x: next(s.batch * s.length * s.dIn) };
+  // Training (bench/lib/training.mjs): also the gradient of the output.
+  if (s.kind === 'mha-train') {
+    const x = next(s.batch * s.length * s.dIn);
+    return { x, gradOutput: next(s.batch * s.length * s.dOut) };
+  }
   const n = s.batch * s.heads * s.length * s.headDim;
-  return { q: next(n), k: next(n), v: next(n) };
+  const qkv = { q: next(n), k: next(n), v: next(n) };
+  return s.kind === 'attention-train' ? { ...qkv, gradOutput: next(n) } : qkv;
 }
 
 /** A seeded source of uniform [-1, 1) Float32Arrays: makeUniform(seed)(n). */
