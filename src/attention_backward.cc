@@ -55,7 +55,7 @@ namespace HWY_NAMESPACE {
 namespace backward {
 
 constexpr size_t kKeyTile = 64;    // keys per tile (rows of the Sᵀ tile)
-constexpr size_t kQueryTile = 32;  // queries per tile (its columns)
+constexpr size_t kQueryTile = 64;  // queries per tile (its columns)
 constexpr size_t kMaxChunks = 4;   // key chunks per (batch, kv head)
 constexpr size_t kTargetItems = 8;  // split keys until about this many items
 
