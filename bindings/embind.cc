@@ -88,8 +88,8 @@ float* Out(uintptr_t p) { return reinterpret_cast<float*>(p); }
 // One signature for both the SIMD kernel and the reference; weights and
 // log_sum_exp may be 0 (not computed).
 template <Status (*Fn)(const AttentionShape&, const AttentionOptions&,
-                       const float*, const float*, const float*, float*,
-                       float*, float*)>
+                       const float*, const float*, const float*, float*, float*,
+                       float*)>
 int CallAttention(const AttentionShape& shape, const AttentionOptions& options,
                   uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
                   uintptr_t weights, uintptr_t log_sum_exp) {
@@ -105,9 +105,9 @@ int CallAttentionBackward(const AttentionShape& shape,
                           uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
                           uintptr_t log_sum_exp, uintptr_t grad_q,
                           uintptr_t grad_k, uintptr_t grad_v) {
-  return static_cast<int>(Fn(shape, options, In(grad_out), In(q), In(k),
-                             In(v), In(out), In(log_sum_exp), Out(grad_q),
-                             Out(grad_k), Out(grad_v)));
+  return static_cast<int>(Fn(shape, options, In(grad_out), In(q), In(k), In(v),
+                             In(out), In(log_sum_exp), Out(grad_q), Out(grad_k),
+                             Out(grad_v)));
 }
 
 int CallLayerForward(const AttentionLayerParams& params,
@@ -128,10 +128,10 @@ int CallLayerBackward(const AttentionLayerParams& params,
 int CallLinearBackward(uintptr_t x, double rows, double in, double out,
                        uintptr_t w, uintptr_t grad_y, uintptr_t grad_x,
                        uintptr_t grad_w, uintptr_t grad_b) {
-  return static_cast<int>(LinearBackward(
-      In(x), static_cast<int64_t>(rows), static_cast<int64_t>(in),
-      static_cast<int64_t>(out), In(w), In(grad_y), Out(grad_x), Out(grad_w),
-      Out(grad_b)));
+  return static_cast<int>(
+      LinearBackward(In(x), static_cast<int64_t>(rows),
+                     static_cast<int64_t>(in), static_cast<int64_t>(out), In(w),
+                     In(grad_y), Out(grad_x), Out(grad_w), Out(grad_b)));
 }
 
 int CallLinear(uintptr_t x, double rows, double in, double out, uintptr_t w,

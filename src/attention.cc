@@ -410,8 +410,8 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
 
 Status AttentionImpl(const AttentionShape& shape,
                      const AttentionOptions& options, const float* q,
-                     const float* k, const float* v, float* out,
-                     float* weights, float* lse) {
+                     const float* k, const float* v, float* out, float* weights,
+                     float* lse) {
   Plan p;
   p.shape = shape;
   p.causal = options.causal;
@@ -493,8 +493,7 @@ HWY_EXPORT(TargetNameImpl);
 Status Attention(const AttentionShape& shape, const AttentionOptions& options,
                  const float* q, const float* k, const float* v, float* out,
                  float* weights) {
-  return AttentionWithLogSumExp(shape, options, q, k, v, out, weights,
-                                nullptr);
+  return AttentionWithLogSumExp(shape, options, q, k, v, out, weights, nullptr);
 }
 
 Status AttentionWithLogSumExp(const AttentionShape& shape,

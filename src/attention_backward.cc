@@ -21,10 +21,12 @@
 //   4. dS transposed, dQ += dS·K over each query's visible keys (ragged ends).
 // Query tiles before the first query that sees the key tile are skipped
 // (the causal triangle); within a tile only visible pairs are multiplied
-// in. dK = scale·dK and dQ = scale·dQ are applied when the sums are written.
-// With more than one chunk, each chunk's dQ partial sums (over the rows it
-// sees) are added afterwards in chunk order: bit-identical for any thread
-// count.
+// in. dK = scale·dK when the sums are written; dQ's tile product, times
+// scale, is added into grad_q's rows by the head's first chunk, and into
+// partial rows by the others, added to grad_q afterwards in chunk order:
+// bit-identical for any thread count, and per thread only tiles of scratch.
+
+#include "src/attention_backward.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,6 @@
 #include <cmath>
 #include <limits>
 
-#include "src/attention_backward.h"
 #include "src/dropout.h"
 #include "src/internal.h"
 #include "src/thread_pool.h"
@@ -45,6 +46,7 @@
 #include "src/dropout-inl.h"
 #include "src/exp-inl.h"
 #include "src/matmul-inl.h"
+#include "src/row_passes-inl.h"
 #include "src/simd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -54,9 +56,9 @@ namespace HWY_NAMESPACE {
 // names in HWY_NAMESPACE, and one name must mean one type (ODR).
 namespace backward {
 
-constexpr size_t kKeyTile = 64;    // keys per tile (rows of the Sᵀ tile)
-constexpr size_t kQueryTile = 64;  // queries per tile (its columns)
-constexpr size_t kMaxChunks = 4;   // key chunks per (batch, kv head)
+constexpr size_t kKeyTile = 64;     // keys per tile (rows of the Sᵀ tile)
+constexpr size_t kQueryTile = 64;   // queries per tile (its columns)
+constexpr size_t kMaxChunks = 4;    // key chunks per (batch, kv head)
 constexpr size_t kTargetItems = 8;  // split keys until about this many items
 
 // Everything an item needs, resolved once per call.
@@ -87,9 +89,9 @@ struct Plan {
   size_t chunks;
   size_t chunk_tile[kMaxChunks + 1];
   size_t first_query[kMaxChunks];
-  // chunks > 1: dQ partial sums, per query head [rows_per_head][d_panel],
-  // chunk c's rows at partial_row[c] (row i at partial_row[c] + i -
-  // first_query[c]).
+  // Chunks after the first: dQ partial sums, per query head
+  // [rows_per_head][d], chunk c's rows at partial_row[c] (row i at
+  // partial_row[c] + i - first_query[c]).
   size_t partial_row[kMaxChunks];
   size_t rows_per_head;
   float* partials;
@@ -117,7 +119,7 @@ struct Workspace {
   float* lse;    // [kQueryTile] L of the query tile
   float* dd;     // [kQueryTile] D = dO·O
   uint32_t* rk;  // [2][kQueryTile] dropout row keys (k0, then k1)
-  float* dq;     // chunks == 1: [group][tq][d_panel] dQ sums of the item
+  float* dqt;    // [kQueryTile][d_panel]  dS·K of the tile pair
 
   // Floats per thread: the layout of Carve.
   static size_t Floats(const Plan& p) {
@@ -157,7 +159,7 @@ struct Workspace {
     w.lse = take(kQueryTile);
     w.dd = take(kQueryTile);
     w.rk = reinterpret_cast<uint32_t*>(take(2 * kQueryTile));
-    w.dq = p.chunks == 1 ? take(p.group * p.tq * p.d_panel) : nullptr;
+    w.dqt = take(kQueryTile * p.d_panel);
     return used;
   }
 };
@@ -181,9 +183,9 @@ HWY_INLINE const float* PaddedRows(const float* src, size_t rows, size_t width,
 // c[r][j] = a_r · b_j for r < rows, j < nb (c written up to a multiple of 4
 // columns on vector targets; b rows past nb read `zero`). Depth is a
 // multiple of the vector length.
-HWY_INLINE void DotRows(const float* a, size_t lda, size_t rows,
-                        const float* b, size_t ldb, size_t nb, size_t depth,
-                        const float* zero, float* c, size_t ldc) {
+HWY_INLINE void DotRows(const float* a, size_t lda, size_t rows, const float* b,
+                        size_t ldb, size_t nb, size_t depth, const float* zero,
+                        float* c, size_t ldc) {
 #if HWY_TARGET == HWY_SCALAR
   (void)zero;
   for (size_t r = 0; r < rows; ++r) {
@@ -231,9 +233,9 @@ HWY_INLINE void GradLanes(D d, const ExpConstants<D>& e, const RowTerms& t,
         Hash24Lanes(du, hn::Set(du, t.col), hn::LoadU(du, t.rk0 + i),
                     hn::LoadU(du, t.rk1 + i));
     // A factor, not a select: NaN·0 stays NaN, as in the reference.
-    const V m = hn::IfThenElseZero(DropoutKeeps(d, hn::BitCast(di, hash),
-                                                t.threshold),
-                                   hn::Set(d, t.keep_scale));
+    const V m =
+        hn::IfThenElseZero(DropoutKeeps(d, hn::BitCast(di, hash), t.threshold),
+                           hn::Set(d, t.keep_scale));
     pm = hn::Mul(p, m);
     dp = hn::Mul(dp, m);
   }
@@ -261,15 +263,15 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
 // One (batch, kv head, key chunk) item.
 void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
                const Workspace& ws) {
-  // dQ sums of the group's head g: buffer row r holds query first_row + r,
-  // for the rows [first_row, tq) that see the chunk.
+  // Where the dQ sums of the group's head g go: grad_q's rows for the
+  // head's first chunk, else this chunk's partial rows. Row r holds query
+  // first_row + r, for the rows [first_row, tq) that see the chunk.
   const size_t first_row = p.first_query[chunk];
   const size_t rows = p.tq - first_row;
   const auto dq_sums = [&](size_t g) {
-    if (p.chunks == 1) return ws.dq + g * p.tq * p.d_panel;
     const size_t bh = b * p.heads + kvh * p.group + g;
-    return p.partials +
-           (bh * p.rows_per_head + p.partial_row[chunk]) * p.d_panel;
+    if (chunk == 0) return p.gq + (bh * p.tq + first_row) * p.d;
+    return p.partials + (bh * p.rows_per_head + p.partial_row[chunk]) * p.d;
   };
   const float* k_head = p.k + (b * p.kv_heads + kvh) * p.tk * p.d;
   const float* v_head = p.v + (b * p.kv_heads + kvh) * p.tk * p.dv;
@@ -277,7 +279,11 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
   float* gv_head = p.gv + (b * p.kv_heads + kvh) * p.tk * p.dv;
 
   for (size_t g = 0; g < p.group; ++g) {
-    memset(dq_sums(g), 0, rows * p.d_panel * sizeof(float));
+    if (chunk == 0) {  // rows before first_row get no sum at all
+      const size_t bh = b * p.heads + kvh * p.group + g;
+      memset(p.gq + bh * p.tq * p.d, 0, first_row * p.d * sizeof(float));
+    }
+    memset(dq_sums(g), 0, rows * p.d * sizeof(float));
   }
 
   size_t start[kKeyTile], end[kQueryTile];
@@ -309,8 +315,8 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           end[i] = ve <= k0 ? 0 : HWY_MIN(ve - k0, kn);
         }
         size_t ldq, ldo;
-        const float* q_rows = PaddedRows(p.q + row0 * p.d, qn, p.d, p.d_panel,
-                                         ws.qt, &ldq);
+        const float* q_rows =
+            PaddedRows(p.q + row0 * p.d, qn, p.d, p.d_panel, ws.qt, &ldq);
         const float* do_rows = PaddedRows(p.dout + row0 * p.dv, qn, p.dv,
                                           p.dv_panel, ws.dot, &ldo);
         for (size_t i = 0; i < qn; ++i) {
@@ -334,9 +340,15 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         DotRows(vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad, ws.zero, ws.dpt,
                 kQueryTile);
         // 2. P∘M and dS, over each key's visible queries.
-        RowTerms t{p.scale,          ws.lse,     ws.dd,
-                   p.drop,           0,          ws.rk,
-                   ws.rk + kQueryTile, p.threshold, p.keep_scale};
+        RowTerms t{p.scale,
+                   ws.lse,
+                   ws.dd,
+                   p.drop,
+                   0,
+                   ws.rk,
+                   ws.rk + kQueryTile,
+                   p.threshold,
+                   p.keep_scale};
         for (size_t j = 0; j < kn; ++j) {
           t.col = static_cast<uint32_t>(k0 + j);
           GradRow(t, ws.st + j * kQueryTile, ws.dpt + j * kQueryTile, start[j],
@@ -350,14 +362,20 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         // 4. dQ += dS·K.
         for (size_t j = 0; j < kn; ++j) {
           const float* src = ws.dpt + j * kQueryTile;
-          for (size_t i = start[j]; i < qn; ++i) ws.ds[i * kKeyTile + j] = src[i];
+          for (size_t i = start[j]; i < qn; ++i)
+            ws.ds[i * kKeyTile + j] = src[i];
         }
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
+        memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
         MatMulAddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
                         end + skip, kt_rows, ldk, p.d_panel,
-                        dq_rows + (q0 + skip - first_row) * p.d_panel,
-                        p.d_panel);
+                        ws.dqt + skip * p.d_panel, p.d_panel);
+        for (size_t i = skip; i < qn; ++i) {
+          if (end[i] == 0) continue;
+          AddScaledRow(dq_rows + (q0 + i - first_row) * p.d,
+                       ws.dqt + i * p.d_panel, p.d, p.scale);
+        }
       }
     }
     // The key tile's gradients are complete: dK = scale·sums, dV = sums.
@@ -370,34 +388,19 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
       memcpy(gv, sv, p.dv * sizeof(float));
     }
   }
-
-  if (p.chunks != 1) return;  // the partial sums are added afterwards
-  for (size_t g = 0; g < p.group; ++g) {
-    const size_t bh = b * p.heads + kvh * p.group + g;
-    float* gq = p.gq + bh * p.tq * p.d;
-    memset(gq, 0, first_row * p.d * sizeof(float));
-    for (size_t r = 0; r < rows; ++r) {
-      const float* src = dq_sums(g) + r * p.d_panel;
-      float* dst = gq + (first_row + r) * p.d;
-      for (size_t c = 0; c < p.d; ++c) dst[c] = p.scale * src[c];
-    }
-  }
 }
 
-// chunks > 1: dQ of query rows [q0, q1) of head bh from the chunks' partial
-// sums, added in chunk order.
+// chunks > 1: dQ of query rows [q0, q1) of head bh: the first chunk's sums
+// (in grad_q) plus the others' partial sums, in chunk order.
 void ReduceQueryRows(const Plan& p, size_t bh, size_t q0, size_t q1) {
-  const float* head = p.partials + bh * p.rows_per_head * p.d_panel;
+  const float* head = p.partials + bh * p.rows_per_head * p.d;
   for (size_t i = q0; i < q1; ++i) {
     float* dst = p.gq + (bh * p.tq + i) * p.d;
-    memset(dst, 0, p.d * sizeof(float));
-    for (size_t c = 0; c < p.chunks; ++c) {
+    for (size_t c = 1; c < p.chunks; ++c) {
       if (i < p.first_query[c]) continue;
-      const float* src =
-          head + (p.partial_row[c] + i - p.first_query[c]) * p.d_panel;
+      const float* src = head + (p.partial_row[c] + i - p.first_query[c]) * p.d;
       for (size_t x = 0; x < p.d; ++x) dst[x] += src[x];
     }
-    for (size_t x = 0; x < p.d; ++x) dst[x] *= p.scale;
   }
 }
 
@@ -429,11 +432,11 @@ void SplitChunks(Plan* p) {
   // Too few tiles closed (work all in the last tiles): fewer chunks.
   p->chunks = c;
   p->chunk_tile[c] = tiles;
-  size_t row = 0;
+  size_t row = 0;  // the first chunk writes into grad_q
   for (size_t i = 0; i < p->chunks; ++i) {
     p->first_query[i] = p->FirstQuery(p->chunk_tile[i] * kKeyTile);
     p->partial_row[i] = row;
-    row += p->tq - p->first_query[i];
+    if (i > 0) row += p->tq - p->first_query[i];
   }
   p->rows_per_head = row;
 }
@@ -489,14 +492,13 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
       (p.chunks > 1 &&
        (!internal::MulSize(p.batch * p.heads, p.rows_per_head,
                            &partial_floats) ||
-        !internal::MulSize(partial_floats, p.d_panel, &partial_floats))) ||
+        !internal::MulSize(partial_floats, p.d, &partial_floats))) ||
       partial_floats > SIZE_MAX / sizeof(float) / 2 ||
       workspace_floats > SIZE_MAX / sizeof(float) / 2 - partial_floats - 64) {
     return Status::kOutOfMemory;
   }
   total = RoundUp(workspace_floats + partial_floats, 16);
-  float* buffer =
-      static_cast<float*>(aligned_alloc(64, total * sizeof(float)));
+  float* buffer = static_cast<float*>(aligned_alloc(64, total * sizeof(float)));
   if (!buffer) return Status::kOutOfMemory;
   p.partials = p.chunks > 1 ? buffer + workspace_floats : nullptr;
 
@@ -546,18 +548,17 @@ namespace causal_attention {
 HWY_EXPORT(AttentionBackwardImpl);
 
 Status AttentionBackward(const AttentionShape& shape,
-                         const AttentionOptions& options,
-                         const float* grad_out, const float* q, const float* k,
-                         const float* v, const float* out,
-                         const float* log_sum_exp, float* grad_q,
-                         float* grad_k, float* grad_v) {
+                         const AttentionOptions& options, const float* grad_out,
+                         const float* q, const float* k, const float* v,
+                         const float* out, const float* log_sum_exp,
+                         float* grad_q, float* grad_k, float* grad_v) {
   const Status st =
       ValidateAttentionBackward(shape, options, grad_out, q, k, v, out,
                                 log_sum_exp, grad_q, grad_k, grad_v);
   if (st != Status::kOk) return st;
-  return HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl)(
-      shape, options, grad_out, q, k, v, out, log_sum_exp, grad_q, grad_k,
-      grad_v);
+  return HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl)(shape, options, grad_out,
+                                                     q, k, v, out, log_sum_exp,
+                                                     grad_q, grad_k, grad_v);
 }
 
 }  // namespace causal_attention

@@ -44,21 +44,21 @@ namespace causal_attention {
 // that see key j and grad_k / grad_v row j. Other elements stay finite.
 // Tiled like FlashAttention-2's backward: for each tile of keys, the tiles
 // of the queries that see them; P is recomputed from L tile by tile, no
-// [query_len, key_len] matrix exists, and extra memory is O(query_len +
-// tile) per thread (plus, when batch · kvH is small and the keys are split
-// into chunks across threads, one grad_q-sized buffer per chunk beyond the
-// first, over the rows each chunk sees).
+// [query_len, key_len] matrix exists, and extra memory is O(tile) per
+// thread (plus, when batch · kvH < 8 and the keys are split into up to four
+// chunks across threads, the grad_q partial sums of every chunk after the
+// first, over the rows it sees: about 2.1 × grad_q's size for four chunks
+// of a causal head).
 // Runs on NumThreads() threads; each thread owns the grad_k / grad_v of its
 // key chunk and the grad_q partial sums are added in a fixed order, so the
 // result is bit-identical for every thread count.
 // Accuracy: |g - ref| <= 2e-5·(1 + |ref|) against AttentionBackwardReference
 // on the tested shapes (tests/native/attention_backward_test.cc).
 Status AttentionBackward(const AttentionShape& shape,
-                         const AttentionOptions& options,
-                         const float* grad_out, const float* q, const float* k,
-                         const float* v, const float* out,
-                         const float* log_sum_exp, float* grad_q,
-                         float* grad_k, float* grad_v);
+                         const AttentionOptions& options, const float* grad_out,
+                         const float* q, const float* k, const float* v,
+                         const float* out, const float* log_sum_exp,
+                         float* grad_q, float* grad_k, float* grad_v);
 
 // The oracle: the formulas above in plain scalar loops accumulating in
 // double, one (query, key) pair at a time.

@@ -123,8 +123,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     }
   }
   // 3. Attention.
-  st = attention(shape, o.attention, q, k, v, ctx, out.weights,
-                 out.log_sum_exp);
+  st =
+      attention(shape, o.attention, q, k, v, ctx, out.weights, out.log_sum_exp);
   if (st != Status::kOk) return st;
   // 4. Merge heads, output projection.
   if (!p.w_out) {
@@ -150,10 +150,9 @@ Status LayerBackward(LinearBackwardFn linear_backward,
   Status st = ValidateAttention(shape, o.attention);
   if (st != Status::kOk) return st;
   // Every parameter needs its gradient, and only those.
-  const bool grads_match =
-      !p.b_query == !g.b_query && !p.b_key == !g.b_key &&
-      !p.b_value == !g.b_value && !p.w_out == !g.w_out &&
-      !p.b_out == !g.b_out && (p.w_out || !p.b_out);
+  const bool grads_match = !p.b_query == !g.b_query && !p.b_key == !g.b_key &&
+                           !p.b_value == !g.b_value && !p.w_out == !g.w_out &&
+                           !p.b_out == !g.b_out && (p.w_out || !p.b_out);
   if (!x || !grad_y || !grad_x || !p.w_query || !p.w_key || !p.w_value ||
       !g.w_query || !g.w_key || !g.w_value || !saved.queries || !saved.keys ||
       !saved.values || !saved.context || !saved.log_sum_exp || !grads_match) {

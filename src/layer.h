@@ -1,7 +1,8 @@
 // One attention layer of the book's modules (CausalAttention,
 // MultiHeadAttentionWrapper, MultiHeadAttention, SelfAttention_v2) on
-// pointers, forward and backward. The modules themselves, which own their parameters, live in JS
-// (bindings/modules.mjs); this is the computation they call.
+// pointers, forward and backward. The modules themselves, which own their
+// parameters, live in JS (bindings/modules.mjs); this is the computation they
+// call.
 //
 // Layouts (row-major float32): x [batch, tokens, d_in]; a projection weight
 // is [out_features, in_features] and its bias [out_features], as nn.Linear;

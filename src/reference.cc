@@ -220,7 +220,8 @@ Status AttentionBackwardReference(const AttentionShape& shape,
         for (size_t j = 0; j < ve; ++j) {
           double s = 0.0;
           for (size_t c = 0; c < d; ++c) {
-            s += static_cast<double>(qi[c]) * static_cast<double>(kh[j * d + c]);
+            s +=
+                static_cast<double>(qi[c]) * static_cast<double>(kh[j * d + c]);
           }
           double x = s * scale - lse;
           if (x > 0.0) x = 0.0;  // not fmin: NaN must stay NaN
@@ -233,7 +234,8 @@ Status AttentionBackwardReference(const AttentionShape& shape,
           }
           double dp = 0.0;  // dO_i · v_j
           for (size_t c = 0; c < dv; ++c) {
-            dp += static_cast<double>(doi[c]) * static_cast<double>(vh[j * dv + c]);
+            dp += static_cast<double>(doi[c]) *
+                  static_cast<double>(vh[j * dv + c]);
           }
           const double pm = p * m;
           for (size_t c = 0; c < dv; ++c) dvh[j * dv + c] += pm * doi[c];
@@ -252,7 +254,8 @@ Status AttentionBackwardReference(const AttentionShape& shape,
   for (size_t i = 0; i < dk.size(); ++i) {
     grad_k[i] = static_cast<float>(scale * dk[i]);
   }
-  for (size_t i = 0; i < dvv.size(); ++i) grad_v[i] = static_cast<float>(dvv[i]);
+  for (size_t i = 0; i < dvv.size(); ++i)
+    grad_v[i] = static_cast<float>(dvv[i]);
   return Status::kOk;
 }
 

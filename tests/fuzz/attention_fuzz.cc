@@ -1,6 +1,7 @@
 // libFuzzer target over the C++ entry points: Attention, Linear (MatMul)
 // and its backward, AttentionLayerForward (what the JS modules call) and
-// AttentionBackward, with random shapes, options (valid and not) and data. Built with ASan + UBSan
+// AttentionBackward, with random shapes, options (valid and not) and data.
+// Built with ASan + UBSan
 // (-DCA_FUZZ=ON, clang), so any out-of-bounds access or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
 //   * with finite data in [-1, 1], their results agree within
@@ -284,10 +285,10 @@ void FuzzBackward(Input& in, bool raw) {
              v = in.Floats(n_v, raw), dout = in.Floats(n_o, raw);
   std::vector<float> out = in.Floats(n_o, raw),
                      lse = in.Floats(b * heads * s.query_len, raw);
-  const bool valid = causal_attention::ValidateAttentionBackward(
-                         s, o, dout.data(), q.data(), k.data(), v.data(),
-                         out.data(), lse.data(), q.data(), k.data(),
-                         v.data()) == Status::kOk;
+  const bool valid =
+      causal_attention::ValidateAttentionBackward(
+          s, o, dout.data(), q.data(), k.data(), v.data(), out.data(),
+          lse.data(), q.data(), k.data(), v.data()) == Status::kOk;
   if (valid && !raw) {
     // The forward on K and V with every KV head repeated for its group.
     const size_t group = heads / kvh;

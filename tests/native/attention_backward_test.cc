@@ -40,7 +40,8 @@ constexpr double kGradTolerance = 2e-5;
 constexpr double kFiniteDifferenceTolerance = 1e-6;
 
 // Largest |a - ref| / (1 + |ref|) over the non-NaN elements.
-double WorstError(const std::vector<float>& got, const std::vector<float>& ref) {
+double WorstError(const std::vector<float>& got,
+                  const std::vector<float>& ref) {
   double worst = 0.0;
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::isnan(got[i]) || std::isnan(ref[i])) continue;
@@ -54,8 +55,8 @@ double WorstError(const std::vector<float>& got, const std::vector<float>& ref) 
 // ([B, kvH, T, X] -> [B, H, T, X]): the forward runs on these (its GQA is
 // issue 11's), which is what repeat_interleave does in PyTorch's
 // enable_gqa.
-std::vector<float> RepeatKv(const std::vector<float>& x, const AttentionShape& s,
-                            int64_t width) {
+std::vector<float> RepeatKv(const std::vector<float>& x,
+                            const AttentionShape& s, int64_t width) {
   const int64_t kvh = internal::KvHeads(s), group = s.heads / kvh;
   const int64_t head = s.key_len * width;
   std::vector<float> out(s.batch * s.heads * head);
@@ -165,7 +166,8 @@ double LossInDouble(const AttentionShape& s, const AttentionOptions& o,
                         : 0.0;
           }
           for (int64_t c = 0; c < dv; ++c) {
-            loss += w[j] * v[(kv * tk + j) * dv + c] * dout[(row0 + i) * dv + c];
+            loss +=
+                w[j] * v[(kv * tk + j) * dv + c] * dout[(row0 + i) * dv + c];
           }
         }
       }
@@ -177,16 +179,16 @@ double LossInDouble(const AttentionShape& s, const AttentionOptions& o,
 // Central differences of LossInDouble with respect to every element of
 // one input (which = 0: q, 1: k, 2: v).
 std::vector<double> FiniteDifferences(const Problem& p, int which) {
-  std::vector<double> x[3] = {
-      std::vector<double>(p.q.begin(), p.q.end()),
-      std::vector<double>(p.k.begin(), p.k.end()),
-      std::vector<double>(p.v.begin(), p.v.end())};
+  std::vector<double> x[3] = {std::vector<double>(p.q.begin(), p.q.end()),
+                              std::vector<double>(p.k.begin(), p.k.end()),
+                              std::vector<double>(p.v.begin(), p.v.end())};
   constexpr double kStep = 1e-4;
   std::vector<double> grad(x[which].size());
   for (size_t e = 0; e < grad.size(); ++e) {
     const double saved = x[which][e];
     x[which][e] = saved + kStep;
-    const double up = LossInDouble(p.shape, p.options, x[0], x[1], x[2], p.dout);
+    const double up =
+        LossInDouble(p.shape, p.options, x[0], x[1], x[2], p.dout);
     x[which][e] = saved - kStep;
     const double down =
         LossInDouble(p.shape, p.options, x[0], x[1], x[2], p.dout);
@@ -213,7 +215,8 @@ TEST(AttentionBackwardReference, MatchesFiniteDifferences) {
     s.value_dim = pick(1, 4);
     AttentionOptions o;
     o.causal = static_cast<CausalMask>(iter % 3);
-    if (iter % 4 == 1) o.scale = std::uniform_real_distribution<float>(-2, 2)(rng);
+    if (iter % 4 == 1)
+      o.scale = std::uniform_real_distribution<float>(-2, 2)(rng);
     if (iter % 5 == 2) {
       o.training = true;
       o.dropout = 0.4f;
@@ -232,8 +235,8 @@ TEST(AttentionBackwardReference, MatchesFiniteDifferences) {
             std::fabs((*got[which])[e] - fd[e]) / (1.0 + std::fabs(fd[e]));
         worst = std::max(worst, err);
         ASSERT_LE(err, kFiniteDifferenceTolerance)
-            << "input " << which << " element " << e << ": "
-            << (*got[which])[e] << " vs " << fd[e];
+            << "input " << which << " element " << e << ": " << (*got[which])[e]
+            << " vs " << fd[e];
       }
     }
   }
@@ -310,11 +313,11 @@ TEST_P(AttentionBackwardTest, OddAndLongShapes) {
     int64_t b, h, kvh, tq, tk, d, dv;
   };
   const Case cases[] = {
-      {1, 1, 0, 1, 1, 1, 1},        {1, 1, 0, 1, 9, 1, 3},
-      {1, 1, 0, 9, 1, 3, 1},        {3, 2, 1, 33, 33, 1, 1},
-      {1, 1, 0, 65, 65, 3, 5},      {2, 1, 0, 64, 64, 64, 64},
-      {1, 1, 0, 129, 200, 16, 8},   {1, 1, 0, 200, 129, 8, 16},
-      {1, 4, 2, 97, 97, 96, 24},    {1, 8, 1, 40, 300, 32, 32},
+      {1, 1, 0, 1, 1, 1, 1},         {1, 1, 0, 1, 9, 1, 3},
+      {1, 1, 0, 9, 1, 3, 1},         {3, 2, 1, 33, 33, 1, 1},
+      {1, 1, 0, 65, 65, 3, 5},       {2, 1, 0, 64, 64, 64, 64},
+      {1, 1, 0, 129, 200, 16, 8},    {1, 1, 0, 200, 129, 8, 16},
+      {1, 4, 2, 97, 97, 96, 24},     {1, 8, 1, 40, 300, 32, 32},
       {1, 1, 0, 1024, 1024, 64, 64}, {1, 2, 1, 700, 900, 24, 40},
   };
   double worst = 0.0;
@@ -473,14 +476,13 @@ TEST_P(AttentionBackwardTest, ForwardLogSumExpMatchesReference) {
         p.q[5 * 9] = std::numeric_limits<float>::infinity();  // row 5: NaN
         std::vector<float> out(p.OutSize()), w(p.WeightsSize()),
             lse(2 * 2 * 77), ref_out(p.OutSize()), ref_lse(2 * 2 * 77);
-        ASSERT_EQ(AttentionWithLogSumExp(s, o, p.q.data(), p.k.data(),
-                                         p.v.data(), out.data(),
-                                         weights ? w.data() : nullptr,
-                                         lse.data()),
+        ASSERT_EQ(AttentionWithLogSumExp(
+                      s, o, p.q.data(), p.k.data(), p.v.data(), out.data(),
+                      weights ? w.data() : nullptr, lse.data()),
                   Status::kOk);
-        ASSERT_EQ(AttentionWithLogSumExpReference(
-                      s, o, p.q.data(), p.k.data(), p.v.data(), ref_out.data(),
-                      nullptr, ref_lse.data()),
+        ASSERT_EQ(AttentionWithLogSumExpReference(s, o, p.q.data(), p.k.data(),
+                                                  p.v.data(), ref_out.data(),
+                                                  nullptr, ref_lse.data()),
                   Status::kOk);
         EXPECT_TRUE(NearReference(lse, ref_lse));
         EXPECT_TRUE(std::isnan(lse[5]));

@@ -44,9 +44,9 @@ struct LayerProblem {
     out.values = v.data();
     out.context = ctx.data();
     out.log_sum_exp = lse.data();
-    EXPECT_EQ(AttentionLayerForward(layer.params, layer.options,
-                                    layer.x.data(), out),
-              Status::kOk);
+    EXPECT_EQ(
+        AttentionLayerForward(layer.params, layer.options, layer.x.data(), out),
+        Status::kOk);
   }
 
   // Gradients, each starting from the same nonzero values (to see the +=).
@@ -74,8 +74,8 @@ struct LayerProblem {
     saved.values = v.data();
     saved.context = ctx.data();
     saved.log_sum_exp = lse.data();
-    return fn(layer.params, layer.options, layer.x.data(), saved,
-              grad_y.data(), g->x.data(), lg);
+    return fn(layer.params, layer.options, layer.x.data(), saved, grad_y.data(),
+              g->x.data(), lg);
   }
 };
 

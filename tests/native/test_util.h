@@ -114,9 +114,12 @@ struct LayerCase {
 
 // The cases the forward and backward layer tests share.
 inline constexpr LayerCase kLayerCases[] = {
-    {2, 6, 3, 1, 2, false, false, false},  {2, 6, 3, 2, 1, true, true, false},
-    {1, 1, 1, 1, 1, false, false, false},  {3, 37, 5, 3, 7, true, true, true},
-    {1, 130, 48, 4, 12, false, true, true}, {2, 70, 16, 8, 2, true, false, false},
+    {2, 6, 3, 1, 2, false, false, false},
+    {2, 6, 3, 2, 1, true, true, false},
+    {1, 1, 1, 1, 1, false, false, false},
+    {3, 37, 5, 3, 7, true, true, true},
+    {1, 130, 48, 4, 12, false, true, true},
+    {2, 70, 16, 8, 2, true, false, false},
 };
 
 // A layer with random parameters, its input x and options. Parameters at
