@@ -20,7 +20,7 @@ import { maskShiftFor, visibleEnd } from './mask.mjs';
 import { D_IN } from './tokens.mjs';
 
 /** The module the settings describe, with its head size and output width. */
-export function describeModule({ heads, dOut, multiHead }) {
+function describeModule({ heads, dOut, multiHead }) {
   if (heads === 1) return { kind: 'CausalAttention', headDim: dOut, outDim: dOut, listing: '3.3' };
   if (multiHead === 'mha') {
     return { kind: 'MultiHeadAttention', headDim: dOut / heads, outDim: dOut, listing: '3.5' };
