@@ -6,7 +6,7 @@
 // and canvas fillText, never as HTML.
 
 import { init } from '/dist/index.mjs';
-import { SCALES } from './colors.mjs';
+import { MASKED, SCALES } from './colors.mjs';
 import {
   cellSentence, chipTitle, dropoutLine, engineLine, panelNotes, pipelineTitle, routeLine, rowSentence,
   timingLine, tokenCount,
@@ -342,6 +342,8 @@ function wireControls() {
 }
 
 async function main() {
+  document.documentElement.style.setProperty('--masked', MASKED.css);
+  document.documentElement.style.setProperty('--masked-hatch', MASKED.hatch);
   createPanels();
   wireControls();
   applyPreset(DEFAULT_PRESET);
