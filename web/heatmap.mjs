@@ -175,9 +175,7 @@ export class Heatmap {
     if (!this.data) return;
     this.#colour();
     this.#measureLabels();
-    const { element, table } = matrixTable(this);
-    this.tableBox.replaceChildren(element);
-    this.table = table;
+    this.tableBox.replaceChildren(matrixTable(this));
     this.dirty = false;
     idleQueue.delete(this);
     this.render();

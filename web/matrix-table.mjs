@@ -17,16 +17,14 @@ function cell(doc, tag, text, props = {}) {
 /**
  * The table of `heatmap` (its data, options, rowSums, masked() and value()),
  * or, above options.tableLimit cells, a note saying how else to read them.
- * Returns { element, table } (table null for the note).
  */
 export function matrixTable(heatmap) {
   const { rows, cols, rowNames, colNames, rowLabels, colLabels } = heatmap.data;
   const o = heatmap.options;
   const doc = heatmap.root.ownerDocument;
   if (rows * cols > o.tableLimit) {
-    const note = cell(doc, 'p', `No numbers table above ${o.tableLimit} cells ` +
+    return cell(doc, 'p', `No numbers table above ${o.tableLimit} cells ` +
       `(${rows} × ${cols}): focus the heatmap and use the arrow keys, or hover.`, { className: 'table-note' });
-    return { element: note, table: null };
   }
   const table = doc.createElement('table');
   table.className = 'matrix';
@@ -65,5 +63,5 @@ export function matrixTable(heatmap) {
     tbody.append(tr);
   }
   table.append(caption, thead, tbody);
-  return { element: table, table };
+  return table;
 }
