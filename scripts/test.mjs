@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: set-up (system packages, npm ci), native and wasm builds, then
 // every suite: native GoogleTest (ctest), the same under ASan + UBSan, a
-// bounded libFuzzer run, Node tests against the built package and of the
-// demo page's pure modules, the TypeScript usage check, and the browser tests.
+// bounded libFuzzer run, Node tests against the built package, the
+// TypeScript usage check, and the browser tests.
 //   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
