@@ -24,7 +24,8 @@
 // in. dK = scale·dK when the sums are written; dQ's tile product, times
 // scale, is added into grad_q's rows by the head's first chunk, and into
 // partial rows by the others, added to grad_q afterwards in chunk order:
-// bit-identical for any thread count, and per thread only tiles of scratch.
+// bit-identical for any thread count. Per thread: tiles of scratch, and D
+// (and the dropout row keys) of the item's query rows, computed once.
 
 #include "src/attention_backward.h"
 
@@ -116,9 +117,8 @@ struct Workspace {
   float* ds;     // [kQueryTile][kKeyTile] dS
   float* dk;     // [kKeyTile][d_panel]    dK sums of the key tile
   float* dvs;    // [kKeyTile][dv_panel]   dV sums
-  float* lse;    // [kQueryTile] L of the query tile
-  float* dd;     // [kQueryTile] D = dO·O
-  uint32_t* rk;  // [2][kQueryTile] dropout row keys (k0, then k1)
+  float* dd;     // [group][tq] D = dO·O per query row of the item's heads
+  uint32_t* rk;  // [2][group][tq] dropout row keys (k0s, then k1s)
   float* dqt;    // [kQueryTile][d_panel]  dS·K of the tile pair
 
   // Floats per thread: the layout of Carve.
@@ -156,9 +156,8 @@ struct Workspace {
     w.ds = take(kQueryTile * kKeyTile);
     w.dk = take(kKeyTile * p.d_panel);
     w.dvs = take(kKeyTile * p.dv_panel);
-    w.lse = take(kQueryTile);
-    w.dd = take(kQueryTile);
-    w.rk = reinterpret_cast<uint32_t*>(take(2 * kQueryTile));
+    w.dd = take(p.group * p.tq);
+    w.rk = reinterpret_cast<uint32_t*>(take(p.drop ? 2 * p.group * p.tq : 0));
     w.dqt = take(kQueryTile * p.d_panel);
     return used;
   }
@@ -278,12 +277,30 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
   float* gk_head = p.gk + (b * p.kv_heads + kvh) * p.tk * p.d;
   float* gv_head = p.gv + (b * p.kv_heads + kvh) * p.tk * p.dv;
 
+  // Per query row seen by the chunk, once: D = dO·O and the dropout row key.
+  uint32_t* rk0 = p.drop ? ws.rk : nullptr;
+  uint32_t* rk1 = p.drop ? ws.rk + p.group * p.tq : nullptr;
   for (size_t g = 0; g < p.group; ++g) {
+    const size_t bh = b * p.heads + kvh * p.group + g;
     if (chunk == 0) {  // rows before first_row get no sum at all
-      const size_t bh = b * p.heads + kvh * p.group + g;
       memset(p.gq + bh * p.tq * p.d, 0, first_row * p.d * sizeof(float));
     }
     memset(dq_sums(g), 0, rows * p.d * sizeof(float));
+    for (size_t i = first_row; i < p.tq; ++i) {
+      const size_t row = bh * p.tq + i;
+      const float* o = p.out + row * p.dv;
+      const float* dor = p.dout + row * p.dv;
+      double dd = 0.0;
+      for (size_t c = 0; c < p.dv; ++c) {
+        dd += static_cast<double>(dor[c]) * static_cast<double>(o[c]);
+      }
+      ws.dd[g * p.tq + i] = static_cast<float>(dd);
+      if (p.drop) {
+        const dropout::RowKey key = dropout::MakeRowKey(p.seed, row);
+        rk0[g * p.tq + i] = key.k0;
+        rk1[g * p.tq + i] = key.k1;
+      }
+    }
   }
 
   size_t start[kKeyTile], end[kQueryTile];
@@ -319,34 +336,20 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
             PaddedRows(p.q + row0 * p.d, qn, p.d, p.d_panel, ws.qt, &ldq);
         const float* do_rows = PaddedRows(p.dout + row0 * p.dv, qn, p.dv,
                                           p.dv_panel, ws.dot, &ldo);
-        for (size_t i = 0; i < qn; ++i) {
-          ws.lse[i] = p.lse[row0 + i];
-          const float* o = p.out + (row0 + i) * p.dv;
-          const float* dor = p.dout + (row0 + i) * p.dv;
-          double dd = 0.0;
-          for (size_t c = 0; c < p.dv; ++c) {
-            dd += static_cast<double>(dor[c]) * static_cast<double>(o[c]);
-          }
-          ws.dd[i] = static_cast<float>(dd);
-          if (p.drop) {
-            const dropout::RowKey key = dropout::MakeRowKey(p.seed, row0 + i);
-            ws.rk[i] = key.k0;
-            ws.rk[kQueryTile + i] = key.k1;
-          }
-        }
         // 1. Sᵀ and dP̃ᵀ.
         DotRows(kt_rows, ldk, kn, q_rows, ldq, qn, p.d_pad, ws.zero, ws.st,
                 kQueryTile);
         DotRows(vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad, ws.zero, ws.dpt,
                 kQueryTile);
         // 2. P∘M and dS, over each key's visible queries.
+        const size_t at = g * p.tq + q0;  // the tile's rows in dd, rk0, rk1
         RowTerms t{p.scale,
-                   ws.lse,
-                   ws.dd,
+                   p.lse + row0,
+                   ws.dd + at,
                    p.drop,
                    0,
-                   ws.rk,
-                   ws.rk + kQueryTile,
+                   p.drop ? rk0 + at : nullptr,
+                   p.drop ? rk1 + at : nullptr,
                    p.threshold,
                    p.keep_scale};
         for (size_t j = 0; j < kn; ++j) {

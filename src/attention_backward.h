@@ -44,11 +44,11 @@ namespace causal_attention {
 // that see key j and grad_k / grad_v row j. Other elements stay finite.
 // Tiled like FlashAttention-2's backward: for each tile of keys, the tiles
 // of the queries that see them; P is recomputed from L tile by tile, no
-// [query_len, key_len] matrix exists, and extra memory is O(tile) per
-// thread (plus, when batch · kvH < 8 and the keys are split into up to four
-// chunks across threads, the grad_q partial sums of every chunk after the
-// first, over the rows it sees: about 2.1 × grad_q's size for four chunks
-// of a causal head).
+// [query_len, key_len] matrix exists, and extra memory is O(tile +
+// query_len · heads / kvH) per thread (plus, when batch · kvH < 8 and the
+// keys are split into up to four chunks across threads, the grad_q partial
+// sums of every chunk after the first, over the rows it sees: about 2.1 ×
+// grad_q's size for four chunks of a causal head).
 // Runs on NumThreads() threads; each thread owns the grad_k / grad_v of its
 // key chunk and the grad_q partial sums are added in a fixed order, so the
 // result is bit-identical for every thread count.
