@@ -122,9 +122,12 @@ class Kept {
   #value = null;
   #evalForward = false;
 
-  /** After a forward: its activations in training mode, nothing in eval mode. */
-  set(training, value) {
-    this.#value = training ? value : null;
+  /**
+   * After a forward: in training mode, keeps what `make()` returns (called
+   * only then: eval mode copies nothing); in eval mode, drops what it had.
+   */
+  set(training, make) {
+    this.#value = training ? make() : null;
     this.#evalForward = !training;
   }
 
@@ -211,7 +214,7 @@ export function defineModules(engine) {
       checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
       const rows = product(...dims.slice(0, -1));
       const y = engine.linearForward(x, rows, this.inFeatures, this.outFeatures, this.weight, this.bias);
-      this.#kept.set(this.training, { x: x.slice(), rows, dims });
+      this.#kept.set(this.training, () => ({ x: x.slice(), rows, dims }));
       return y;
     }
 
@@ -290,7 +293,7 @@ export function defineModules(engine) {
       for (let n = 0; n < ids.length; n++) {
         out.set(this.weight.subarray(ids[n] * dim, (ids[n] + 1) * dim), n * dim);
       }
-      this.#kept.set(this.training, { ids, dims });
+      this.#kept.set(this.training, () => ({ ids, dims }));
       return out;
     }
 
@@ -397,7 +400,7 @@ export function defineModules(engine) {
         params: this.layerParams(), x, dIn, options: layerOptions,
         returnWeights, returnScores, returnQKV, out: o.out, keep: this.training,
       });
-      this.#kept.set(this.training, { x: x.slice(), options: layerOptions, saved: result.saved });
+      this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: result.saved }));
       delete result.saved;
       return returnWeights || returnScores || returnQKV ? result : result.output;
     }
