@@ -87,7 +87,7 @@ const started = new Date();
 if (flag('training')) {
   for (const line of machineLines(machineInfo(root))) log(line);
   const training = await runTrainingTable({
-    policy, slowPolicy, capMs: Math.max(capMs, 8000), seed: SEED, log, skipModule: quick,
+    policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log, skipModule: quick,
   });
   console.log(renderTrainingText(training));
   mkdirSync(join(root, 'bench/out'), { recursive: true });
@@ -284,7 +284,7 @@ delete memoryCheck.reference;
 
 // Training: forward + backward (issue 12).
 const training = quick || only ? null : await runTrainingTable({
-  policy, slowPolicy, capMs: Math.max(capMs, 8000), seed: SEED, log,
+  policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log,
 });
 
 log('Measuring the wasm SIMD128 limit again...');

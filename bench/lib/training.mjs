@@ -26,6 +26,11 @@ export const TRAINING_MEMORY = { kind: 'attention-train', batch: 1, heads: 1, le
 
 const MIB64 = 64 * 2 ** 20;
 
+/** A peer that takes minutes per run: one warm-up run, one timed run. */
+const ONE_RUN = {
+  warmupRuns: 1, warmupMs: 0, slowWarmupRuns: 1, budgetMs: 0, minRuns: 1, slowMinRuns: 1, maxRuns: 1,
+};
+
 /** A row label: [B,H,T,D] for attention, the module's own. */
 export const trainingShapeName = (s) => (s.kind === 'mha-train'
   ? `MHA module (B ${s.batch}, T ${s.length}, d ${s.dIn}, ${s.heads} heads)` : shapeName(s));
@@ -73,7 +78,9 @@ export async function runTrainingTable(ctx) {
     return c;
   };
 
-  const runShape = async (shape, { peers = true, shapePolicy = ctx.policy, threadCounts = [1, 2] } = {}) => {
+  const runShape = async (shape, {
+    peers = true, shapePolicy = ctx.policy, peerPolicy = ctx.slowPolicy, capped = true, threadCounts = [1, 2],
+  } = {}) => {
     log(`training ${trainingShapeName(shape)}`);
     const entry = { shape, ours: {}, peers: {} };
     const { variants } = await import(PEERS.ours);
@@ -107,11 +114,11 @@ export async function runTrainingTable(ctx) {
         if (!variant) continue;
         const rate = rates.get(config.key);
         const estimateMs = rate ? trainingFlops(shape) / (rate * 1e6) : 0;
-        if (estimateMs > ctx.capMs) {
+        if (capped && estimateMs > ctx.capMs) {
           entry.peers[config.key] = { status: 'skipped', estimateMs, variant };
           continue;
         }
-        const c = await open(config.peer, config.threads, shape, variant, { policy: ctx.slowPolicy, reference });
+        const c = await open(config.peer, config.threads, shape, variant, { policy: peerPolicy, reference });
         if (c.status !== 'ready') {
           if (c.status === 'n/a' && c.level === 'config') na.set(config.key, c.reason);
           entry.peers[config.key] = { status: c.status, reason: c.reason, maxAbsDiff: c.maxAbsDiff, variant };
@@ -119,7 +126,7 @@ export async function runTrainingTable(ctx) {
         }
         // Interleaved with ours' forward+backward on 1 and 2 threads.
         const mine = opened.filter((o) => o.variant === 'forward+backward');
-        const session = await interleave([...mine.map((o) => o.c), c], ctx.slowPolicy);
+        const session = await interleave([...mine.map((o) => o.c), c], peerPolicy);
         const row = { status: 'ok', variant, threads: c.threads, ...session.stats[mine.length] };
         mine.forEach((o, i) => { row[`vsOurs${o.threads}`] = row.medianMs / session.stats[i].medianMs; });
         row.wasmBytes = (await c.close()).wasmBytes;
@@ -137,7 +144,11 @@ export async function runTrainingTable(ctx) {
 
   const shapes = [];
   for (const shape of TRAINING_SHAPES) shapes.push(await runShape(shape));
-  const module = ctx.skipModule ? null : await runShape(TRAINING_MODULE, { shapePolicy: ctx.slowPolicy });
+  // The module: tfjs takes a minute and more per run, so one warm-up and
+  // one timed run, whatever the skip estimate says.
+  const module = ctx.skipModule ? null : await runShape(TRAINING_MODULE, {
+    shapePolicy: ctx.slowPolicy, peerPolicy: ONE_RUN, capped: false,
+  });
   const memory = await runShape(TRAINING_MEMORY, { peers: false, shapePolicy: ctx.slowPolicy, threadCounts: [1] });
   return { shapes, module, memory, capMs: ctx.capMs };
 }
@@ -215,7 +226,9 @@ export function renderTrainingSection(training) {
       'single\'s before timing (max |Δ| ≤ 1e-3).',
     'tfjs-backend-wasm: tf.grads of the composed attention per (b, h) head (2-D matMuls on XNNPACK, the ' +
       '[T,T] scores, mask and softmax kept by autodiff); the module per batch element (its 12 heads sliced ' +
-      'from the projections). Threads are off in Node (see the forward table).',
+      'from the projections), with one warm-up and one timed run (over a minute each). Threads are off in ' +
+      'Node (see the forward table). Its gradients come from the union package @tensorflow/tfjs (same ' +
+      'tfjs-core): tfjs-core\'s Node bundle registers none.',
     'plain JS: the forward\'s loops, then the backward\'s (P recomputed per row), in doubles.',
     `GFLOP/s: causal FLOPs of a training step, 7 products of 2·B·H·D·T(T+1)/2 (forward 2, backward 5); the ` +
       `module adds 3× its projection FLOPs. Skips: a peer is skipped when its rate on a previous shape predicts ` +
