@@ -6,11 +6,14 @@
 // sanitize: build/sanitize (the GoogleTest suite under ASan + UBSan)
 // fuzz:     build/fuzz (the libFuzzer target, clang, ASan + UBSan)
 // wasm:   build/wasm (two Emscripten modules), then dist/ (the npm package):
-//         dist/*.mjs + index.d.ts from bindings/, dist/wasm/* from the build.
-import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+//         dist/*.mjs, *.cjs from bindings/, index.d.mts + index.d.cts from
+//         bindings/index.d.ts, dist/wasm/* from the build (glue and pthread
+//         worker through scripts/patch-glue.mjs).
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { patchGlue, patchPthreadWorker } from './patch-glue.mjs';
 import { run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,10 +42,19 @@ function assembleDist() {
   rmSync(dist, { recursive: true, force: true });
   mkdirSync(join(dist, 'wasm'), { recursive: true });
   for (const f of readdirSync(join(root, 'bindings'))) {
-    if (f.endsWith('.mjs') || f.endsWith('.d.ts')) cpSync(join(root, 'bindings', f), join(dist, f));
+    if (/\.[mc]js$/.test(f)) cpSync(join(root, 'bindings', f), join(dist, f));
   }
-  for (const f of readdirSync(join(root, 'build/wasm'))) {
-    if (/\.(mjs|wasm|worker\.js)$/.test(f)) cpSync(join(root, 'build/wasm', f), join(dist, 'wasm', f));
+  // One declaration file, as ESM types for `import` and CJS types for `require`.
+  for (const ext of ['d.mts', 'd.cts']) cpSync(join(root, 'bindings/index.d.ts'), join(dist, `index.${ext}`));
+  const wasm = join(root, 'build/wasm');
+  for (const [name, threads] of [['causal_attention', false], ['causal_attention_threads', true]]) {
+    cpSync(join(wasm, `${name}.wasm`), join(dist, 'wasm', `${name}.wasm`));
+    const glue = readFileSync(join(wasm, `${name}.mjs`), 'utf8');
+    writeFileSync(join(dist, 'wasm', `${name}.mjs`), patchGlue(glue, { name, threads }));
+    if (threads) {
+      const worker = readFileSync(join(wasm, `${name}.worker.js`), 'utf8');
+      writeFileSync(join(dist, 'wasm', `${name}.worker.mjs`), patchPthreadWorker(worker, { name }));
+    }
   }
 }
 

@@ -19,8 +19,9 @@ describe('the packed package', () => {
   it('installs into an empty folder and computes attention in a fresh process', () => {
     const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], root));
     const files = packed[0].files.map((f) => f.path);
-    for (const f of ['dist/index.mjs', 'dist/index.d.ts', 'dist/wasm/causal_attention.wasm',
-      'dist/wasm/causal_attention_threads.wasm', 'dist/wasm/causal_attention_threads.worker.js',
+    for (const f of ['dist/index.mjs', 'dist/node.mjs', 'dist/index.cjs', 'dist/index.d.mts',
+      'dist/index.d.cts', 'dist/worker.mjs', 'dist/wasm/causal_attention.wasm',
+      'dist/wasm/causal_attention_threads.wasm', 'dist/wasm/causal_attention_threads.worker.mjs',
       'README.md', 'package.json']) {
       assert.ok(files.includes(f), `${f} is packed`);
     }
@@ -30,7 +31,7 @@ describe('the packed package', () => {
     execFileSync('mkdir', ['-p', app]);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
     npm(['install', '--no-audit', '--no-fund', '--offline', join(work, packed[0].filename)], app);
-    assert.ok(existsSync(join(app, 'node_modules/causal-attention/dist/index.d.ts')));
+    assert.ok(existsSync(join(app, 'node_modules/causal-attention/dist/index.d.mts')));
     assert.ok(!readdirSync(join(app, 'node_modules/causal-attention')).includes('src'));
 
     writeFileSync(join(app, 'main.mjs'), `
