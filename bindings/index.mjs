@@ -10,6 +10,7 @@ import {
 } from './loader.mjs';
 import { checkShape, defineModules } from './modules.mjs';
 import { MT19937 } from './random.mjs';
+import { initRemote } from './remote.mjs';
 import {
   checkBoolean, checkFinite, checkInteger, checkOneOf, checkOptionNames,
   checkProbability, checkSeed, checkTensor, describe, product,
@@ -290,7 +291,7 @@ export function init(options = {}) {
       const Err = typeof timeout === 'number' ? RangeError : TypeError;
       throw new Err(`init options.timeout must be a number of milliseconds > 0 (or Infinity), got ${describe(timeout)}`);
     }
-    if (worker) throw new TypeError('init options.worker: worker mode is not available yet');
+    if (worker) return initRemote({ build, threads, timeout });
     return initChecked(build, threads, timeout);
   } catch (error) {
     return Promise.reject(error);
