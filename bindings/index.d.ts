@@ -1,4 +1,7 @@
-// Types for the causal-attention package entry (dist/index.mjs).
+// Types for the causal-attention package: dist/index.d.mts (import) and
+// dist/index.d.cts (require) are copies of this file. They need no
+// @types/node and no lib beyond ES2022 (DOM only for nothing: a Node project
+// without DOM types compiles too).
 //
 // Tensors are row-major Float32Arrays:
 //   q [batch, heads, queryLength, headDim]
@@ -6,6 +9,18 @@
 //   v [batch, heads, keyLength, valueDim]
 //   output  [batch, heads, queryLength, valueDim]
 //   weights [batch, heads, queryLength, keyLength]
+
+declare global {
+  // The well-known symbols of explicit resource management (TypeScript's lib
+  // "esnext.disposable" and @types/node declare them the same way), so that
+  // `[Symbol.dispose]()` compiles with lib ES2022. The runtime defines them
+  // in Node >= 20 and Chromium >= 127; `using` itself needs lib
+  // "esnext.disposable" (TypeScript >= 5.2).
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+}
 
 /** Which keys each query may see. `true` is `'top-left'`. */
 export type CausalAlignment = boolean | 'top-left' | 'bottom-right';
@@ -93,8 +108,20 @@ export interface ForwardOptions {
 
 export interface ForwardResult {
   output: Float32Array;
+  /** [batch, heads, tokens, tokens]; present with returnWeights. */
   weights?: Float32Array;
+  /** [batch, heads, tokens, tokens]; present with returnScores. */
   scores?: Float32Array;
+}
+
+/** forward(..., { returnWeights: true }). */
+export interface ForwardResultWithWeights extends ForwardResult {
+  weights: Float32Array;
+}
+
+/** forward(..., { returnScores: true }). */
+export interface ForwardResultWithScores extends ForwardResult {
+  scores: Float32Array;
 }
 
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
@@ -114,10 +141,13 @@ export interface AttentionModule {
    * x: [batch, tokens, dIn] (or [tokens, dIn]) → [batch, tokens, outputDim].
    * Throws a RangeError when tokens > contextLength.
    */
-  forward(x: Float32Array, shape: number[]): Float32Array;
   forward(x: Float32Array, shape: number[],
-    options: ForwardOptions & ({ returnWeights: true } | { returnScores: true })): ForwardResult;
-  forward(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array;
+    options?: ForwardOptions & { returnWeights?: false; returnScores?: false }): Float32Array;
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnWeights: true }): ForwardResultWithWeights;
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnScores: true }): ForwardResultWithScores;
+  forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | ForwardResult;
   /** Same as forward (like calling a PyTorch module). */
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
   /** Parameters by PyTorch name (copies). */
@@ -202,7 +232,105 @@ export interface InitOptions {
   build?: 'auto' | 'single' | 'threads';
   /** 'auto' (default: the machine's cores, at most 16) or 1..16. */
   threads?: 'auto' | number;
+  /**
+   * true: run the engine in a dedicated worker (a Web Worker in browsers, a
+   * worker_threads Worker in Node) and resolve to a {@link RemoteRuntime}: the
+   * same API, every call returning a promise, so the calling thread never
+   * blocks. `build` and `threads` then apply inside the worker. Default false.
+   */
+  worker?: boolean;
+  /**
+   * Milliseconds until a load that has not finished rejects (a .wasm or
+   * worker that is not served, a worker that never answers), naming the
+   * file. Default 30000; Infinity waits forever.
+   */
+  timeout?: number;
 }
 
-/** Loads the engine; calls with the same resolved options share a runtime. */
-export function init(options?: InitOptions): Promise<CausalAttentionRuntime>;
+/**
+ * Loads the engine; calls with the same resolved options share a runtime.
+ * Rejects with a TypeError or RangeError for bad options, and with an Error
+ * naming the file when the .wasm or a worker cannot load.
+ */
+export function init(options: InitOptions & { worker: true }): Promise<RemoteRuntime>;
+export function init(options?: InitOptions & { worker?: false }): Promise<CausalAttentionRuntime>;
+export function init(options: InitOptions): Promise<CausalAttentionRuntime | RemoteRuntime>;
+
+// ---------------------------------------------------------------------------
+// Worker mode: how an API looks from the calling thread (README "Worker mode").
+
+type Primitive = string | number | boolean | bigint | symbol | null | undefined;
+type AnyFunction = (...args: any[]) => any;
+type AnyConstructor = abstract new (...args: any[]) => any;
+/** Copied as is: primitives, typed arrays, buffers. */
+type Copied = Primitive | ArrayBufferView | ArrayBuffer | Date | RegExp;
+/** Objects with methods stay in the worker (handles); others are data (copied). */
+type HasMethods<T> = { [K in keyof T]-?: T[K] extends AnyFunction | AnyConstructor ? K : never }[keyof T] extends never
+  ? false : true;
+type StringKeys<T> = { [K in keyof T]: K extends string ? K : never }[keyof T];
+
+/** What a remote call resolves to: data copied, objects with methods as handles. */
+export type RemoteResult<T> =
+  T extends Copied ? T
+  : T extends AnyFunction | AnyConstructor ? Remote<T>
+  : T extends readonly (infer U)[] ? RemoteResult<U>[]
+  : T extends object ? (HasMethods<T> extends true ? Remote<T> : { [K in keyof T]: RemoteResult<T[K]> })
+  : T;
+
+/** Arguments of a remote call: data (copied), or handles the worker returned. */
+type RemoteArgs<A extends readonly unknown[]> = {
+  [I in keyof A]: A[I] extends Copied ? A[I] : HasMethods<A[I]> extends true ? A[I] | Remote<A[I]> : A[I];
+};
+
+/** A method called through the worker: the same overloads (up to five), returning promises. */
+export type RemoteMethod<F> =
+  F extends {
+    (...a: infer A1): infer R1; (...a: infer A2): infer R2; (...a: infer A3): infer R3;
+    (...a: infer A4): infer R4; (...a: infer A5): infer R5;
+  }
+    ? ((...a: RemoteArgs<A1>) => Promise<RemoteResult<R1>>) & ((...a: RemoteArgs<A2>) => Promise<RemoteResult<R2>>)
+      & ((...a: RemoteArgs<A3>) => Promise<RemoteResult<R3>>) & ((...a: RemoteArgs<A4>) => Promise<RemoteResult<R4>>)
+      & ((...a: RemoteArgs<A5>) => Promise<RemoteResult<R5>>)
+    : never;
+
+/** A class constructed in the worker: `await new ca.CausalAttention(...)` gives a handle. */
+export type RemoteConstructor<C> = C extends abstract new (...args: infer A) => infer I
+  ? new (...args: RemoteArgs<A>) => Promise<Remote<I>> : never;
+
+/**
+ * A property reached through a handle without a snapshot: awaiting it reads
+ * it (a copy, or a handle); its own methods and properties are reachable too
+ * (`await layer.W_query.forward(x, shape)`).
+ */
+export type RemoteProperty<V> = PromiseLike<RemoteResult<V>> & (
+  V extends Copied ? unknown
+  : V extends readonly (infer U)[] ? { readonly [index: number]: RemoteMember<U> }
+  : V extends object ? { readonly [K in StringKeys<V>]: RemoteMember<V[K]> }
+  : unknown);
+
+type RemoteMember<V> =
+  V extends AnyConstructor ? RemoteConstructor<V>
+  : V extends AnyFunction ? RemoteMethod<V>
+  : RemoteProperty<V>;
+
+/**
+ * A handle: an object that lives in the worker. Methods return promises;
+ * primitive properties (numbers, strings, booleans) read synchronously from
+ * a snapshot refreshed after every call through this handle; other
+ * properties are {@link RemoteProperty} (awaited). Properties cannot be
+ * assigned (TypeError): call a method.
+ */
+export type Remote<T> = {
+  readonly [K in StringKeys<T>]: T[K] extends Primitive ? T[K] : RemoteMember<T[K]>;
+} & (T extends AnyConstructor ? RemoteConstructor<T> : unknown)
+  & (T extends AnyFunction ? RemoteMethod<T> : unknown);
+
+/** What init({ worker: true }) resolves to: the runtime in a worker. */
+export type RemoteRuntime = Remote<CausalAttentionRuntime> & {
+  /** Disposes the runtime in the worker, then terminates the worker. Idempotent. */
+  dispose(): Promise<void>;
+  /** Terminates the worker at once (pending calls reject). */
+  [Symbol.dispose](): void;
+  /** Same as dispose(). */
+  [Symbol.asyncDispose](): Promise<void>;
+};

@@ -135,21 +135,22 @@ export const webPlatform = {
     return { where: url.href, compile: () => compileWasm(url) };
   },
 
+  // The options must be literal too: Vite reads them at build time.
   pthreadWorker(hooks) {
-    const options = { type: 'module', name: 'causal-attention pthread' };
     const vite = copiedByViteDev();
     const url = vite ? inPackage(PTHREAD_WORKER) : unbundled ? nominal(PTHREAD_WORKER) : null;
-    const worker = vite ? new Worker(url, options)
-      : new Worker(new URL('./wasm/causal_attention_threads.worker.mjs', import.meta.url), options);
+    const worker = vite ? new Worker(url, { type: 'module', name: 'causal-attention pthread' })
+      : new Worker(new URL('./wasm/causal_attention_threads.worker.mjs', import.meta.url),
+        { type: 'module', name: 'causal-attention pthread' });
     return [watch(worker, url, hooks), url?.href ?? `${PTHREAD_WORKER} (as your bundler emitted it)`];
   },
 
   /** The worker of init({ worker: true }) as a port for remote.mjs. */
   apiWorker() {
-    const options = { type: 'module', name: 'causal-attention' };
     const vite = copiedByViteDev();
     const url = vite ? inPackage(API_WORKER) : unbundled ? nominal(API_WORKER) : null;
-    const worker = vite ? new Worker(url, options) : new Worker(new URL('./worker.mjs', import.meta.url), options);
+    const worker = vite ? new Worker(url, { type: 'module', name: 'causal-attention' })
+      : new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module', name: 'causal-attention' });
     return {
       where: url?.href ?? `${API_WORKER} (as your bundler emitted it)`,
       post: (message, transfer) => worker.postMessage(message, transfer),
