@@ -1,97 +1,109 @@
-// Embind registration: marshalling only. Pointers arrive as byte offsets
-// into the wasm heap (the JS wrapper allocates and copies); shapes arrive
-// as doubles (exact for every size a wasm32 heap can hold) and are
-// range-checked again by the core; errors go back as Status codes, which
-// bindings/errors.mjs turns into TypeError/RangeError.
+// Embind registration: marshalling only. The core's own structs cross the
+// boundary as value objects (one JS object per struct, no copies on the
+// way to the kernel); pointers arrive as byte offsets into the wasm heap
+// (the JS wrapper allocates and copies), sizes as doubles (exact for every
+// size a wasm32 heap can hold, range-checked again by the core), and errors
+// go back as Status codes, which bindings/codes.mjs turns into JS errors.
 
 #include <emscripten/bind.h>
 #include <stdint.h>
 
-#include "src/causal_attention.h"
-#include "src/modules.h"
+#include <cmath>
+#include <string>
+
+#include "src/attention.h"
+#include "src/layer.h"
+#include "src/linear.h"
+#include "src/status.h"
+#include "src/thread_pool.h"
 
 namespace causal_attention {
 namespace {
 
+using emscripten::value_object;
+
+// Field accessors for what Embind cannot map by itself: int64 sizes and
+// uint64 seeds (no BigInt here) travel as doubles, enums as their int
+// values, pointers as heap offsets, the optional scale as NaN = default.
+template <class S, int64_t S::*F>
+double GetSize(const S& s) {
+  return static_cast<double>(s.*F);
+}
+template <class S, int64_t S::*F>
+void SetSize(S& s, double v) {
+  s.*F = static_cast<int64_t>(v);
+}
+template <class S, class E, E S::*F>
+int GetEnum(const S& s) {
+  return static_cast<int>(s.*F);
+}
+template <class S, class E, E S::*F>
+void SetEnum(S& s, int v) {
+  s.*F = static_cast<E>(v);
+}
+template <class S, class P, P S::*F>
+double GetPointer(const S& s) {
+  return static_cast<double>(reinterpret_cast<uintptr_t>(s.*F));
+}
+template <class S, class P, P S::*F>
+void SetPointer(S& s, double v) {
+  s.*F = reinterpret_cast<P>(static_cast<uintptr_t>(v));
+}
+float GetScale(const AttentionOptions& o) {
+  return o.scale.value_or(std::nanf(""));
+}
+void SetScale(AttentionOptions& o, float v) {
+  if (std::isnan(v)) {
+    o.scale.reset();
+  } else {
+    o.scale = v;
+  }
+}
+// The seed as two 32-bit halves (JS: checkSeed's [lo, hi]).
+double GetSeedLo(const AttentionOptions& o) {
+  return static_cast<double>(o.seed & 0xffffffffu);
+}
+double GetSeedHi(const AttentionOptions& o) {
+  return static_cast<double>(o.seed >> 32);
+}
+void SetSeedLo(AttentionOptions& o, double v) {
+  o.seed = (o.seed & ~uint64_t{0xffffffffu}) | static_cast<uint32_t>(v);
+}
+void SetSeedHi(AttentionOptions& o, double v) {
+  o.seed = (o.seed & 0xffffffffu) |
+           (static_cast<uint64_t>(static_cast<uint32_t>(v)) << 32);
+}
+
+#define CA_SIZE(S, f) &GetSize<S, &S::f>, &SetSize<S, &S::f>
+#define CA_ENUM(S, E, f) &GetEnum<S, E, &S::f>, &SetEnum<S, E, &S::f>
+#define CA_IN(S, f) \
+  &GetPointer<S, const float*, &S::f>, &SetPointer<S, const float*, &S::f>
+#define CA_OUT(S, f) \
+  &GetPointer<S, float*, &S::f>, &SetPointer<S, float*, &S::f>
+
 const float* In(uintptr_t p) { return reinterpret_cast<const float*>(p); }
 float* Out(uintptr_t p) { return reinterpret_cast<float*>(p); }
-
-AttentionShape MakeShape(double b, double h, double tq, double tk, double d,
-                         double dv) {
-  AttentionShape s;
-  s.batch = static_cast<int64_t>(b);
-  s.heads = static_cast<int64_t>(h);
-  s.query_len = static_cast<int64_t>(tq);
-  s.key_len = static_cast<int64_t>(tk);
-  s.head_dim = static_cast<int64_t>(d);
-  s.value_dim = static_cast<int64_t>(dv);
-  return s;
-}
-
-AttentionOptions MakeOptions(int causal, int strategy, float scale,
-                             float dropout, bool training, double seed_lo,
-                             double seed_hi) {
-  AttentionOptions o;
-  o.causal = static_cast<CausalMask>(causal);
-  o.mask_strategy = static_cast<MaskStrategy>(strategy);
-  o.scale = scale;
-  o.dropout = dropout;
-  o.training = training;
-  o.seed =
-      (static_cast<uint64_t>(seed_hi) << 32) | static_cast<uint64_t>(seed_lo);
-  return o;
-}
 
 // One signature for both the SIMD kernel and the reference.
 template <Status (*Fn)(const AttentionShape&, const AttentionOptions&,
                        const float*, const float*, const float*, float*,
                        float*)>
-int Call(uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
-         uintptr_t weights, double b, double h, double tq, double tk, double d,
-         double dv, int causal, int strategy, float scale, float dropout,
-         bool training, double seed_lo, double seed_hi) {
-  return static_cast<int>(Fn(
-      MakeShape(b, h, tq, tk, d, dv),
-      MakeOptions(causal, strategy, scale, dropout, training, seed_lo, seed_hi),
-      In(q), In(k), In(v), Out(out), Out(weights)));
-}
-
-// One layer forward; parameter pointers of 0 mean "none" (biases, output
-// projection, the optional weights/scores outputs).
-int LayerForward(uintptr_t x, uintptr_t y, uintptr_t weights, uintptr_t scores,
-                 uintptr_t wq, uintptr_t bq, uintptr_t wk, uintptr_t bk,
-                 uintptr_t wv, uintptr_t bv, uintptr_t wo, uintptr_t bo,
-                 double batch, double tokens, double d_in, double heads,
-                 double head_dim, int causal, int strategy, float dropout,
-                 bool training, double seed_lo, double seed_hi) {
-  AttentionLayerParams p;
-  p.d_in = static_cast<int64_t>(d_in);
-  p.num_heads = static_cast<int64_t>(heads);
-  p.head_dim = static_cast<int64_t>(head_dim);
-  p.w_query = In(wq);
-  p.b_query = In(bq);
-  p.w_key = In(wk);
-  p.b_key = In(bk);
-  p.w_value = In(wv);
-  p.b_value = In(bv);
-  p.w_out = In(wo);
-  p.b_out = In(bo);
-  const AttentionOptions a =
-      MakeOptions(causal, strategy, 1.0f, dropout, training, seed_lo, seed_hi);
-  LayerOptions o;
-  o.batch = static_cast<int64_t>(batch);
-  o.tokens = static_cast<int64_t>(tokens);
-  o.causal = a.causal;
-  o.mask_strategy = a.mask_strategy;
-  o.dropout = a.dropout;
-  o.training = a.training;
-  o.seed = a.seed;
+int CallAttention(const AttentionShape& shape, const AttentionOptions& options,
+                  uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
+                  uintptr_t weights) {
   return static_cast<int>(
-      AttentionLayerForward(p, o, In(x), Out(y), Out(weights), Out(scores)));
+      Fn(shape, options, In(q), In(k), In(v), Out(out), Out(weights)));
 }
 
-int LinearForward(uintptr_t x, uintptr_t y, uintptr_t w, uintptr_t b,
-                  double rows, double in, double out) {
+int CallLayerForward(const AttentionLayerParams& params,
+                     const LayerOptions& options, uintptr_t x,
+                     const LayerOutputs& outputs) {
+  return static_cast<int>(
+      AttentionLayerForward(params, options, In(x), outputs));
+}
+
+int CallLinear(uintptr_t x, double rows, double in, double out, uintptr_t w,
+               uintptr_t b, uintptr_t y) {
   return static_cast<int>(
       Linear(In(x), static_cast<int64_t>(rows), static_cast<int64_t>(in),
              static_cast<int64_t>(out), In(w), In(b), Out(y)));
@@ -101,18 +113,84 @@ std::string TargetName() { return ActiveTargetName(); }
 std::string Message(int status) {
   return StatusMessage(static_cast<Status>(status));
 }
+float CallDefaultScale(double head_dim) {
+  return DefaultScale(static_cast<int64_t>(head_dim));
+}
 
 }  // namespace
 }  // namespace causal_attention
 
 EMSCRIPTEN_BINDINGS(causal_attention) {
   using namespace causal_attention;  // NOLINT
-  emscripten::function("attention", &Call<Attention>);
-  emscripten::function("attentionReference", &Call<AttentionReference>);
-  emscripten::function("layerForward", &LayerForward);
-  emscripten::function("linear", &LinearForward);
-  emscripten::function("setNumThreads", &SetNumThreads);
-  emscripten::function("numThreads", &NumThreads);
-  emscripten::function("targetName", &TargetName);
-  emscripten::function("statusMessage", &Message);
+  using emscripten::enum_;
+  using emscripten::function;
+
+  // The codes themselves, so that a test can check bindings/codes.mjs.
+  enum_<Status>("Status")
+      .value("kOk", Status::kOk)
+      .value("kInvalidShape", Status::kInvalidShape)
+      .value("kTooLarge", Status::kTooLarge)
+      .value("kInvalidOption", Status::kInvalidOption)
+      .value("kNullPointer", Status::kNullPointer)
+      .value("kOutOfMemory", Status::kOutOfMemory);
+  enum_<CausalMask>("CausalMask")
+      .value("kNone", CausalMask::kNone)
+      .value("kTopLeft", CausalMask::kTopLeft)
+      .value("kBottomRight", CausalMask::kBottomRight);
+  enum_<MaskStrategy>("MaskStrategy")
+      .value("kNegInf", MaskStrategy::kNegInf)
+      .value("kRenormalize", MaskStrategy::kRenormalize);
+
+  using Shape = AttentionShape;
+  value_object<Shape>("AttentionShape")
+      .field("batch", CA_SIZE(Shape, batch))
+      .field("heads", CA_SIZE(Shape, heads))
+      .field("queryLength", CA_SIZE(Shape, query_len))
+      .field("keyLength", CA_SIZE(Shape, key_len))
+      .field("headDim", CA_SIZE(Shape, head_dim))
+      .field("valueDim", CA_SIZE(Shape, value_dim));
+  using Options = AttentionOptions;
+  value_object<Options>("AttentionOptions")
+      .field("causal", CA_ENUM(Options, CausalMask, causal))
+      .field("maskStrategy", CA_ENUM(Options, MaskStrategy, mask_strategy))
+      .field("scale", &GetScale, &SetScale)
+      .field("dropout", &Options::dropout)
+      .field("training", &Options::training)
+      .field("seedLo", &GetSeedLo, &SetSeedLo)
+      .field("seedHi", &GetSeedHi, &SetSeedHi);
+  using Params = AttentionLayerParams;
+  value_object<Params>("AttentionLayerParams")
+      .field("dIn", CA_SIZE(Params, d_in))
+      .field("numHeads", CA_SIZE(Params, num_heads))
+      .field("headDim", CA_SIZE(Params, head_dim))
+      .field("wQuery", CA_IN(Params, w_query))
+      .field("bQuery", CA_IN(Params, b_query))
+      .field("wKey", CA_IN(Params, w_key))
+      .field("bKey", CA_IN(Params, b_key))
+      .field("wValue", CA_IN(Params, w_value))
+      .field("bValue", CA_IN(Params, b_value))
+      .field("wOut", CA_IN(Params, w_out))
+      .field("bOut", CA_IN(Params, b_out));
+  value_object<LayerOptions>("LayerOptions")
+      .field("batch", CA_SIZE(LayerOptions, batch))
+      .field("tokens", CA_SIZE(LayerOptions, tokens))
+      .field("attention", &LayerOptions::attention);
+  using Outputs = LayerOutputs;
+  value_object<Outputs>("LayerOutputs")
+      .field("y", CA_OUT(Outputs, y))
+      .field("weights", CA_OUT(Outputs, weights))
+      .field("scores", CA_OUT(Outputs, scores))
+      .field("queries", CA_OUT(Outputs, queries))
+      .field("keys", CA_OUT(Outputs, keys))
+      .field("values", CA_OUT(Outputs, values));
+
+  function("attention", &CallAttention<Attention>);
+  function("attentionReference", &CallAttention<AttentionReference>);
+  function("layerForward", &CallLayerForward);
+  function("linear", &CallLinear);
+  function("defaultScale", &CallDefaultScale);
+  function("setNumThreads", &SetNumThreads);
+  function("numThreads", &NumThreads);
+  function("targetName", &TargetName);
+  function("statusMessage", &Message);
 }

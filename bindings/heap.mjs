@@ -4,7 +4,7 @@
 // views, or, with shared memory, leaves them at the old length).
 
 /** Largest heap the modules are linked for (-sMAXIMUM_MEMORY=2GB). */
-export const MAX_WASM_BYTES = 2 ** 31;
+const MAX_WASM_BYTES = 2 ** 31;
 const ALIGN = 64;
 
 const alignUp = (n) => Math.ceil(n / ALIGN) * ALIGN;
@@ -87,7 +87,7 @@ export class Heap {
   }
 }
 
-export function formatBytes(n) {
+function formatBytes(n) {
   if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(2)} GiB`;
   if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(1)} MiB`;
   if (n >= 2 ** 10) return `${(n / 2 ** 10).toFixed(1)} KiB`;

@@ -99,6 +99,11 @@ export interface ForwardOptions {
   returnWeights?: boolean;
   /** Also return the raw scores Q·Kᵀ [batch, heads, tokens, tokens] (before scaling and masking). */
   returnScores?: boolean;
+  /**
+   * Also return the projected heads the attention ran on, each
+   * [batch, heads, tokens, headDim] (the book's `.view(b, T, H, hd).transpose(1, 2)`).
+   */
+  returnQKV?: boolean;
   maskStrategy?: MaskStrategy;
   /** Dropout seed; default: drawn from the runtime's generator. */
   seed?: number | bigint;
@@ -112,6 +117,10 @@ export interface ForwardResult {
   weights?: Float32Array;
   /** [batch, heads, tokens, tokens]; present with returnScores. */
   scores?: Float32Array;
+  /** [batch, heads, tokens, headDim] each; present with returnQKV. */
+  queries?: Float32Array;
+  keys?: Float32Array;
+  values?: Float32Array;
 }
 
 /** forward(..., { returnWeights: true }). */
@@ -122,6 +131,13 @@ export interface ForwardResultWithWeights extends ForwardResult {
 /** forward(..., { returnScores: true }). */
 export interface ForwardResultWithScores extends ForwardResult {
   scores: Float32Array;
+}
+
+/** forward(..., { returnQKV: true }). */
+export interface ForwardResultWithQKV extends ForwardResult {
+  queries: Float32Array;
+  keys: Float32Array;
+  values: Float32Array;
 }
 
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
@@ -142,11 +158,13 @@ export interface AttentionModule {
    * Throws a RangeError when tokens > contextLength.
    */
   forward(x: Float32Array, shape: number[],
-    options?: ForwardOptions & { returnWeights?: false; returnScores?: false }): Float32Array;
+    options?: ForwardOptions & { returnWeights?: false; returnScores?: false; returnQKV?: false }): Float32Array;
   forward(x: Float32Array, shape: number[],
     options: ForwardOptions & { returnWeights: true }): ForwardResultWithWeights;
   forward(x: Float32Array, shape: number[],
     options: ForwardOptions & { returnScores: true }): ForwardResultWithScores;
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnQKV: true }): ForwardResultWithQKV;
   forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | ForwardResult;
   /** Same as forward (like calling a PyTorch module). */
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
@@ -188,6 +206,9 @@ export interface CausalAttentionRuntime {
    * initialisation, rand() and default dropout seeds, like torch.manual_seed.
    */
   manualSeed(seed: number | bigint): this;
+
+  /** The default attention scale 1/√headDim, rounded to float32 as the engine uses it. */
+  defaultScale(headDim: number): number;
 
   /** torch.rand: rand([6, 3]) or rand(6, 3), bit-identical to PyTorch on CPU. */
   rand(shape: number[]): Float32Array;

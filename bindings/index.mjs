@@ -4,16 +4,17 @@
 // Tensors are row-major: q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv];
 // output [B, H, Tq, Dv]; weights [B, H, Tq, Tk].
 
+import { checkStatus } from './codes.mjs';
 import { Heap } from './heap.mjs';
 import {
   DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
 } from './loader.mjs';
-import { checkShape, defineModules } from './modules.mjs';
+import { defineModules } from './modules.mjs';
 import { MT19937 } from './random.mjs';
 import { initRemote } from './remote.mjs';
 import {
-  checkBoolean, checkFinite, checkInteger, checkOneOf, checkOptionNames,
-  checkProbability, checkSeed, checkTensor, describe, product,
+  checkBoolean, checkInteger, checkOneOf, checkOptionNames, checkSeed, checkShape,
+  checkTensor, describe, product, resolveAttentionOptions,
 } from './validate.mjs';
 
 const ATTENTION_OPTIONS = [
@@ -21,11 +22,6 @@ const ATTENTION_OPTIONS = [
   'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
   'returnWeights', 'out', 'weightsOut',
 ];
-const CAUSAL_CODES = new Map([[false, 0], [true, 1], ['top-left', 1], ['bottom-right', 2]]);
-const STRATEGY_CODES = new Map([['neg-inf', 0], ['renormalize', 1]]);
-
-// Status codes of src/causal_attention.h.
-const STATUS_OUT_OF_MEMORY = 5;
 
 class Runtime {
   #mod;
@@ -86,6 +82,13 @@ class Runtime {
     return out;
   }
 
+  /** The default attention scale 1/√headDim, as a float32 (the engine's). */
+  defaultScale(headDim) {
+    this.#checkAlive();
+    checkInteger('headDim', headDim);
+    return this.#mod.defaultScale(headDim);
+  }
+
   /** Scaled dot-product attention with the SIMD kernels. */
   attention(q, k, v, options) {
     return this.#run('attention', q, k, v, options);
@@ -123,11 +126,7 @@ class Runtime {
     const c = resolveAttentionCall(q, k, v, options, this.#generator);
     const [qp, kp, vp, op, wp] = this.#stage(fn, [q, k, v],
       [c.outLength, c.returnWeights ? c.weightsLength : 0]);
-    const status = this.#mod[fn](
-      qp, kp, vp, op, wp,
-      c.batch, c.heads, c.queryLength, c.keyLength, c.headDim, c.valueDim,
-      c.causal, c.strategy, c.scale, c.dropout, c.training, c.seedLo, c.seedHi);
-    if (status !== 0) throw this.#statusError(fn, status);
+    checkStatus(this.#mod, fn, this.#mod[fn](c.shape, c.options, qp, kp, vp, op, wp));
     const output = this.#copyOut(op, c.outLength, c.out);
     if (!c.returnWeights) return { output };
     return { output, weights: this.#copyOut(wp, c.weightsLength, c.weightsOut) };
@@ -151,37 +150,40 @@ class Runtime {
     return out;
   }
 
+  // One layer forward (src/layer.h) for a module: `c` holds the module's
+  // parameters, the input, the core's LayerOptions and what to return.
   #layerForward(c) {
     const p = c.params;
+    const { batch, tokens } = c.options;
     const dModel = p.numHeads * p.headDim;
-    const outLength = c.batch * c.tokens * dModel;
-    const wLength = c.batch * p.numHeads * c.tokens * c.tokens;
-    const [xp, wq, bq, wk, bk, wv, bv, wo, bo, yp, wp, sp] = this.#stage('forward',
+    const outLength = batch * tokens * dModel;
+    const wLength = batch * p.numHeads * tokens * tokens;
+    const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
+      y, weights, scores, queries, keys, values] = this.#stage('forward',
       [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo],
-      [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0]);
-    const status = this.#mod.layerForward(xp, yp, wp, sp, wq, bq, wk, bk, wv, bv, wo, bo,
-      c.batch, c.tokens, c.dIn, p.numHeads, p.headDim,
-      CAUSAL_CODES.get(c.causal), STRATEGY_CODES.get(c.maskStrategy),
-      c.dropout, c.training, c.seed[0], c.seed[1]);
-    if (status !== 0) throw this.#statusError('forward', status);
-    const result = { output: this.#copyOut(yp, outLength, c.out) };
-    if (c.returnWeights) result.weights = this.#copyOut(wp, wLength);
-    if (c.returnScores) result.scores = this.#copyOut(sp, wLength);
+      [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
+        ...Array(3).fill(c.returnQKV ? outLength : 0)]);
+    const params = {
+      dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
+      wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
+    };
+    const outputs = { y, weights, scores, queries, keys, values };
+    checkStatus(this.#mod, 'forward', this.#mod.layerForward(params, c.options, x, outputs));
+    const result = { output: this.#copyOut(y, outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#copyOut(weights, wLength);
+    if (c.returnScores) result.scores = this.#copyOut(scores, wLength);
+    if (c.returnQKV) {
+      result.queries = this.#copyOut(queries, outLength);
+      result.keys = this.#copyOut(keys, outLength);
+      result.values = this.#copyOut(values, outLength);
+    }
     return result;
   }
 
   #linearForward(x, rows, inF, outF, weight, bias) {
     const [xp, wp, bp, yp] = this.#stage('Linear.forward', [x, weight, bias], [rows * outF]);
-    const status = this.#mod.linear(xp, yp, wp, bp, rows, inF, outF);
-    if (status !== 0) throw this.#statusError('Linear.forward', status);
+    checkStatus(this.#mod, 'Linear.forward', this.#mod.linear(xp, rows, inF, outF, wp, bp, yp));
     return this.#copyOut(yp, rows * outF);
-  }
-
-  #statusError(fn, status) {
-    const message = `${fn}: ${this.#mod.statusMessage(status)} (status ${status})`;
-    return status === STATUS_OUT_OF_MEMORY || status <= 3
-      ? new RangeError(message)
-      : new Error(message);
   }
 }
 
@@ -216,27 +218,8 @@ function resolveAttentionCall(q, k, v, options, generator) {
   checkTensor('v', v, vLength,
     `batch ${batch} × heads ${heads} × keyLength ${keyLength} × valueDim ${valueDim}`);
 
-  const causalValue = o.causal ?? true;
-  checkOneOf('options.causal', causalValue, [...CAUSAL_CODES.keys()]);
-  const strategyValue = o.maskStrategy ?? 'neg-inf';
-  checkOneOf('options.maskStrategy', strategyValue, [...STRATEGY_CODES.keys()]);
-  const scale = o.scale === undefined
-    ? Math.fround(1 / Math.sqrt(headDim))
-    : checkFinite('options.scale', o.scale);
-  if (!Number.isFinite(Math.fround(scale))) {
-    throw new RangeError(`options.scale must fit a float32, got ${describe(scale)}`);
-  }
-  const dropout = checkProbability('options.dropout', o.dropout ?? 0);
-  const training = checkBoolean('options.training', o.training ?? false);
+  const coreOptions = resolveAttentionOptions('options', o, generator);
   const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
-  const dropoutRuns = training && dropout > 0;
-  let seedLo = 0;
-  let seedHi = 0;
-  if (o.seed !== undefined) {
-    [seedLo, seedHi] = checkSeed('options.seed', o.seed);
-  } else if (dropoutRuns) {
-    [seedLo, seedHi] = checkSeed('seed', generator.nextUint64());
-  }
   const out = o.out === undefined ? undefined
     : checkTensor('options.out', o.out, outLength,
       `batch ${batch} × heads ${heads} × queryLength ${queryLength} × valueDim ${valueDim}`);
@@ -249,11 +232,8 @@ function resolveAttentionCall(q, k, v, options, generator) {
       `batch ${batch} × heads ${heads} × queryLength ${queryLength} × keyLength ${keyLength}`);
   }
   return {
-    batch, heads, queryLength, keyLength, headDim, valueDim,
-    qLength, kLength, vLength, outLength, weightsLength,
-    causal: CAUSAL_CODES.get(causalValue),
-    strategy: STRATEGY_CODES.get(strategyValue),
-    scale, dropout, training, seedLo, seedHi, returnWeights, out, weightsOut,
+    shape: { batch, heads, queryLength, keyLength, headDim, valueDim },
+    options: coreOptions, outLength, weightsLength, returnWeights, out, weightsOut,
   };
 }
 

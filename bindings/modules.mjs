@@ -10,11 +10,11 @@
 // (src/layer.cc: projections, split heads, attention, merge, out_proj).
 
 import {
-  checkBoolean, checkInteger, checkOneOf, checkOptionNames, checkProbability,
-  checkSeed, checkTensor, describe, product,
+  checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape,
+  checkTensor, describe, product, resolveAttentionOptions,
 } from './validate.mjs';
 
-const FORWARD_OPTIONS = ['returnWeights', 'returnScores', 'maskStrategy', 'seed', 'out'];
+const FORWARD_OPTIONS = ['returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out'];
 
 /** The nn.Linear weight bound, computed in double exactly as PyTorch does. */
 function kaimingBound(fanIn) {
@@ -37,7 +37,7 @@ function toFloat32(value) {
  * Defines the classes for one runtime. `engine` provides:
  *   generator            the runtime's MT19937 (manualSeed)
  *   checkAlive()         throws after dispose
- *   layerForward(...)    runs src/layer.cc on copies of the arrays
+ *   layerForward(call)   runs src/layer.h's layer on copies of the arrays
  *   linearForward(...)   runs Linear
  */
 export function defineModules(engine) {
@@ -126,9 +126,11 @@ export function defineModules(engine) {
     /**
      * x: Float32Array of shape [batch, tokens, dIn] (or [tokens, dIn]).
      * Returns the output Float32Array [batch, tokens, outputDim], or with
-     * returnWeights / returnScores an object { output, weights, scores }:
-     * weights [batch, heads, tokens, tokens] (post-dropout when dropout
-     * ran), scores the raw Q·Kᵀ (before scaling and masking).
+     * returnWeights / returnScores / returnQKV an object { output, weights,
+     * scores, queries, keys, values }: weights [batch, heads, tokens,
+     * tokens] (post-dropout when dropout ran), scores the raw Q·Kᵀ (before
+     * scaling and masking), queries/keys/values the projected heads
+     * [batch, heads, tokens, headDim] that the attention ran on.
      * Options: maskStrategy ('neg-inf' | 'renormalize'), seed (dropout
      * seed; default: drawn from the runtime's generator), out.
      */
@@ -147,24 +149,22 @@ export function defineModules(engine) {
       checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
       const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
       const returnScores = checkBoolean('options.returnScores', o.returnScores ?? false);
-      const maskStrategy = checkOneOf('options.maskStrategy', o.maskStrategy ?? 'neg-inf', ['neg-inf', 'renormalize']);
-      const dropoutRuns = this.training && this.dropout > 0;
-      let seed = [0, 0];
-      if (o.seed !== undefined) seed = checkSeed('options.seed', o.seed);
-      else if (dropoutRuns) seed = checkSeed('seed', engine.generator.nextUint64());
+      const returnQKV = checkBoolean('options.returnQKV', o.returnQKV ?? false);
+      const attention = resolveAttentionOptions('options', {
+        causal: this.#causal, maskStrategy: o.maskStrategy, dropout: this.dropout,
+        training: this.training, seed: o.seed,
+      }, engine.generator);
       const outputLength = batch * tokens * this.outputDim;
       if (o.out !== undefined) {
         checkTensor('options.out', o.out, outputLength,
           `batch ${batch} × tokens ${tokens} × output width ${this.outputDim}`);
       }
       const result = engine.layerForward({
-        params: this.layerParams(),
-        x, batch, tokens, dIn,
-        causal: this.#causal, maskStrategy,
-        dropout: this.dropout, training: this.training, seed,
-        returnWeights, returnScores, out: o.out,
+        params: this.layerParams(), x, dIn,
+        options: { batch, tokens, attention },
+        returnWeights, returnScores, returnQKV, out: o.out,
       });
-      return returnWeights || returnScores ? result : result.output;
+      return returnWeights || returnScores || returnQKV ? result : result.output;
     }
 
     /** The module called as a function, like PyTorch's module(x). */
@@ -333,16 +333,4 @@ export function defineModules(engine) {
   }
 
   return { Linear, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention };
-}
-
-/** A shape: an Array of minDims..maxDims integers >= 1. */
-export function checkShape(name, shape, minDims, maxDims) {
-  if (!Array.isArray(shape)) {
-    throw new TypeError(`${name} must be an Array of ${minDims}–${maxDims} integers, got ${describe(shape)}`);
-  }
-  if (shape.length < minDims || shape.length > maxDims) {
-    throw new RangeError(`${name} must have ${minDims === maxDims ? minDims : `${minDims} to ${maxDims}`} dimensions, got ${shape.length}`);
-  }
-  shape.forEach((d, i) => checkInteger(`${name}[${i}]`, d));
-  return shape;
 }

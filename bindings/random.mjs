@@ -9,7 +9,7 @@ const UPPER = 0x80000000;
 const LOWER = 0x7fffffff;
 
 /** torch.initial_seed() of a fresh process. */
-export const DEFAULT_SEED = 67280421310721n;
+const DEFAULT_SEED = 67280421310721n;
 
 export class MT19937 {
   constructor(seed = DEFAULT_SEED) {

@@ -3,6 +3,8 @@
 // names the argument and gives the expected and the actual value. Nothing
 // here touches wasm: callers validate everything before the first wasm call.
 
+import { CAUSAL, MASK_STRATEGY } from './codes.mjs';
+
 /** A short description of any value for error messages. */
 export function describe(value) {
   if (value === null) return 'null';
@@ -26,7 +28,7 @@ export function describe(value) {
 // 'an Int32Array', 'a Uint8Array' (said "you-int").
 const article = (noun) => `${/^(?:[AEIO]|U(?!int))/i.test(noun) ? 'an' : 'a'} ${noun}`;
 
-export function checkFloat32Array(name, value) {
+function checkFloat32Array(name, value) {
   if (!(value instanceof Float32Array)) {
     throw new TypeError(`${name} must be a Float32Array, got ${describe(value)}`);
   }
@@ -131,6 +133,49 @@ export function checkOptionNames(name, options, known) {
     }
   }
   return options;
+}
+
+/** A shape: an Array of minDims..maxDims integers >= 1. */
+export function checkShape(name, shape, minDims, maxDims) {
+  if (!Array.isArray(shape)) {
+    throw new TypeError(`${name} must be an Array of ${minDims}–${maxDims} integers, got ${describe(shape)}`);
+  }
+  if (shape.length < minDims || shape.length > maxDims) {
+    throw new RangeError(`${name} must have ${minDims === maxDims ? minDims : `${minDims} to ${maxDims}`} dimensions, got ${shape.length}`);
+  }
+  shape.forEach((d, i) => checkInteger(`${name}[${i}]`, d));
+  return shape;
+}
+
+/**
+ * The core's AttentionOptions (src/attention.h) from public option values:
+ * the one object that crosses into wasm, for ca.attention() and for the
+ * modules' layer alike. `scale` undefined means the core's default
+ * 1/sqrt(headDim) (sent as NaN). Without `seed`, a dropout that will run
+ * draws its seed from `generator` (so manualSeed replays it).
+ */
+export function resolveAttentionOptions(prefix, o, generator) {
+  const causal = o.causal ?? true;
+  checkOneOf(`${prefix}.causal`, causal, [...CAUSAL.keys()]);
+  const maskStrategy = o.maskStrategy ?? 'neg-inf';
+  checkOneOf(`${prefix}.maskStrategy`, maskStrategy, [...MASK_STRATEGY.keys()]);
+  let scale = NaN;
+  if (o.scale !== undefined) {
+    scale = checkFinite(`${prefix}.scale`, o.scale);
+    if (!Number.isFinite(Math.fround(scale))) {
+      throw new RangeError(`${prefix}.scale must fit a float32, got ${describe(scale)}`);
+    }
+  }
+  const dropout = checkProbability(`${prefix}.dropout`, o.dropout ?? 0);
+  const training = checkBoolean(`${prefix}.training`, o.training ?? false);
+  let seed = [0, 0];
+  if (o.seed !== undefined) seed = checkSeed(`${prefix}.seed`, o.seed);
+  else if (training && dropout > 0) seed = checkSeed('seed', generator.nextUint64());
+  return {
+    causal: CAUSAL.get(causal),
+    maskStrategy: MASK_STRATEGY.get(maskStrategy),
+    scale, dropout, training, seedLo: seed[0], seedHi: seed[1],
+  };
 }
 
 /** Product of dims as a Number, or Infinity when it is not exact. */

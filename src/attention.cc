@@ -9,15 +9,18 @@
 // Two paths per work item:
 //  * Tiled (no weights requested, mask strategy -inf): for each key tile
 //    left of the causal diagonal
-//      1-2. S = Q·Kᵀ (dot-product microkernel on the key rows as they are;
+//      1-2. S = Q·Kᵀ (dot-product microkernel of dot-inl.h on the key rows as
+//      they are;
 //           odd head sizes are padded to whole vectors first),
 //      3. scale, row max, running max/sum update (online softmax),
-//      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (microkernel);
+//      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (matmul-inl.h);
 //    finally O /= l. Key tiles right of the diagonal are never touched, and
 //    extra memory is O(tile) per thread.
 //  * Rows (weights requested, or the renormalise strategy): S is written
 //    once into the weight rows (the caller's buffer, or a per-thread row
 //    buffer), softmax runs in place, then P·V reads the finished rows.
+
+#include "src/attention.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +29,6 @@
 #include <limits>
 #include <vector>
 
-#include "src/causal_attention.h"
 #include "src/dropout.h"
 #include "src/internal.h"
 #include "src/thread_pool.h"
@@ -35,7 +37,11 @@
 #define HWY_TARGET_INCLUDE "src/attention.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "src/kernels-inl.h"
+#include "src/dot-inl.h"
+#include "src/dropout-inl.h"
+#include "src/matmul-inl.h"
+#include "src/row_passes-inl.h"
+#include "src/simd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
@@ -44,8 +50,6 @@ namespace HWY_NAMESPACE {
 constexpr size_t kQueryBlock = 32;  // query rows per work item
 constexpr size_t kKeyBlock = 64;    // keys per tile (a multiple of 2 vectors)
 constexpr float kRenormalizeGuard = -60.0f;
-
-HWY_INLINE size_t RoundUp(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
 // Everything a work item needs, resolved once per call.
 struct Plan {
@@ -153,8 +157,8 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
 #if HWY_TARGET == HWY_SCALAR
   // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
   PackKeys(k, p.d, kn, ws.keys);
-  ScoreTile(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
-            ws.s, kKeyBlock);
+  MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
+               ws.s, kKeyBlock);
 #else
   size_t ldk = p.d;
   if (p.d != p.d_pad) {
@@ -162,7 +166,7 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
     k = ws.keys;
     ldk = p.d_pad;
   }
-  DotScoreTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+  DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
 #endif
 }
 
@@ -264,8 +268,8 @@ void TiledBlock(const Plan& p, const Block& b, const Workspace& ws) {
     // 5. O += P·V over each row's visible keys.
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    ValueTile(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
-              p.dv_pad);
+    MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
+                    p.dv_pad);
   }
 
   for (size_t r = 0; r < rows; ++r) {
@@ -367,7 +371,8 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    ValueTile(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_pad, ws.o, p.dv_pad);
+    MatMulAddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
+                    p.dv_pad);
   }
   for (size_t r = 0; r < rows; ++r) {
     WriteOutputRow(p, ws.o + r * p.dv_pad, !ok[r], end[r] > 0 ? 1.0f : 0.0f,

@@ -1,4 +1,5 @@
-// Shared by the SIMD kernels and the scalar reference (not installed).
+// Shared by the SIMD kernels, the scalar reference and the validation (not
+// installed): the causal mask rule, the scale, size arithmetic.
 
 #ifndef CAUSAL_ATTENTION_SRC_INTERNAL_H_
 #define CAUSAL_ATTENTION_SRC_INTERNAL_H_
@@ -8,7 +9,7 @@
 
 #include <cmath>
 
-#include "src/causal_attention.h"
+#include "src/attention.h"
 
 namespace causal_attention {
 namespace internal {
@@ -33,8 +34,7 @@ inline size_t VisibleEnd(const AttentionShape& s, CausalMask causal, size_t i) {
 }
 
 inline float ResolvedScale(const AttentionShape& s, const AttentionOptions& o) {
-  if (o.scale.has_value()) return *o.scale;
-  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  return o.scale.has_value() ? *o.scale : DefaultScale(s.head_dim);
 }
 
 inline bool DropoutActive(const AttentionOptions& o) {
@@ -47,12 +47,6 @@ inline bool MulSize(size_t a, size_t b, size_t* out) {
   *out = a * b;
   return true;
 }
-
-// Element counts of the five tensors; false if any byte size overflows.
-struct TensorSizes {
-  size_t q, k, v, out, weights;
-};
-bool ComputeSizes(const AttentionShape& s, TensorSizes* sizes);
 
 }  // namespace internal
 }  // namespace causal_attention

@@ -3,8 +3,6 @@
 #include <memory>
 #include <system_error>
 
-#include "src/causal_attention.h"
-
 namespace causal_attention {
 
 ThreadPool::ThreadPool(int num_threads) {

@@ -74,8 +74,14 @@ class ThreadPool {
   std::atomic<size_t> next_item_{0};
 };
 
-// The process-wide pool used by Attention and the modules.
+// The process-wide pool used by Attention, Linear and the layer.
 ThreadPool& GlobalPool();
+
+// Threads used by the pool (the calling thread included). n < 1 is treated
+// as 1. Creating threads can fail (e.g. a wasm build without pthreads): the
+// return value is the number actually in use.
+int SetNumThreads(int n);
+int NumThreads();
 
 }  // namespace causal_attention
 

@@ -1,7 +1,7 @@
-// libFuzzer target over the C++ entry points: Attention, Linear,
-// AttentionLayerForward and the module classes, with random shapes,
-// options (valid and not) and data. Built with ASan + UBSan (-DCA_FUZZ=ON,
-// clang), so any out-of-bounds access or UB aborts. Checks:
+// libFuzzer target over the C++ entry points: Attention, Linear (MatMul)
+// and its backward, and AttentionLayerForward (what the JS modules call),
+// with random shapes, options (valid and not) and data. Built with ASan + UBSan
+// (-DCA_FUZZ=ON, clang), so any out-of-bounds access or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
 //   * with finite data in [-1, 1], their results agree within
 //     1e-5 (1 + |ref|) (weights and outputs), and NaN exactly where the
@@ -17,13 +17,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <memory>
-#include <string>
 #include <vector>
 
-#include "src/causal_attention.h"
-#include "src/modules.h"
+#include "src/attention.h"
+#include "src/layer.h"
+#include "src/linear.h"
 
 namespace {
 
@@ -151,48 +150,98 @@ void FuzzLinear(Input& in, bool raw) {
                                         bias ? b.data() : nullptr, ref.data());
   Check(a == c);
   if (a == Status::kOk && !raw) CheckClose(y, ref);
+
+  // The backward on the same sizes: grad_y random, gradients accumulated
+  // onto random starting values; grad_x and grad_bias sometimes not asked.
+  const auto gy = in.Floats(r * n_out, raw);
+  auto gw = in.Floats(n_out * n_in, raw), gb = in.Floats(n_out, raw);
+  auto gw_ref = gw, gb_ref = gb;
+  const bool want_gx = in.Bool();
+  std::vector<float> gx(r * n_in), gx_ref(r * n_in);
+  const Status d = causal_attention::LinearBackward(
+      x.data(), rows, n_in, n_out, w.data(), gy.data(),
+      want_gx ? gx.data() : nullptr, gw.data(), bias ? gb.data() : nullptr);
+  const Status e = causal_attention::LinearBackwardReference(
+      x.data(), rows, n_in, n_out, w.data(), gy.data(),
+      want_gx ? gx_ref.data() : nullptr, gw_ref.data(),
+      bias ? gb_ref.data() : nullptr);
+  Check(d == e);
+  if (d != Status::kOk || raw) return;
+  CheckClose(gx, gx_ref);
+  CheckClose(gw, gw_ref);
+  CheckClose(gb, gb_ref);
 }
 
-void FuzzModule(Input& in, bool raw) {
-  causal_attention::Generator gen(in.U32());
-  const int64_t d_in = in.Range(1, 12), d_out = in.Range(1, 12),
-                heads = in.Range(1, 4), context = in.Range(1, 40);
-  const float p = (in.Float(false) + 1) * 0.45f;
-  const bool bias = in.Bool();
-  const int kind = static_cast<int>(in.Range(0, 3));
-  std::vector<std::unique_ptr<causal_attention::AttentionModule>> holder;
-  if (kind == 0) {
-    holder.emplace_back(new causal_attention::CausalAttentionModule(
-        d_in, d_out, context, p, bias, gen));
-  } else if (kind == 1) {
-    holder.emplace_back(new causal_attention::MultiHeadAttentionWrapperModule(
-        d_in, d_out, context, p, heads, bias, gen));
-  } else if (kind == 2) {
-    holder.emplace_back(new causal_attention::MultiHeadAttentionModule(
-        d_in, d_out, context, p, heads, bias,
-        gen));  // d_out % heads may be != 0
-  } else {
-    holder.emplace_back(
-        new causal_attention::SelfAttentionModule(d_in, d_out, bias, gen));
+// The layer the JS modules call: random sizes (sometimes invalid), optional
+// biases, output projection and outputs; the SIMD layer against the
+// reference layer, as for Attention.
+void FuzzLayer(Input& in, bool raw) {
+  causal_attention::AttentionLayerParams p;
+  const bool bad_shape = in.Byte() < 8;
+  p.d_in = in.Range(1, 12);
+  p.num_heads = bad_shape ? in.Range(-1, 1) : in.Range(1, 4);
+  p.head_dim = in.Range(1, 9);
+  causal_attention::LayerOptions o;
+  o.batch = in.Range(1, 3);
+  o.tokens = in.Range(1, 45);
+  o.attention.causal =
+      static_cast<causal_attention::CausalMask>(in.Range(0, 2));
+  o.attention.mask_strategy =
+      static_cast<causal_attention::MaskStrategy>(in.Range(0, 1));
+  o.attention.training = in.Bool();
+  o.attention.dropout = (in.Float(false) + 1) * 0.45f;
+  o.attention.seed = in.U32();
+  const size_t heads = p.num_heads > 0 ? static_cast<size_t>(p.num_heads) : 0;
+  const size_t dm = heads * p.head_dim, rows = o.batch * o.tokens;
+  const size_t d_in = static_cast<size_t>(p.d_in);
+  // nn.Linear's scale keeps the scores moderate (see layer_test.cc).
+  const float bound = 1.0f / std::sqrt(static_cast<float>(d_in));
+  auto params = [&](size_t n) {
+    auto v = in.Floats(n, raw);
+    for (float& x : v) x *= raw ? 1.0f : bound;
+    return v;
+  };
+  const auto x = in.Floats(rows * d_in, raw);
+  const auto wq = params(dm * d_in), wk = params(dm * d_in),
+             wv = params(dm * d_in), wo = params(dm * dm), bq = params(dm),
+             bk = params(dm), bv = params(dm), bo = params(dm);
+  p.w_query = wq.data();
+  p.w_key = wk.data();
+  p.w_value = wv.data();
+  if (in.Bool()) {
+    p.b_query = bq.data();
+    p.b_key = bk.data();
+    p.b_value = bv.data();
   }
-  causal_attention::AttentionModule& m = *holder[0];
-  if (in.Bool()) m.Eval();
-  const int64_t batch = in.Range(1, 3), tokens = in.Range(1, 45);
-  const auto x = in.Floats(batch * tokens * d_in, raw);
-  std::vector<float> y(batch * tokens * m.OutputDim());
-  std::vector<float> w(batch * m.NumHeads() * tokens * tokens);
-  const Status st = m.Forward(x.data(), batch, tokens, y.data(),
-                              in.Bool() ? w.data() : nullptr, in.U32());
-  Check(st == Status::kOk || st == Status::kInvalidShape);
-  // A state dict with a random entry resized must be rejected, whole.
-  causal_attention::StateDict dict = m.GetStateDict();
-  if (!dict.empty() && in.Bool()) {
-    auto it = dict.begin();
-    std::advance(it, in.Range(0, static_cast<int64_t>(dict.size()) - 1));
-    it->second.resize(it->second.size() + 1);
-    std::string error;
-    Check(m.LoadStateDict(dict, &error) == Status::kInvalidShape &&
-          !error.empty());
+  if (in.Bool()) {
+    p.w_out = wo.data();
+    p.b_out = bo.data();
+  }
+  const size_t n_w = o.batch * heads * o.tokens * o.tokens;
+  std::vector<float> y(rows * dm), y_ref(rows * dm), w(n_w), w_ref(n_w), s(n_w),
+      s_ref(n_w), q(rows * dm), q_ref(rows * dm);
+  const bool extras = in.Bool();
+  causal_attention::LayerOutputs out, ref;
+  out.y = y.data();
+  ref.y = y_ref.data();
+  if (extras) {
+    out.weights = w.data();
+    out.scores = s.data();
+    out.queries = q.data();
+    ref.weights = w_ref.data();
+    ref.scores = s_ref.data();
+    ref.queries = q_ref.data();
+  }
+  const Status a = causal_attention::AttentionLayerForward(p, o, x.data(), out);
+  const Status b =
+      causal_attention::AttentionLayerReference(p, o, x.data(), ref);
+  Check(a == b);
+  if (a != Status::kOk || raw) return;
+  CheckClose(y, y_ref);
+  if (extras) {
+    CheckClose(w, w_ref);
+    CheckClose(s, s_ref);
+    CheckClose(q, q_ref);
   }
 }
 
@@ -210,7 +259,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FuzzLinear(in, raw);
       break;
     default:
-      FuzzModule(in, raw);
+      FuzzLayer(in, raw);
       break;
   }
   return 0;

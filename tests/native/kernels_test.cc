@@ -1,4 +1,4 @@
-// Per-target tests of the kernel building blocks in src/kernels-inl.h.
+// Per-target tests of the kernel building blocks (src/*-inl.h).
 
 #include <cmath>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "src/kernels-inl.h"
+#include "src/row_passes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {

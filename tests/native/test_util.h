@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "src/causal_attention.h"
+#include "src/attention.h"
 
 namespace causal_attention {
 namespace testing_util {

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "src/causal_attention.h"
 
 namespace causal_attention {
 namespace {

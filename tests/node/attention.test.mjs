@@ -36,6 +36,14 @@ for (const [name, initOptions] of builds) {
       assert.equal(ca.target, 'WASM');
     });
 
+    it('uses 1/√headDim rounded to float32 as the default scale, and says so', () => {
+      for (const d of [1, 2, 3, 64, 100]) assert.equal(ca.defaultScale(d), Math.fround(1 / Math.sqrt(d)));
+      const q = randomArray(2 * 3, 5), k = randomArray(2 * 3, 6), v = randomArray(2 * 3, 7);
+      const o = { batch: 1, heads: 1, queryLength: 2, headDim: 3, returnWeights: true };
+      assert.deepEqual(ca.attention(q, k, v, o).weights,
+        ca.attention(q, k, v, { ...o, scale: ca.defaultScale(3) }).weights);
+    });
+
     it('matches both references on many shapes, odd ones included', () => {
       const dims = [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33, 64];
       let cases = 0;

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
+import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/codes.mjs';
+import { loadModule } from '../../dist/loader.mjs';
 import { maxRelativeError, randomArray, referenceAttention } from './js-reference.mjs';
 
 const shape = { batch: 1, heads: 2, queryLength: 3, headDim: 4 };
@@ -103,6 +105,9 @@ const cases = [
   ['forward dIn mismatch', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [3, 6, 2]), RangeError, /^shape\[2\] must be dIn 3 for this module, got 2$/],
   ['forward unknown option', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { returnWeight: true }), TypeError, /^options has an unknown option 'returnWeight'; known options: /],
   ['forward returnWeights a string', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { returnWeights: 'true' }), TypeError, /^options.returnWeights must be true or false, got the string "true"$/],
+  ['forward returnQKV a number', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { returnQKV: 1 }), TypeError, /^options.returnQKV must be true or false, got 1$/],
+  ['defaultScale of 0', (ca) => ca.defaultScale(0), RangeError, /^headDim must be an integer >= 1, got 0$/],
+  ['defaultScale of a string', (ca) => ca.defaultScale('64'), TypeError, /^headDim must be an integer >= 1, got the string "64"$/],
   ['forward maskStrategy unknown', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { maskStrategy: '-inf' }), RangeError, /^options.maskStrategy must be one of 'neg-inf', 'renormalize', got the string "-inf"$/],
   ['forward seed negative', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { seed: -5 }), RangeError, /^options.seed must be in \[0, 2\^64\), got -5$/],
   ['forward out of the wrong length', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { out: new Float32Array(3) }), RangeError, /^options.out must have length 48 \(batch 2 × tokens 6 × output width 4\), got length 3$/],
@@ -188,5 +193,43 @@ describe('dispose', () => {
     const again = await init({ build: 'threads', threads: 2 });
     assert.notEqual(again, ca);
     assert.ok(maxRelativeError(again.attention(q, k, v, shape).output, expected) <= 1e-5);
+  });
+});
+
+describe('the codes at the boundary', () => {
+  it('bindings/codes.mjs names the same values as the C++ enums the wasm registers', async () => {
+    const mod = await loadModule('single', 1);
+    const names = {
+      OK: 'kOk', INVALID_SHAPE: 'kInvalidShape', TOO_LARGE: 'kTooLarge',
+      INVALID_OPTION: 'kInvalidOption', NULL_POINTER: 'kNullPointer', OUT_OF_MEMORY: 'kOutOfMemory',
+    };
+    assert.deepEqual(Object.keys(Status), Object.keys(names));
+    assert.equal(Object.keys(mod.Status.values).length, Object.keys(names).length);
+    for (const [js, cpp] of Object.entries(names)) assert.equal(Status[js], mod.Status[cpp].value, js);
+    assert.ok(Object.isFrozen(Status));
+    assert.deepEqual([...CAUSAL.values()], [mod.CausalMask.kNone.value, mod.CausalMask.kTopLeft.value,
+      mod.CausalMask.kTopLeft.value, mod.CausalMask.kBottomRight.value]);
+    assert.deepEqual([...MASK_STRATEGY.values()],
+      [mod.MaskStrategy.kNegInf.value, mod.MaskStrategy.kRenormalize.value]);
+  });
+
+  it('checkStatus: RangeError for the caller\'s sizes and options, Error for a null pointer', async () => {
+    const mod = await loadModule('single', 1);
+    assert.doesNotThrow(() => checkStatus(mod, 'f', Status.OK));
+    assert.throws(() => checkStatus(mod, 'f', Status.INVALID_SHAPE), { name: 'RangeError', message: /^f: invalid shape.* \(status 1\)$/ });
+    assert.throws(() => checkStatus(mod, 'f', Status.OUT_OF_MEMORY), { name: 'RangeError', message: /^f: out of memory.* \(status 5\)$/ });
+    assert.throws(() => checkStatus(mod, 'f', Status.NULL_POINTER), (e) => e.constructor === Error && /status 4/.test(e.message));
+  });
+
+  it('a status from the core reaches the caller as a RangeError naming the call', async () => {
+    // The JS checks catch everything first, so call the core with a shape it rejects.
+    const mod = await loadModule('single', 1);
+    const shape = { batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1 };
+    const options = { causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false, seedLo: 0, seedHi: 0 };
+    const status = mod.attention(shape, options, 0, 0, 0, 0, 0);
+    assert.equal(status, Status.INVALID_SHAPE);
+    assert.throws(() => checkStatus(mod, 'attention', status), RangeError);
+    assert.equal(mod.attention({ ...shape, heads: 1 }, { ...options, dropout: 1 }, 8, 8, 8, 8, 0), Status.INVALID_OPTION);
+    assert.equal(mod.attention({ ...shape, heads: 1 }, options, 0, 8, 8, 8, 0), Status.NULL_POINTER);
   });
 });

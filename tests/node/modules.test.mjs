@@ -124,7 +124,7 @@ function moduleJs(m, x, B, T) {
   for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let h = 0; h < H; h++) {
     for (let c = 0; c < hd; c++) merged[((b * T + t) * H + h) * hd + c] = output[((b * H + h) * T + t) * hd + c];
   }
-  return { output: p.wo ? linearJs(merged, B * T, dm, dm, p.wo, p.bo) : merged, weights };
+  return { output: p.wo ? linearJs(merged, B * T, dm, dm, p.wo, p.bo) : merged, weights, q, k, v };
 }
 
 describe('modules', async () => {
@@ -151,6 +151,14 @@ describe('modules', async () => {
       assert.equal(output.length, B * T * m.outputDim);
       assert.ok(maxRelativeError(output, ref.output) <= 1e-5, `config ${i} output`);
       assert.ok(maxRelativeError(weights, ref.weights) <= 1e-5, `config ${i} weights`);
+      // The heads the attention ran on, as the book splits them.
+      const kept = m.forward(x, [B, T, m.dIn], { returnQKV: true });
+      assert.deepEqual(kept.output, m.forward(x, [B, T, m.dIn]), `config ${i}: keeping Q/K/V changes nothing`);
+      assert.equal(kept.weights, undefined);
+      for (const [name, want] of [['queries', ref.q], ['keys', ref.k], ['values', ref.v]]) {
+        assert.equal(kept[name].length, B * m.numHeads * T * m.layerParams().headDim);
+        assert.ok(maxRelativeError(kept[name], want) <= 1e-5, `config ${i} ${name}`);
+      }
     }
   });
 

@@ -1,0 +1,43 @@
+// The codes of the C++ core, named once on the JS side: Status
+// (src/status.h) and the option enums (src/attention.h). The wasm module
+// registers the same enums; tests/node/errors.test.mjs checks that they
+// agree. statusError() is the one place a Status becomes a JS error.
+
+/** src/status.h `Status`. */
+export const Status = Object.freeze({
+  OK: 0,
+  INVALID_SHAPE: 1,
+  TOO_LARGE: 2,
+  INVALID_OPTION: 3,
+  NULL_POINTER: 4,
+  OUT_OF_MEMORY: 5,
+});
+
+/** src/attention.h `CausalMask`, by the values of the public `causal` option. */
+export const CAUSAL = new Map([
+  [false, 0], // kNone
+  [true, 1], // kTopLeft
+  ['top-left', 1],
+  ['bottom-right', 2], // kBottomRight
+]);
+
+/** src/attention.h `MaskStrategy`, by the public `maskStrategy` names. */
+export const MASK_STRATEGY = new Map([
+  ['neg-inf', 0], // kNegInf
+  ['renormalize', 1], // kRenormalize
+]);
+
+const RANGE_ERRORS = new Set([
+  Status.INVALID_SHAPE, Status.TOO_LARGE, Status.INVALID_OPTION, Status.OUT_OF_MEMORY,
+]);
+
+/**
+ * Throws for a non-OK status of wasm call `what`: a RangeError for sizes,
+ * options and memory (the caller's values), an Error otherwise (a null
+ * pointer means a bug in this package, never the caller's input).
+ */
+export function checkStatus(mod, what, status) {
+  if (status === Status.OK) return;
+  const message = `${what}: ${mod.statusMessage(status)} (status ${status})`;
+  throw RANGE_ERRORS.has(status) ? new RangeError(message) : new Error(message);
+}

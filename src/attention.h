@@ -1,0 +1,117 @@
+// Scaled dot-product attention with a causal mask, the core of "Build a
+// Large Language Model (From Scratch)", chapter 3: the shape and option
+// structs, the SIMD kernel and its scalar oracle.
+//
+// Layout conventions (all tensors row-major float32, no padding):
+//   q       [batch, heads, query_len, head_dim]
+//   k       [batch, heads, key_len,   head_dim]
+//   v       [batch, heads, key_len,   value_dim]
+//   out     [batch, heads, query_len, value_dim]
+//   weights [batch, heads, query_len, key_len]   (optional)
+
+#ifndef CAUSAL_ATTENTION_SRC_ATTENTION_H_
+#define CAUSAL_ATTENTION_SRC_ATTENTION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <optional>
+
+#include "src/status.h"
+
+namespace causal_attention {
+
+// Which keys a query may see.
+//   kNone:        every key.
+//   kTopLeft:     key j is visible to query i iff j <= i (PyTorch is_causal,
+//                 the book's torch.triu(..., diagonal=1) mask).
+//   kBottomRight: key j is visible to query i iff j <= i + (key_len -
+//                 query_len): the last query sees every key, as in a decode
+//                 step with cached keys. With query_len > key_len the first
+//                 query_len - key_len rows see nothing and are all zeros.
+// When query_len == key_len the two causal alignments are the same mask.
+enum class CausalMask : int32_t { kNone = 0, kTopLeft = 1, kBottomRight = 2 };
+
+// How the causal mask is applied (chapter 3 teaches both).
+//   kNegInf:      masked scores are set to -inf before the softmax; masked
+//                 key blocks are skipped entirely (about half the work).
+//   kRenormalize: softmax over all keys, multiply by the lower-triangular
+//                 mask, divide each row by its new sum. Computes the full
+//                 score rows, as the book does (no key block is skipped).
+//                 Where every visible key scores more than 60 below the
+//                 row's max, the float route would underflow, so that row is
+//                 normalised over its visible keys directly: the same value
+//                 in exact arithmetic. With causal == kNone it is a no-op.
+enum class MaskStrategy : int32_t { kNegInf = 0, kRenormalize = 1 };
+
+struct AttentionShape {
+  int64_t batch = 1;
+  int64_t heads = 1;
+  int64_t query_len = 1;
+  int64_t key_len = 1;
+  int64_t head_dim = 1;
+  int64_t value_dim = 1;
+};
+
+struct AttentionOptions {
+  CausalMask causal = CausalMask::kTopLeft;
+  MaskStrategy mask_strategy = MaskStrategy::kNegInf;
+  // Multiplies Q·Kᵀ; empty means 1/sqrt(head_dim). Must be finite.
+  std::optional<float> scale;
+  // Dropout on the attention weights, applied only when `training`: each
+  // weight is zeroed with probability `dropout` (quantised to 2^-24) and
+  // the kept ones are multiplied by 1/(1 - dropout).
+  float dropout = 0.0f;
+  bool training = false;
+  // The dropout mask is a pure function of (seed, batch, head, query, key):
+  // the same seed gives the same mask on every target, thread count and
+  // code path.
+  uint64_t seed = 0;
+};
+
+// Scaled dot-product attention:
+//   scores  = (Q · Kᵀ) · scale, masked by `causal`
+//   weights = softmax(scores) over keys, then dropout (training only)
+//   out     = weights · V
+// `weights` may be null; then no [query_len, key_len] matrix is ever
+// materialised (online softmax over key tiles, O(tile) extra memory per
+// thread). When dropout ran, `weights` holds the post-dropout values (rows
+// no longer sum to 1).
+// Rows with no visible key give zero weights and a zero output.
+// Non-finite values: a query row that sees a NaN or ±Inf score (from NaN/Inf
+// in q or k) gets NaN weights and a NaN output; NaN/Inf in v reaches exactly
+// the outputs of the rows that see that key. Other rows are unaffected.
+// Accuracy: max abs error vs AttentionReference <= 1e-5·(1 + |ref|) on the
+// tested shapes (see tests/native/attention_test.cc).
+// Runs on NumThreads() threads; the result is bit-identical for every
+// thread count.
+Status Attention(const AttentionShape& shape, const AttentionOptions& options,
+                 const float* q, const float* k, const float* v, float* out,
+                 float* weights);
+
+// The oracle: plain scalar loops accumulating in double, the same masking,
+// dropout mask and non-finite rules as Attention. O(key_len) extra memory.
+Status AttentionReference(const AttentionShape& shape,
+                          const AttentionOptions& options, const float* q,
+                          const float* k, const float* v, float* out,
+                          float* weights);
+
+// 1/sqrt(head_dim) rounded to float: the scale when options.scale is empty.
+float DefaultScale(int64_t head_dim);
+
+// Checks shape and options without computing anything.
+Status ValidateAttention(const AttentionShape& shape,
+                         const AttentionOptions& options);
+
+// The keep/drop decision of dropout for one attention weight; exposed so
+// that tests and other implementations can reproduce the mask exactly.
+// `row` is (batch * heads + head) * query_len + query.
+bool DropoutKeeps(uint64_t seed, uint64_t row, uint32_t key, float dropout);
+
+// The SIMD target Attention dispatches to on this machine, e.g. "AVX2" or
+// "WASM" (never "EMU128" in a correctly built wasm module).
+const char* ActiveTargetName();
+
+}  // namespace causal_attention
+
+#endif  // CAUSAL_ATTENTION_SRC_ATTENTION_H_

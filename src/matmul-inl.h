@@ -1,0 +1,145 @@
+// Register-blocked matrix-multiply microkernels of the broadcast kind: one
+// scalar of A is broadcast and multiplied into two vectors (a panel) of B's
+// row, MR rows of A at a time. Used by Linear (x · weightᵀ against the
+// packed, transposed weight), the scalar target's Q·Kᵀ, and P·V.
+//
+// Conventions: "packed" buffers are 64-byte aligned with row strides that are
+// multiples of the vector width (aligned Load/Store); user rows are not
+// (LoadU), and A is read one scalar at a time, so any stride works.
+
+// Per-target include guard (the toggle pattern of Highway's -inl.h files).
+#if defined(CAUSAL_ATTENTION_SRC_MATMUL_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef CAUSAL_ATTENTION_SRC_MATMUL_INL_H_
+#undef CAUSAL_ATTENTION_SRC_MATMUL_INL_H_
+#else
+#define CAUSAL_ATTENTION_SRC_MATMUL_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include "hwy/highway.h"
+#include "src/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace causal_attention {
+namespace HWY_NAMESPACE {
+
+// c[r][j] (+)= sum_{i<depth} a[r][i] · b[i][j] for r < MR and j < ncols (a
+// multiple of PanelWidth()). c is packed. kAccumulate: add to c, else
+// overwrite it. kPackedB: b is packed (aligned loads); else b rows may be
+// user memory (LoadU), as long as their width is a multiple of the panel.
+template <size_t MR, bool kAccumulate, bool kPackedB>
+HWY_INLINE void BroadcastMicrokernel(const float* HWY_RESTRICT a, size_t lda,
+                                     const float* HWY_RESTRICT b, size_t ldb,
+                                     size_t depth, size_t ncols,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  using V = hn::Vec<DF>;
+  for (size_t j = 0; j < ncols; j += 2 * N) {
+    V acc0[MR], acc1[MR];
+    for (size_t r = 0; r < MR; ++r) {
+      acc0[r] = kAccumulate ? hn::Load(df, c + r * ldc + j) : hn::Zero(df);
+      acc1[r] = kAccumulate ? hn::Load(df, c + r * ldc + j + N) : hn::Zero(df);
+    }
+    const float* HWY_RESTRICT bp = b + j;
+    for (size_t i = 0; i < depth; ++i, bp += ldb) {
+      const V b0 = kPackedB ? hn::Load(df, bp) : hn::LoadU(df, bp);
+      const V b1 = kPackedB ? hn::Load(df, bp + N) : hn::LoadU(df, bp + N);
+      for (size_t r = 0; r < MR; ++r) {
+        const V av = hn::Set(df, a[r * lda + i]);
+        acc0[r] = hn::MulAdd(av, b0, acc0[r]);
+        acc1[r] = hn::MulAdd(av, b1, acc1[r]);
+      }
+    }
+    for (size_t r = 0; r < MR; ++r) {
+      hn::Store(acc0[r], df, c + r * ldc + j);
+      hn::Store(acc1[r], df, c + r * ldc + j + N);
+    }
+  }
+}
+
+template <size_t MR>
+HWY_INLINE void MatMulPackedMicrokernel(const float* HWY_RESTRICT a, size_t lda,
+                                        const float* HWY_RESTRICT b, size_t ldb,
+                                        size_t depth, size_t ncols,
+                                        float* HWY_RESTRICT c, size_t ldc) {
+  BroadcastMicrokernel<MR, false, true>(a, lda, b, ldb, depth, ncols, c, ldc);
+}
+
+// c = a · b for any number of rows of a; b is packed [depth][ldb].
+HWY_INLINE void MatMulPacked(const float* HWY_RESTRICT a, size_t lda,
+                             size_t rows, const float* HWY_RESTRICT b,
+                             size_t ldb, size_t depth, size_t ncols,
+                             float* HWY_RESTRICT c, size_t ldc) {
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    MatMulPackedMicrokernel<4>(a + r * lda, lda, b, ldb, depth, ncols,
+                               c + r * ldc, ldc);
+  }
+  switch (rows - r) {
+    case 3:
+      MatMulPackedMicrokernel<3>(a + r * lda, lda, b, ldb, depth, ncols,
+                                 c + r * ldc, ldc);
+      break;
+    case 2:
+      MatMulPackedMicrokernel<2>(a + r * lda, lda, b, ldb, depth, ncols,
+                                 c + r * ldc, ldc);
+      break;
+    case 1:
+      MatMulPackedMicrokernel<1>(a + r * lda, lda, b, ldb, depth, ncols,
+                                 c + r * ldc, ldc);
+      break;
+    default:
+      break;
+  }
+}
+
+template <size_t MR>
+HWY_INLINE void MatMulAddMicrokernel(const float* HWY_RESTRICT a, size_t lda,
+                                     size_t depth, const float* HWY_RESTRICT b,
+                                     size_t ldb, size_t ncols,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+  BroadcastMicrokernel<MR, true, false>(a, lda, b, ldb, depth, ncols, c, ldc);
+}
+
+// c += a · b where row r of a uses only depth [0, ends[r]) (ends[r] <= the
+// rows of b). Terms beyond a row's end are never multiplied in, so a NaN in
+// a row of b that the row must not see does not reach it (attention: P·V
+// with each query's visible keys). Rows share the depth below a group's
+// smallest end.
+HWY_INLINE void MatMulAddRagged(const float* HWY_RESTRICT a, size_t lda,
+                                size_t rows, const size_t* ends,
+                                const float* HWY_RESTRICT b, size_t ldb,
+                                size_t ncols, float* HWY_RESTRICT c,
+                                size_t ldc) {
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    size_t shared = ends[r];
+    for (size_t i = 1; i < 4; ++i) shared = HWY_MIN(shared, ends[r + i]);
+    if (shared > 0) {
+      MatMulAddMicrokernel<4>(a + r * lda, lda, shared, b, ldb, ncols,
+                              c + r * ldc, ldc);
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      if (ends[r + i] > shared) {
+        MatMulAddMicrokernel<1>(a + (r + i) * lda + shared, lda,
+                                ends[r + i] - shared, b + shared * ldb, ldb,
+                                ncols, c + (r + i) * ldc, ldc);
+      }
+    }
+  }
+  for (; r < rows; ++r) {
+    if (ends[r] > 0) {
+      MatMulAddMicrokernel<1>(a + r * lda, lda, ends[r], b, ldb, ncols,
+                              c + r * ldc, ldc);
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace causal_attention
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
