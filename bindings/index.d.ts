@@ -28,14 +28,19 @@ export type CausalAlignment = boolean | 'top-left' | 'bottom-right';
 /** How the causal mask is applied (chapter 3 teaches both). */
 export type MaskStrategy = 'neg-inf' | 'renormalize';
 
+/** Options of {@link CausalAttentionRuntime.attention}: the shapes (integers >= 1) and the computation. */
 export interface AttentionOptions {
+  /** Batch size B. Required. */
   batch: number;
+  /** Number of heads H. Required. */
   heads: number;
+  /** Query positions Tq. Required. */
   queryLength: number;
-  /** Default: queryLength. */
+  /** Key (and value) positions Tk. Default: queryLength. */
   keyLength?: number;
+  /** Size D of each query and key vector. Required. */
   headDim: number;
-  /** Default: headDim. */
+  /** Size Dv of each value vector (and output vector). Default: headDim. */
   valueDim?: number;
   /**
    * Default true ('top-left': key j visible to query i iff j <= i, like
@@ -65,14 +70,19 @@ export interface AttentionOptions {
   weightsOut?: Float32Array;
 }
 
+/** What attention() returns: new arrays, or the `out` / `weightsOut` arrays given. */
 export interface AttentionResult {
+  /** [batch, heads, queryLength, valueDim]. */
   output: Float32Array;
-  /** Present when returnWeights was true. */
+  /** [batch, heads, queryLength, keyLength]; present when returnWeights was true. */
   weights?: Float32Array;
 }
 
+/** attention(..., { returnWeights: true }). */
 export interface AttentionResultWithWeights {
+  /** [batch, heads, queryLength, valueDim]. */
   output: Float32Array;
+  /** [batch, heads, queryLength, keyLength]; each row sums to 1 unless dropout ran. */
   weights: Float32Array;
 }
 
@@ -83,7 +93,9 @@ export type StateDictInput = Record<string, Float32Array | number[] | number[][]
 
 /** nn.Linear(inFeatures, outFeatures, bias = true) with PyTorch's seeded init. */
 export interface Linear {
+  /** Size of each input row. */
   readonly inFeatures: number;
+  /** Size of each output row. */
   readonly outFeatures: number;
   /** [outFeatures, inFeatures], row-major (live: writes change the layer). */
   weight: Float32Array;
@@ -91,9 +103,11 @@ export interface Linear {
   bias: Float32Array | null;
   /** y = x · weightᵀ + bias for x of shape [..., inFeatures]. */
   forward(x: Float32Array, shape: number[]): Float32Array;
+  /** `{ [prefix + 'weight']: copy, [prefix + 'bias']: copy }`. */
   stateDict(prefix?: string): StateDict;
 }
 
+/** Options of a module's forward(). */
 export interface ForwardOptions {
   /** Also return the [batch, heads, tokens, tokens] weights (post-dropout when dropout ran). */
   returnWeights?: boolean;
@@ -104,6 +118,7 @@ export interface ForwardOptions {
    * [batch, heads, tokens, headDim] (the book's `.view(b, T, H, hd).transpose(1, 2)`).
    */
   returnQKV?: boolean;
+  /** How the causal mask is applied. Default 'neg-inf'. */
   maskStrategy?: MaskStrategy;
   /** Dropout seed; default: drawn from the runtime's generator. */
   seed?: number | bigint;
@@ -111,47 +126,61 @@ export interface ForwardOptions {
   out?: Float32Array;
 }
 
+/** What forward() returns with any of the return* options. */
 export interface ForwardResult {
+  /** [batch, tokens, outputDim]. */
   output: Float32Array;
   /** [batch, heads, tokens, tokens]; present with returnWeights. */
   weights?: Float32Array;
   /** [batch, heads, tokens, tokens]; present with returnScores. */
   scores?: Float32Array;
-  /** [batch, heads, tokens, headDim] each; present with returnQKV. */
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
   queries?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
   keys?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
   values?: Float32Array;
 }
 
 /** forward(..., { returnWeights: true }). */
 export interface ForwardResultWithWeights extends ForwardResult {
+  /** [batch, heads, tokens, tokens] (post-dropout when dropout ran). */
   weights: Float32Array;
 }
 
 /** forward(..., { returnScores: true }). */
 export interface ForwardResultWithScores extends ForwardResult {
+  /** [batch, heads, tokens, tokens]: Q·Kᵀ before scaling and masking. */
   scores: Float32Array;
 }
 
 /** forward(..., { returnQKV: true }). */
 export interface ForwardResultWithQKV extends ForwardResult {
+  /** [batch, heads, tokens, headDim]. */
   queries: Float32Array;
+  /** [batch, heads, tokens, headDim]. */
   keys: Float32Array;
+  /** [batch, heads, tokens, headDim]. */
   values: Float32Array;
 }
 
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
 export interface AttentionModule {
+  /** Size of each input token vector (the last axis of x). */
   readonly dIn: number;
+  /** Number of attention heads. */
   readonly numHeads: number;
   /** Width of the output's last axis. */
   readonly outputDim: number;
+  /** Most tokens a forward takes (the size of the book's mask buffer); undefined for SelfAttention. */
   readonly contextLength: number | undefined;
   /** Dropout probability in [0, 1); settable (validated), like nn.Dropout's p. */
   dropout: number;
   /** True after construction, as in PyTorch. */
   training: boolean;
+  /** Training mode (true, the default) or evaluation mode; returns the module. */
   train(mode?: boolean): this;
+  /** Evaluation mode: train(false). Returns the module. */
   eval(): this;
   /**
    * x: [batch, tokens, dIn] (or [tokens, dIn]) → [batch, tokens, outputDim].
@@ -159,12 +188,16 @@ export interface AttentionModule {
    */
   forward(x: Float32Array, shape: number[],
     options?: ForwardOptions & { returnWeights?: false; returnScores?: false; returnQKV?: false }): Float32Array;
+  /** With returnWeights: `{ output, weights }` (and scores, QKV when asked). */
   forward(x: Float32Array, shape: number[],
     options: ForwardOptions & { returnWeights: true }): ForwardResultWithWeights;
+  /** With returnScores: `{ output, scores }` (and weights, QKV when asked). */
   forward(x: Float32Array, shape: number[],
     options: ForwardOptions & { returnScores: true }): ForwardResultWithScores;
+  /** With returnQKV: `{ output, queries, keys, values }` (and weights, scores when asked). */
   forward(x: Float32Array, shape: number[],
     options: ForwardOptions & { returnQKV: true }): ForwardResultWithQKV;
+  /** Options known only at run time: the output array, or a {@link ForwardResult}. */
   forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | ForwardResult;
   /** Same as forward (like calling a PyTorch module). */
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
@@ -176,21 +209,33 @@ export interface AttentionModule {
 
 /** The book's SelfAttention_v2: no mask, no dropout. */
 export interface SelfAttention extends AttentionModule {
+  /** Output width: numHeads · head size. */
   readonly dOut: number;
+  /** The query projection (`W_query.weight` is [dOut, dIn]). */
   W_query: Linear;
+  /** The key projection. */
   W_key: Linear;
+  /** The value projection. */
   W_value: Linear;
 }
+/** The book's CausalAttention (listing 3.3): SelfAttention with the causal mask and dropout. */
 export interface CausalAttention extends SelfAttention {}
+/** Listing 3.4: numHeads independent CausalAttention heads, concatenated (output width numHeads · dOut). */
 export interface MultiHeadAttentionWrapper extends AttentionModule {
+  /** Output width of each head. */
   readonly dOut: number;
+  /** The heads, `heads.0.W_query.weight`, ... in the state dict. */
   readonly heads: CausalAttention[];
 }
+/** Listing 3.5: dOut split into numHeads heads of dOut / numHeads, then out_proj. */
 export interface MultiHeadAttention extends SelfAttention {
+  /** dOut / numHeads. */
   readonly headDim: number;
+  /** The output projection `out_proj` (a Linear with bias). */
   outProj: Linear;
 }
 
+/** What init() resolves to: the engine and the book's module classes. */
 export interface CausalAttentionRuntime {
   /** Which wasm build runs: 'single' or 'threads' (pthreads). */
   readonly build: 'single' | 'threads';
@@ -210,40 +255,67 @@ export interface CausalAttentionRuntime {
   /** The default attention scale 1/√headDim, rounded to float32 as the engine uses it. */
   defaultScale(headDim: number): number;
 
-  /** torch.rand: rand([6, 3]) or rand(6, 3), bit-identical to PyTorch on CPU. */
+  /** torch.rand(shape): uniform [0, 1) draws, bit-identical to PyTorch on CPU for the same seed. */
   rand(shape: number[]): Float32Array;
+  /** torch.rand(6, 3): the same with the dimensions as arguments. */
   rand(...shape: number[]): Float32Array;
 
-  Linear: new (inFeatures: number, outFeatures: number, bias?: boolean) => Linear;
-  SelfAttention: new (dIn: number, dOut: number, qkvBias?: boolean) => SelfAttention;
-  CausalAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
-    qkvBias?: boolean) => CausalAttention;
-  MultiHeadAttentionWrapper: new (dIn: number, dOut: number, contextLength: number,
-    dropout: number, numHeads: number, qkvBias?: boolean) => MultiHeadAttentionWrapper;
-  MultiHeadAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
-    numHeads: number, qkvBias?: boolean) => MultiHeadAttention;
+  /** PyTorch's nn.Linear; like every class here, initialised from the runtime's generator. */
+  Linear: {
+    /** nn.Linear(inFeatures, outFeatures, bias = true). */
+    new (inFeatures: number, outFeatures: number, bias?: boolean): Linear;
+  };
+  /** The book's SelfAttention_v2. */
+  SelfAttention: {
+    /** SelfAttention_v2(dIn, dOut, qkvBias = false). */
+    new (dIn: number, dOut: number, qkvBias?: boolean): SelfAttention;
+  };
+  /** The book's CausalAttention (listing 3.3). */
+  CausalAttention: {
+    /** CausalAttention(dIn, dOut, contextLength, dropout, qkvBias = false). */
+    new (dIn: number, dOut: number, contextLength: number, dropout: number, qkvBias?: boolean): CausalAttention;
+  };
+  /** The book's MultiHeadAttentionWrapper (listing 3.4). */
+  MultiHeadAttentionWrapper: {
+    /** MultiHeadAttentionWrapper(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false). */
+    new (dIn: number, dOut: number, contextLength: number, dropout: number, numHeads: number,
+      qkvBias?: boolean): MultiHeadAttentionWrapper;
+  };
+  /** The book's MultiHeadAttention (listing 3.5). */
+  MultiHeadAttention: {
+    /** MultiHeadAttention(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false); dOut divisible by numHeads. */
+    new (dIn: number, dOut: number, contextLength: number, dropout: number, numHeads: number,
+      qkvBias?: boolean): MultiHeadAttention;
+  };
 
-  /** Scaled dot-product attention (SIMD kernels). */
+  /**
+   * Scaled dot-product attention (SIMD kernels) with weights: q [B, H, Tq, D],
+   * k [B, H, Tk, D], v [B, H, Tk, Dv] → `{ output, weights }`.
+   */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  /** Scaled dot-product attention (SIMD kernels): `{ output }`, weights only with returnWeights. */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions): AttentionResult;
 
-  /** The scalar reference (double accumulation): the kernels' oracle. Slow. */
+  /** The scalar reference (double accumulation): the kernels' oracle. Slow. With weights. */
   attentionReference(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  /** The scalar reference (double accumulation): the kernels' oracle. Slow. */
   attentionReference(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions): AttentionResult;
 
   /** Frees wasm scratch memory and stops worker threads. Idempotent. */
   dispose(): void;
+  /** dispose(), for `using ca = await init()` (TypeScript >= 5.2, lib esnext.disposable). */
   [Symbol.dispose](): void;
 }
 
+/** Options of {@link init}. */
 export interface InitOptions {
   /**
    * 'auto' (default): the pthreads build where it can run (Node; browsers
@@ -271,23 +343,30 @@ export interface InitOptions {
 /**
  * Loads the engine; calls with the same resolved options share a runtime.
  * Rejects with a TypeError or RangeError for bad options, and with an Error
- * naming the file when the .wasm or a worker cannot load.
+ * naming the file when the .wasm or a worker cannot load. This overload:
+ * worker mode, the engine in a dedicated worker.
  */
 export function init(options: InitOptions & { worker: true }): Promise<RemoteRuntime>;
+/** The engine on the calling thread (default). */
 export function init(options?: InitOptions & { worker?: false }): Promise<CausalAttentionRuntime>;
+/** `worker` known only at run time. */
 export function init(options: InitOptions): Promise<CausalAttentionRuntime | RemoteRuntime>;
 
 // ---------------------------------------------------------------------------
 // Worker mode: how an API looks from the calling thread (README "Worker mode").
 
+/** Values a handle's snapshot holds (read synchronously). */
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
+/** Any function (a method). */
 type AnyFunction = (...args: any[]) => any;
+/** Any class. */
 type AnyConstructor = abstract new (...args: any[]) => any;
 /** Copied as is: primitives, typed arrays, buffers. */
 type Copied = Primitive | ArrayBufferView | ArrayBuffer | Date | RegExp;
 /** Objects with methods stay in the worker (handles); others are data (copied). */
 type HasMethods<T> = { [K in keyof T]-?: T[K] extends AnyFunction | AnyConstructor ? K : never }[keyof T] extends never
   ? false : true;
+/** The string keys of T (symbol-keyed members do not cross to the worker). */
 type StringKeys<T> = { [K in keyof T]: K extends string ? K : never }[keyof T];
 
 /** What a remote call resolves to: data copied, objects with methods as handles. */
@@ -329,6 +408,7 @@ export type RemoteProperty<V> = PromiseLike<RemoteResult<V>> & (
   : V extends object ? { readonly [K in StringKeys<V>]: RemoteMember<V[K]> }
   : unknown);
 
+/** A member reached through a handle: a constructor, a method, or an awaited property. */
 type RemoteMember<V> =
   V extends AnyConstructor ? RemoteConstructor<V>
   : V extends AnyFunction ? RemoteMethod<V>

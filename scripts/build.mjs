@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Builds what the tests and the package need:
-//   node scripts/build.mjs [--native] [--wasm] [--sanitize] [--fuzz]
+//   node scripts/build.mjs [--native] [--wasm] [--sanitize] [--fuzz] [--docs]
 //   (default: --native --wasm)
 // native:   build/native (library, GoogleTest suite, Google Benchmark)
 // sanitize: build/sanitize (the GoogleTest suite under ASan + UBSan)
 // fuzz:     build/fuzz (the libFuzzer target, clang, ASan + UBSan)
+// docs:     build/api, the API reference from bindings/index.d.ts (TypeDoc,
+//           tools/api-docs; fails when an export is undocumented)
 // wasm:   build/wasm (two Emscripten modules), then dist/ (the npm package):
 //         dist/*.mjs, *.cjs from bindings/, index.d.mts + index.d.cts from
 //         bindings/index.d.ts, dist/wasm/* from the build (glue and pthread
@@ -18,7 +20,7 @@ import { run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
-const all = !['--native', '--wasm', '--sanitize', '--fuzz'].some((a) => args.has(a));
+const all = !['--native', '--wasm', '--sanitize', '--fuzz', '--docs'].some((a) => args.has(a));
 const jobs = String(Math.max(1, cpus().length));
 
 export function buildNative(dir = 'build/native', extra = ['-DCMAKE_BUILD_TYPE=Release']) {
@@ -35,6 +37,11 @@ export function buildWasm() {
   ], { cwd: root });
   run('cmake', ['--build', 'build/wasm', '-j', jobs], { cwd: root });
   assembleDist();
+}
+
+export function buildDocs() {
+  run(process.execPath, ['node_modules/typedoc/bin/typedoc', '--options', 'typedoc.json'],
+    { cwd: join(root, 'tools/api-docs') });
 }
 
 function assembleDist() {
@@ -68,4 +75,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       '-DCMAKE_CXX_COMPILER=clang++']);
   }
   if (all || args.has('--wasm')) buildWasm();
+  if (args.has('--docs')) buildDocs();
 }

@@ -39,6 +39,8 @@ step('Node tests (the built package)');
 run(node, ['--test', 'tests/node/'], { cwd: root });
 step('TypeScript types');
 run(node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types'], { cwd: root });
+step('API reference (TypeDoc: every export documented)');
+run(node, ['scripts/build.mjs', '--docs'], { cwd: root });
 step('browser tests (headless Chromium)');
 run(node, ['--test', 'tests/browser/'], { cwd: root });
 step('consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)');
