@@ -107,21 +107,23 @@ async function connect(platform, options, forget) {
   // id goes back with a release, so a handle in flight is never released.
   const live = new Map();
   const sentCount = new Map();
+  const snapshots = new Map(); // id → primitive properties (read synchronously)
   const proxies = new WeakMap(); // proxy → id
   const registry = new FinalizationRegistry((id) => {
     if (live.get(id)?.deref() !== undefined || closed) return;
     live.delete(id);
+    snapshots.delete(id);
     port.post({ op: 'release', h: id, n: sentCount.get(id) });
     sentCount.delete(id);
   });
 
   const keepAlive = () => (pending.size ? port.ref?.() : port.unref?.());
 
-  function close(error, terminate = true) {
+  function close(error) {
     if (closed) return;
     closed = error;
     forget();
-    if (terminate) port.terminate();
+    port.terminate();
     for (const { reject } of pending.values()) reject(error);
     pending.clear();
   }
@@ -197,8 +199,6 @@ async function connect(platform, options, forget) {
       default: return handle(wire);
     }
   }
-
-  const snapshots = new Map(); // id → primitive properties
 
   function updateSnapshot(id, snapshot) {
     if (live.has(id)) snapshots.set(id, snapshot);

@@ -3,8 +3,13 @@
 // calls on a local runtime: results bit-identical, errors of the same class
 // with the same message.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { init } from 'causal-attention';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 const INPUTS = new Float32Array([
   0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64,
@@ -148,8 +153,53 @@ describe('worker mode', () => {
     assert.equal(await remote.noSuchProperty, undefined);
   });
 
+  it('checks the worker and timeout options like the others', async () => {
+    for (const [options, Err, message] of [
+      [{ worker: 'yes' }, TypeError, 'init options.worker must be true or false, got the string "yes"'],
+      [{ timeout: 0 }, RangeError, 'init options.timeout must be a number of milliseconds > 0 (or Infinity), got 0'],
+      [{ timeout: '5' }, TypeError, /init options\.timeout must be a number of milliseconds > 0 \(or Infinity\), got the string "5"/],
+      [{ worker: true, threads: 17 }, RangeError, 'init options.threads must be at most 16, got 17'],
+    ]) {
+      const error = await rejection(init(options));
+      assert.ok(error instanceof Err, JSON.stringify(options));
+      if (typeof message === 'string') assert.equal(error.message, message);
+      else assert.match(error.message, message);
+    }
+  });
+
   it('shares one worker for the same options, like init()', async () => {
     assert.equal(await init({ worker: true, build: 'threads', threads: 2 }), remote);
+  });
+
+  it('releases dropped handles in the worker without breaking live ones (garbage collection forced)', () => {
+    // A child process with --expose-gc: handles are dropped and collected
+    // while the same objects keep coming back (their ids in flight).
+    const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `
+      import { init } from 'causal-attention';
+      const ca = await init({ worker: true, build: 'single' });
+      const x = new Float32Array(18).fill(0.25);
+      const keep = await new ca.CausalAttention(3, 2, 6, 0.0);
+      const expected = await keep.forward(x, [6, 3]);
+      let finalized = 0;
+      const registry = new FinalizationRegistry(() => { finalized++; });
+      for (let i = 0; i < 300; i++) {
+        registry.register(await new ca.MultiHeadAttention(3, 2, 6, 0.0, 2), i);
+        registry.register(await keep.W_query, i); // the same Linear each time: one id, sent again and again
+        if ((await keep.eval()) !== keep) throw new Error('a live handle changed');
+        if (i % 25 === 0) {
+          globalThis.gc();
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+      const output = await keep.forward(x, [6, 3]);
+      const weight = await (await keep.W_query).weight;
+      console.log(JSON.stringify({ finalized, same: output.join() === expected.join(), weight: weight.length }));
+    `], { cwd: root, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.ok(out.finalized > 100, `handles were collected (${out.finalized}), so releases were sent`);
+    assert.equal(out.same, true);
+    assert.equal(out.weight, 6);
   });
 
   it('rejects every call after dispose with the local message', async () => {
