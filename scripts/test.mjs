@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm test`: set-up (system packages, npm ci), native and wasm builds, then
 // every suite: native GoogleTest (ctest), the same under ASan + UBSan, a
-// bounded libFuzzer run, Node tests against the built package, the
-// TypeScript usage check, the browser tests, and the consumer tests (the
-// packed package installed into apps built by each bundler).
+// bounded libFuzzer run, Node tests against the built package and of the
+// demo page's pure modules, the TypeScript usage check, the API reference
+// (TypeDoc), the browser tests, and the consumer tests (the packed package
+// installed into apps built by each bundler).
 //   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -37,6 +38,8 @@ if (fuzzSeconds > 0) {
 }
 step('Node tests (the built package)');
 run(node, ['--test', 'tests/node/'], { cwd: root });
+step('Node tests (the demo page\'s pure modules)');
+run(node, ['--test', 'tests/web/'], { cwd: root });
 step('TypeScript types');
 run(node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types'], { cwd: root });
 step('API reference (TypeDoc: every export documented)');
