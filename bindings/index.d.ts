@@ -14,7 +14,7 @@ declare global {
   // The well-known symbols of explicit resource management (TypeScript's lib
   // "esnext.disposable" and @types/node declare them the same way), so that
   // `[Symbol.dispose]()` compiles with lib ES2022. The runtime defines them
-  // in Node >= 20 and Chromium >= 127; `using` itself needs lib
+  // in Node >= 20 and Chromium >= 134; `using` itself needs lib
   // "esnext.disposable" (TypeScript >= 5.2).
   interface SymbolConstructor {
     readonly dispose: unique symbol;

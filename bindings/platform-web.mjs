@@ -1,7 +1,7 @@
 // Browsers and web workers: where the package's files are and how to start
 // its workers. Every file is named by a literal
-// `new URL('./…', import.meta.url)`, the form Vite, webpack and Parcel follow
-// to emit the file and rewrite the URL; workers are module workers created
+// `new URL('./…', import.meta.url)`, the form Vite and webpack follow to
+// emit the file and rewrite the URL; workers are module workers created
 // with `new Worker(new URL('./…', import.meta.url), { type: 'module' })`, the
 // form they bundle. Without a bundler the URLs resolve next to this module.
 // No `node:` import is reachable from here (the `browser` export condition).
@@ -30,10 +30,11 @@ const PTHREAD_WORKER = 'wasm/causal_attention_threads.worker.mjs';
 const API_WORKER = 'worker.mjs';
 
 function wasmUrl(build) {
-  const literal = build === 'threads'
+  const threads = build === 'threads';
+  if (copiedByViteDev()) return inPackage(threads ? 'wasm/causal_attention_threads.wasm' : 'wasm/causal_attention.wasm');
+  return threads
     ? new URL('./wasm/causal_attention_threads.wasm', import.meta.url)
     : new URL('./wasm/causal_attention.wasm', import.meta.url);
-  return copiedByViteDev() ? inPackage(`wasm/${build === 'threads' ? 'causal_attention_threads' : 'causal_attention'}.wasm`) : literal;
 }
 
 function serveHint(url) {
