@@ -192,8 +192,30 @@ export interface Embedding extends Module {
   stateDict(prefix?: string): StateDict;
 }
 
+/** A parameter an optimizer can update without a module: its values and its gradient. */
+export interface ParameterLike {
+  /** The values, updated in place. */
+  readonly data: Float32Array;
+  /** The gradient (same length), or null: skipped by step(). */
+  grad: Float32Array | null;
+}
+
 /** What an optimizer updates: a module, or an array of modules and parameters. */
-export type Parameters = Module | Array<Module | Parameter | { data: Float32Array; grad: Float32Array | null }>;
+export type Parameters = Module | Array<Module | Parameter | ParameterLike>;
+
+/** Options of {@link CausalAttentionRuntime.crossEntropy}. */
+export interface CrossEntropyOptions {
+  /** Targets equal to this count for nothing (PyTorch's ignore_index). Default -100. */
+  ignoreIndex?: number;
+}
+
+/** What {@link CausalAttentionRuntime.crossEntropy} returns. */
+export interface CrossEntropyResult {
+  /** The mean loss over the targets not ignored (NaN when all are), rounded to float32. */
+  loss: number;
+  /** Its gradient with respect to the logits, [N, C]; zero rows for ignored targets. */
+  gradLogits: Float32Array;
+}
 
 /** Options of {@link CausalAttentionRuntime.optim}.SGD, PyTorch's names and defaults. */
 export interface SGDOptions {
@@ -484,14 +506,20 @@ export interface CausalAttentionRuntime {
    * indices; targets equal to ignoreIndex (default -100) count for nothing.
    */
   crossEntropy(logits: Float32Array, targets: Int32Array | Uint32Array | number[],
-    options?: { ignoreIndex?: number }): { loss: number; gradLogits: Float32Array };
+    options?: CrossEntropyOptions): CrossEntropyResult;
 
   /** torch.optim: SGD and AdamW with PyTorch's defaults and update rules. */
   readonly optim: {
-    /** new optim.SGD(params, { lr, momentum, dampening, weightDecay, nesterov }). */
-    SGD: new (params: Parameters, options?: SGDOptions) => SGD;
-    /** new optim.AdamW(params, { lr, betas, eps, weightDecay }). */
-    AdamW: new (params: Parameters, options?: AdamWOptions) => AdamW;
+    /** torch.optim.SGD. */
+    SGD: {
+      /** new optim.SGD(params, { lr, momentum, dampening, weightDecay, nesterov }). */
+      new (params: Parameters, options?: SGDOptions): SGD;
+    };
+    /** torch.optim.AdamW. */
+    AdamW: {
+      /** new optim.AdamW(params, { lr, betas, eps, weightDecay }). */
+      new (params: Parameters, options?: AdamWOptions): AdamW;
+    };
   };
 
   /** Frees wasm scratch memory and stops worker threads. Idempotent. */
