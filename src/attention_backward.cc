@@ -8,7 +8,8 @@
 // batch · kvH is small, split so that each chunk sees about the same number
 // of visible pairs), never on the thread count. An item owns the dK / dV of
 // its keys, summed over the query heads that share them (no atomics), and
-// accumulates dQ for those heads in its own buffer.
+// adds its part of dQ for those heads into grad_q (the head's first chunk)
+// or into its chunk's partial rows (the others).
 // Per key tile (kKeyTile keys), per query head of the group, per query tile
 // (kQueryTile queries) that sees any of its keys, in the transposed
 // orientation (a row per key, a column per query):
