@@ -67,13 +67,15 @@ HWY_INLINE void BroadcastMicrokernel(const float* HWY_RESTRICT a, size_t lda,
 // packed [kc][2N] (two aligned loads per step). c rows and bias are user
 // memory (unaligned).
 //
-// Sized for wasm SIMD128 in V8 on x64 (MatMul uses MR = 5): V8 allocates 15
+// Sized for wasm SIMD128 in V8 on x64 (MatMul uses MR = kGemmRows = 5): V8 allocates 15
 // xmm registers and, without FMA, each mul+add needs a temporary, so 10
 // accumulators + 2 vectors of B + a splat + the product fill 14 of them.
 // MR = 6 (12 accumulators) spills one accumulator per step. Ten chains are
 // enough: only the add is loop-carried. Not inlined: as its own function the
 // loop has nesting depth 1, and V8 neither unrolls it (its unrolled copies
 // hoisted the splats and spilled) nor mixes it with the caller's registers.
+constexpr size_t kGemmRows = 5;  // the MR MatMul uses
+
 template <size_t MR>
 HWY_NOINLINE void GemmMicrokernel(size_t kc, const float* HWY_RESTRICT ap,
                                 const float* HWY_RESTRICT bp,
@@ -92,8 +94,8 @@ HWY_NOINLINE void GemmMicrokernel(size_t kc, const float* HWY_RESTRICT ap,
     const V b1 = hn::Load(df, bp + N);
     for (size_t r = 0; r < MR; ++r) {
       const V av = hn::Set(df, ap[r]);
-      acc0[r] = hn::MulAdd(av, b0, acc0[r]);
-      acc1[r] = hn::MulAdd(av, b1, acc1[r]);
+      acc0[r] = MulAddRelaxed(av, b0, acc0[r]);
+      acc1[r] = MulAddRelaxed(av, b1, acc1[r]);
     }
     ap += MR;
     bp += 2 * N;

@@ -31,6 +31,14 @@
 #include "src/internal.h"
 #include "src/thread_pool.h"
 
+#if defined(CA_GEMM_SIDE_MODULE)
+// The relaxed wasm builds: GemmMicrokernel with f32x4.relaxed_madd, from the
+// side module built from src/matmul_relaxed.cc (see there and CMakeLists).
+extern "C" void ca_gemm_kernel_relaxed(size_t kc, const float* ap,
+                                       const float* bp, float* c, size_t ldc,
+                                       int load_c, const float* bias);
+#endif
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/matmul.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -42,7 +50,7 @@ HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
-constexpr size_t kMR = 5;         // rows of a microtile (GemmMicrokernel)
+constexpr size_t kMR = kGemmRows;  // rows of a microtile (GemmMicrokernel)
 constexpr size_t kMaxKC = 256;    // depth per pass: a B micro-panel (kc x 2
                                   // vectors) stays in L1 across a block's rows
 constexpr size_t kMC = 8 * kMR;   // rows of C per work item
@@ -134,6 +142,17 @@ struct Scratch {
   }
 };
 
+// One microtile: GemmMicrokernel, or in the relaxed wasm builds the same
+// kernel compiled with f32x4.relaxed_madd in its side module.
+HWY_INLINE void Microtile(size_t kc, const float* ap, const float* bp, float* c,
+                          size_t ldc, bool load_c, const float* bias) {
+#if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
+  ca_gemm_kernel_relaxed(kc, ap, bp, c, ldc, load_c ? 1 : 0, bias);
+#else
+  GemmMicrokernel<kMR>(kc, ap, bp, c, ldc, load_c, bias);
+#endif
+}
+
 // A tile of C that is not a whole kMR x nr microtile: computed in the
 // scratch tile, then its valid part copied out.
 void EdgeTile(const Plan& p, size_t kc, const float* ap, const float* bpan,
@@ -148,8 +167,7 @@ void EdgeTile(const Plan& p, size_t kc, const float* ap, const float* bpan,
   if (bias) {
     for (size_t j = 0; j < p.nr; ++j) s.bias[j] = j < cols ? bias[j] : 0.0f;
   }
-  GemmMicrokernel<kMR>(kc, ap, bpan, s.tile, p.nr, load_c,
-                       bias ? s.bias : nullptr);
+  Microtile(kc, ap, bpan, s.tile, p.nr, load_c, bias ? s.bias : nullptr);
   for (size_t r = 0; r < rows; ++r) {
     memcpy(c + r * p.ldc, s.tile + r * p.nr, cols * sizeof(float));
   }
@@ -176,7 +194,7 @@ void GemmItem(const Plan& p, size_t item, size_t p0, size_t kc,
       float* c = p.c + (r0 + q * kMR) * p.ldc + j;
       const size_t mr = HWY_MIN(kMR, rows - q * kMR);
       if (mr == kMR && cols == p.nr) {
-        GemmMicrokernel<kMR>(kc, ap, bpan, c, p.ldc, load_c, bias);
+        Microtile(kc, ap, bpan, c, p.ldc, load_c, bias);
       } else {
         EdgeTile(p, kc, ap, bpan, c, mr, cols, load_c, bias, s);
       }

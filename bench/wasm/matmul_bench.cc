@@ -3,8 +3,9 @@
 // per shape: median ms and GFLOP/s over repeated calls after a warm-up.
 // Built by CMake in build/wasm as matmul_bench.js (not part of the package):
 //   cmake --build build/wasm --target matmul_bench matmul_bench_threads
-//   node build/wasm/matmul_bench.js [filter]
-//   node build/wasm/matmul_bench_threads.js [filter] [threads]
+//   node --no-experimental-fetch build/wasm/bench/matmul_bench.js [filter]
+//   node --no-experimental-fetch build/wasm/bench/matmul_bench_threads.js [filter] [threads]
+// (--no-experimental-fetch: emcc 3.1.6's glue would fetch() the .wasm path.)
 // Natively the same file is build/native/matmul_bench (SIMD target dispatch).
 
 #include <stdio.h>
