@@ -49,3 +49,22 @@ export async function initBackend(ort, sessionOptions) {
   await s.run();
   await s.release();
 }
+
+/**
+ * onnxruntime-web's wasm backend with `threads` threads, its .wasm and glue
+ * at `wasmPaths` (a URL ending in /): Node and the browser bench.
+ */
+export async function createOrtWeb(ort, threads, wasmPaths) {
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.simd = true;
+  ort.env.wasm.proxy = false;
+  ort.env.wasm.wasmPaths = wasmPaths;
+  ort.env.logLevel = 'error';
+  const sessionOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  await initBackend(ort, sessionOptions);
+  return {
+    label: 'onnxruntime-web',
+    threads,
+    prepare: (variant, shape, inputs) => prepareSession(ort, variant, shape, inputs, sessionOptions),
+  };
+}

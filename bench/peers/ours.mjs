@@ -7,8 +7,12 @@ export const name = 'ours';
 
 export const variants = (shape) => [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention'];
 
-export async function create({ threads }) {
-  const { init } = await import('causal-attention');
+/**
+ * `load` imports the package: by name in Node; the browser bench passes
+ * its URL (bench/browser/peers.mjs).
+ */
+export async function create({ threads }, load = () => import('causal-attention')) {
+  const { init } = await load();
   const ca = await init(threads === 1 ? { build: 'single' } : { build: 'threads', threads });
   return {
     label: `ours (${ca.build})`,
