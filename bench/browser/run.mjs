@@ -154,6 +154,13 @@ export async function runBrowserBench({ quick = false, modes = ['page', 'worker'
         const ref = open.find((o) => o.config.key === 'ours-1')?.c.checksum;
         row.mismatch = open.filter((o) => ref !== undefined &&
           !(Math.abs(o.c.checksum - ref) <= 1e-3 * (1 + Math.abs(ref)))).map((o) => o.config.key);
+        // Ours alone first (our own 2-thread scaling, no onnxruntime pool
+        // spinning on the cores after its runs), then everything interleaved.
+        const ours = open.filter((o) => o.config.peer === 'ours');
+        if (ours.length === 2) {
+          const alone = await interleave(ours.map((o) => o.c), shapePolicy);
+          row.oursAlone = { 'ours-1': alone[0].medianMs, 'ours-2': alone[1].medianMs };
+        }
         const stats = await interleave(open.map((o) => o.c), shapePolicy);
         open.forEach((o, i) => {
           row.cases[o.config.key] = { ...stats[i], variant: o.c.variant, checksum: o.c.checksum, threads: o.c.threads };
