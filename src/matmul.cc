@@ -178,8 +178,10 @@ void EdgeTile(const Plan& p, size_t kc, const float* ap, const float* bpan,
 // so every element's sum has a fixed order.
 void GemmItem(const Plan& p, size_t item, size_t p0, size_t kc,
               const Scratch& s) {
-  const size_t r0 = (item / p.col_blocks) * kMC;
-  const size_t c0 = (item % p.col_blocks) * p.nc;
+  // Column block major: consecutive items (on any thread) share the same
+  // nc columns of the pass's packed B, which then stay in L2.
+  const size_t r0 = (item % p.row_blocks) * kMC;
+  const size_t c0 = (item / p.row_blocks) * p.nc;
   const size_t rows = HWY_MIN(kMC, p.m - r0);
   const size_t c1 = HWY_MIN(c0 + p.nc, p.n);
   PackBlockA(p, r0, rows, p0, kc, s.ap);
