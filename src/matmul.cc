@@ -32,11 +32,12 @@
 #include "src/thread_pool.h"
 
 #if defined(CA_GEMM_SIDE_MODULE)
-// The relaxed wasm builds: GemmMicrokernel with f32x4.relaxed_madd, from the
-// side module built from src/matmul_relaxed.cc (see there and CMakeLists).
-extern "C" void ca_gemm_kernel_relaxed(size_t kc, const float* ap,
-                                       const float* bp, float* c, size_t ldc,
-                                       int load_c, const float* bias);
+// wasm builds with a newer clang at hand: GemmMicrokernel from a side module
+// built from src/matmul_relaxed.cc, with f32x4.relaxed_madd where the engine
+// has relaxed SIMD (see there and CMakeLists.txt).
+extern "C" void ca_gemm_kernel(size_t kc, const float* ap, const float* bp,
+                               float* c, size_t ldc, int load_c,
+                               const float* bias);
 #endif
 
 #undef HWY_TARGET_INCLUDE
@@ -142,12 +143,12 @@ struct Scratch {
   }
 };
 
-// One microtile: GemmMicrokernel, or in the relaxed wasm builds the same
-// kernel compiled with f32x4.relaxed_madd in its side module.
+// One microtile: GemmMicrokernel, or the same kernel from the side module
+// (relaxed SIMD where the engine has it).
 HWY_INLINE void Microtile(size_t kc, const float* ap, const float* bp, float* c,
                           size_t ldc, bool load_c, const float* bias) {
 #if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
-  ca_gemm_kernel_relaxed(kc, ap, bp, c, ldc, load_c ? 1 : 0, bias);
+  ca_gemm_kernel(kc, ap, bp, c, ldc, load_c ? 1 : 0, bias);
 #else
   GemmMicrokernel<kMR>(kc, ap, bp, c, ldc, load_c, bias);
 #endif

@@ -1,28 +1,30 @@
-// The relaxed-SIMD builds (the GEMM microkernel's mul + add as one
-// f32x4.relaxed_madd): the loader picks them where the engine validates
-// relaxed SIMD. Node 20 does so only with --experimental-wasm-relaxed-simd,
-// so a child process with that flag runs the package's Linear and the
-// module on both builds against a JS double-precision reference, with the
-// same tolerance as the native tests. Chromium runs them in tests/browser/.
+// The GEMM side modules (CMakeLists.txt, src/matmul_relaxed.cc): each build
+// instantiates the relaxed-SIMD kernel (the microkernel's mul + add as one
+// f32x4.relaxed_madd) where the engine validates it, else the SIMD128 one;
+// Module.gemmKernel says which. Node 20 validates relaxed SIMD only with
+// --experimental-wasm-relaxed-simd, so a child process with that flag runs
+// the package's Linear on both builds against a JS double-precision
+// reference (the native tests' tolerance); Chromium runs the relaxed kernel
+// in tests/browser/.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const dist = dirname(fileURLToPath(import.meta.resolve('causal-attention')));
-const built = existsSync(join(dist, 'wasm', 'causal_attention_relaxed.wasm'));
+const loaderUrl = pathToFileURL(join(dist, 'loader.mjs')).href;
 
+// Prints { builds: { single: { kernel, worst }, threads: ... } }.
 const CHILD = `
 import { init } from 'causal-attention';
-import { loadModule, relaxedSimdAvailable, terminateWorkers } from ${JSON.stringify(join(dist, 'loader.mjs'))};
-const report = { available: relaxedSimdAvailable(), builds: {} };
+import { loadModule, terminateWorkers } from ${JSON.stringify(loaderUrl)};
+const report = { builds: {} };
 for (const build of ['single', 'threads']) {
-  const mod = await loadModule(build, 2);
-  const relaxed = mod.relaxedSimd;
-  terminateWorkers(mod);
   const ca = await init({ build, threads: 2 });
+  const mod = await loadModule(build, 2); // the same files, for Module.gemmKernel
+  const kernel = mod.gemmKernel ?? 'inside the module';
+  terminateWorkers(mod);
   ca.manualSeed(3);
   // Big enough for two threads and several depth passes of the GEMM.
   const rows = 203, din = 600, dout = 150;
@@ -39,31 +41,36 @@ for (const build of ['single', 'threads']) {
       worst = Math.max(worst, Math.abs(y[r * dout + o] - acc) / (1 + Math.abs(acc)));
     }
   }
-  report.builds[build] = { relaxed, worst, build: ca.build };
+  report.builds[build] = { kernel, worst, build: ca.build };
   ca.dispose();
 }
 console.log(JSON.stringify(report));
 `;
 
-describe('relaxed-SIMD builds', { skip: !built && 'built without clang >= 16 (no relaxed variant in dist/)' }, () => {
-  it('load where relaxed SIMD validates and match the reference (Linear, both builds)', () => {
-    const out = execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', CHILD],
-      { encoding: 'utf8', timeout: 120_000 });
-    const report = JSON.parse(out.trim().split('\n').pop());
-    assert.equal(report.available, true);
+function runChild(flags) {
+  const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', CHILD],
+    { encoding: 'utf8', timeout: 120_000 });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+describe('the GEMM kernel of the wasm builds', () => {
+  it('is the relaxed-SIMD side module where relaxed SIMD validates, within the tolerance', () => {
+    const report = runChild(['--experimental-wasm-relaxed-simd']);
     for (const build of ['single', 'threads']) {
       const r = report.builds[build];
       assert.equal(r.build, build);
-      assert.equal(r.relaxed, true, `${build}: the relaxed variant loaded`);
+      // A package built without clang >= 16 has the kernel inside the module.
+      if (r.kernel !== 'inside the module') assert.equal(r.kernel, 'relaxed-simd', build);
       assert.ok(r.worst <= 1e-5, `${build}: |y - ref| / (1 + |ref|) = ${r.worst} > 1e-5`);
     }
   });
 
-  it('stay unused where relaxed SIMD does not validate (plain Node 20)', async () => {
-    const { loadModule, relaxedSimdAvailable, terminateWorkers } = await import(join(dist, 'loader.mjs'));
-    if (relaxedSimdAvailable()) return; // a Node with relaxed SIMD on by default
-    const mod = await loadModule('single', 1);
-    assert.equal(mod.relaxedSimd, false);
-    terminateWorkers(mod);
+  it('is the SIMD128 one where it does not (plain Node 20), within the tolerance', () => {
+    const report = runChild([]);
+    for (const build of ['single', 'threads']) {
+      const r = report.builds[build];
+      if (r.kernel !== 'inside the module') assert.equal(r.kernel, 'simd128', build);
+      assert.ok(r.worst <= 1e-5, `${build}: |y - ref| / (1 + |ref|) = ${r.worst} > 1e-5`);
+    }
   });
 });
