@@ -32,12 +32,13 @@
 #include "src/thread_pool.h"
 
 #if defined(CA_GEMM_SIDE_MODULE)
-// wasm builds with a newer clang at hand: GemmMicrokernel from a side module
-// built from src/matmul_relaxed.cc, with f32x4.relaxed_madd where the engine
-// has relaxed SIMD (see there and CMakeLists.txt).
-extern "C" void ca_gemm_kernel(size_t kc, const float* ap, const float* bp,
-                               float* c, size_t ldc, int load_c,
-                               const float* bias);
+// wasm builds with a newer clang at hand: GemmMicrokernel with
+// f32x4.relaxed_madd, from a side module built from src/matmul_relaxed.cc
+// (see there and CMakeLists.txt), where the engine has relaxed SIMD.
+extern "C" int ca_gemm_relaxed_available(void);
+extern "C" void ca_gemm_kernel_relaxed(size_t kc, const float* ap,
+                                       const float* bp, float* c, size_t ldc,
+                                       int load_c, const float* bias);
 #endif
 
 #undef HWY_TARGET_INCLUDE
@@ -73,6 +74,7 @@ struct Plan {
   size_t nc;          // columns per work item (whole panels)
   size_t row_blocks, col_blocks;
   float* bp;          // one pass of op(B) packed: [n_pad / nr][kc][nr]
+  bool relaxed;       // the relaxed-SIMD side module's kernel (wasm)
 };
 
 // Panel jp of op(B), depth [p0, p0 + kc), into bp:
@@ -143,15 +145,30 @@ struct Scratch {
   }
 };
 
-// One microtile: GemmMicrokernel, or the same kernel from the side module
-// (relaxed SIMD where the engine has it).
-HWY_INLINE void Microtile(size_t kc, const float* ap, const float* bp, float* c,
-                          size_t ldc, bool load_c, const float* bias) {
+// Whether MatMul runs the relaxed-SIMD side module's kernel (asked once per
+// thread: the answer is the same in every thread's glue).
+HWY_INLINE bool RelaxedKernel() {
 #if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
-  ca_gemm_kernel(kc, ap, bp, c, ldc, load_c ? 1 : 0, bias);
+  static const bool relaxed = ca_gemm_relaxed_available() != 0;
+  return relaxed;
 #else
-  GemmMicrokernel<kMR>(kc, ap, bp, c, ldc, load_c, bias);
+  return false;
 #endif
+}
+
+// One microtile: GemmMicrokernel, or the same kernel compiled with
+// f32x4.relaxed_madd in the side module.
+HWY_INLINE void Microtile(const Plan& p, size_t kc, const float* ap,
+                          const float* bp, float* c, size_t ldc, bool load_c,
+                          const float* bias) {
+#if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
+  if (p.relaxed) {
+    ca_gemm_kernel_relaxed(kc, ap, bp, c, ldc, load_c ? 1 : 0, bias);
+    return;
+  }
+#endif
+  (void)p;
+  GemmMicrokernel<kMR>(kc, ap, bp, c, ldc, load_c, bias);
 }
 
 // A tile of C that is not a whole kMR x nr microtile: computed in the
@@ -168,7 +185,7 @@ void EdgeTile(const Plan& p, size_t kc, const float* ap, const float* bpan,
   if (bias) {
     for (size_t j = 0; j < p.nr; ++j) s.bias[j] = j < cols ? bias[j] : 0.0f;
   }
-  Microtile(kc, ap, bpan, s.tile, p.nr, load_c, bias ? s.bias : nullptr);
+  Microtile(p, kc, ap, bpan, s.tile, p.nr, load_c, bias ? s.bias : nullptr);
   for (size_t r = 0; r < rows; ++r) {
     memcpy(c + r * p.ldc, s.tile + r * p.nr, cols * sizeof(float));
   }
@@ -197,7 +214,7 @@ void GemmItem(const Plan& p, size_t item, size_t p0, size_t kc,
       float* c = p.c + (r0 + q * kMR) * p.ldc + j;
       const size_t mr = HWY_MIN(kMR, rows - q * kMR);
       if (mr == kMR && cols == p.nr) {
-        Microtile(kc, ap, bpan, c, p.ldc, load_c, bias);
+        Microtile(p, kc, ap, bpan, c, p.ldc, load_c, bias);
       } else {
         EdgeTile(p, kc, ap, bpan, c, mr, cols, load_c, bias, s);
       }
@@ -341,6 +358,7 @@ Status MatMulImpl(const MatMulShape& s, const float* a, int64_t lda,
   if (p.m < kSkinnyRows) return SkinnyMatMul(p);
 
   // Blocking depends on the shape only, never on the thread count.
+  p.relaxed = RelaxedKernel();
   p.nr = PanelWidth();
   p.n_pad = RoundUp(p.n, p.nr);
   const size_t passes = (p.k + kMaxKC - 1) / kMaxKC;
