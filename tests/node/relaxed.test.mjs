@@ -4,8 +4,8 @@
 // Module.gemmKernel says which. Node 20 validates relaxed SIMD only with
 // --experimental-wasm-relaxed-simd, so a child process with that flag runs
 // the package's Linear on both builds against a JS double-precision
-// reference (the native tests' tolerance); Chromium runs the relaxed kernel
-// in tests/browser/.
+// reference (the native tests' tolerance) and checks 1, 2 and 3 threads give
+// the same bits; Chromium runs the relaxed kernel in tests/browser/.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -15,13 +15,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const dist = dirname(fileURLToPath(import.meta.resolve('causal-attention')));
 const loaderUrl = pathToFileURL(join(dist, 'loader.mjs')).href;
 
-// Prints { builds: { single: { kernel, worst }, threads: ... } }.
+// Prints { builds: { single: { kernel, worst }, threads: ... }, identical }.
 const CHILD = `
 import { init } from 'causal-attention';
 import { loadModule, terminateWorkers } from ${JSON.stringify(loaderUrl)};
-const report = { builds: {} };
-for (const build of ['single', 'threads']) {
-  const ca = await init({ build, threads: 2 });
+const report = { builds: {}, outputs: {} };
+for (const [build, threads] of [['single', 1], ['threads', 2], ['threads', 3]]) {
+  const ca = await init({ build, threads });
   const mod = await loadModule(build, 2); // the same files, for Module.gemmKernel
   const kernel = mod.gemmKernel ?? 'inside the module';
   terminateWorkers(mod);
@@ -42,8 +42,12 @@ for (const build of ['single', 'threads']) {
     }
   }
   report.builds[build] = { kernel, worst, build: ca.build };
+  report.outputs[threads] = Array.from(new Uint32Array(y.buffer, y.byteOffset, y.length));
   ca.dispose();
 }
+// Bit-identical for any thread count (each element of C in a fixed order).
+report.identical = [2, 3].every((t) => report.outputs[t].every((bits, i) => bits === report.outputs[1][i]));
+delete report.outputs;
 console.log(JSON.stringify(report));
 `;
 
@@ -54,8 +58,9 @@ function runChild(flags) {
 }
 
 describe('the GEMM kernel of the wasm builds', () => {
-  it('is the relaxed-SIMD side module where relaxed SIMD validates, within the tolerance', () => {
+  it('is the relaxed-SIMD side module where relaxed SIMD validates: within the tolerance, 1/2/3 threads bit-identical', () => {
     const report = runChild(['--experimental-wasm-relaxed-simd']);
+    assert.equal(report.identical, true);
     for (const build of ['single', 'threads']) {
       const r = report.builds[build];
       assert.equal(r.build, build);
@@ -65,8 +70,9 @@ describe('the GEMM kernel of the wasm builds', () => {
     }
   });
 
-  it('is the SIMD128 one where it does not (plain Node 20), within the tolerance', () => {
+  it('is the SIMD128 one where it does not (plain Node 20): within the tolerance, 1/2/3 threads bit-identical', () => {
     const report = runChild([]);
+    assert.equal(report.identical, true);
     for (const build of ['single', 'threads']) {
       const r = report.builds[build];
       if (r.kernel !== 'inside the module') assert.equal(r.kernel, 'simd128', build);
