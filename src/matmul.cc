@@ -9,9 +9,11 @@
 //   stays in L1 while the item's micro-rows use it, the pass's packed B
 //   (kc x n) in L2 for every item;
 //   work items of kMC (40) rows x nc (<= kMaxNC) columns of C.
-// Passes, for each depth pass in order:
+// Passes, for each depth pass in order (one pool job each, so one barrier):
 //   1. pack the pass's rows of op(B) into panels [n/nr][kc][nr] (zero
-//      padded), panels spread over the threads;
+//      padded), panels spread over the threads: the first pass's in a job
+//      of its own, each next one into a second buffer within the job of the
+//      pass before;
 //   2. per work item: pack its rows of op(A) into micro-panels [kc][kMR]
 //      (one scalar per row and step: the microkernel's splat loads);
 //   3. microkernels over panels x micro-rows; C is loaded from the second
@@ -73,14 +75,13 @@ struct Plan {
   size_t kc;          // depth per pass
   size_t nc;          // columns per work item (whole panels)
   size_t row_blocks, col_blocks;
-  float* bp;          // one pass of op(B) packed: [n_pad / nr][kc][nr]
   bool relaxed;       // the relaxed-SIMD side module's kernel (wasm)
 };
 
 // Panel jp of op(B), depth [p0, p0 + kc), into bp:
 // bp[jp][i][l] = op(B)[p0 + i][jp·nr + l], zeros past n.
-void PackPanelB(const Plan& p, size_t jp, size_t p0, size_t kc) {
-  float* HWY_RESTRICT dst = p.bp + jp * kc * p.nr;
+void PackPanelB(const Plan& p, float* bp, size_t jp, size_t p0, size_t kc) {
+  float* HWY_RESTRICT dst = bp + jp * kc * p.nr;
   const size_t j0 = jp * p.nr;
   const size_t valid = HWY_MIN(p.nr, p.n - j0);
   if (p.transpose_b) {
@@ -194,8 +195,8 @@ void EdgeTile(const Plan& p, size_t kc, const float* ap, const float* bpan,
 // One work item of one pass: rows [r0, r0 + kMC) x columns [c0, c0 + nc) of
 // C, depth [p0, p0 + kc). Passes run in order (each a pool.Run of its own),
 // so every element's sum has a fixed order.
-void GemmItem(const Plan& p, size_t item, size_t p0, size_t kc,
-              const Scratch& s) {
+void GemmItem(const Plan& p, const float* bp, size_t item, size_t p0,
+              size_t kc, const Scratch& s) {
   // Column block major: consecutive items (on any thread) share the same
   // nc columns of the pass's packed B, which then stay in L2.
   const size_t r0 = (item % p.row_blocks) * kMC;
@@ -206,7 +207,7 @@ void GemmItem(const Plan& p, size_t item, size_t p0, size_t kc,
   const bool load_c = p0 > 0 || p.accumulate;
   const bool last = p0 + kc == p.k;
   for (size_t j = c0; j < c1; j += p.nr) {
-    const float* bpan = p.bp + (j / p.nr) * kc * p.nr;
+    const float* bpan = bp + (j / p.nr) * kc * p.nr;
     const size_t cols = HWY_MIN(p.nr, p.n - j);
     const float* bias = (last && p.bias) ? p.bias + j : nullptr;
     for (size_t q = 0; q * kMR < rows; ++q) {
@@ -375,33 +376,53 @@ Status MatMulImpl(const MatMulShape& s, const float* a, int64_t lda,
   size_t bp_floats, scratch;
   if (!internal::MulSize(p.kc, p.n_pad, &bp_floats) ||
       !internal::MulSize(per_thread, static_cast<size_t>(threads), &scratch) ||
-      bp_floats > SIZE_MAX / sizeof(float) / 2 - scratch) {
+      bp_floats > SIZE_MAX / sizeof(float) / 4 - scratch) {
     return Status::kTooLarge;
   }
-  const size_t total = RoundUp(bp_floats, 16) + scratch;
+  // Two buffers of one pass's packed op(B) ([n_pad / nr][kc][nr]), then the
+  // threads' scratch.
+  const size_t bp_stride = RoundUp(bp_floats, 16);
+  const size_t total = 2 * bp_stride + scratch;
   float* buffer = static_cast<float*>(
       aligned_alloc(64, RoundUp(total * sizeof(float), 64)));
   if (!buffer) return Status::kOutOfMemory;
-  p.bp = buffer;
-  float* scratch_base = buffer + RoundUp(bp_floats, 16);
+  float* const bps[2] = {buffer, buffer + bp_stride};
+  float* scratch_base = buffer + 2 * bp_stride;
 
+  // Packing op(B) for a pass: groups of panels, spread over the threads.
   const size_t panels = p.n_pad / p.nr;
   constexpr size_t kPanelsPerItem = 8;
-  for (size_t p0 = 0; p0 < p.k; p0 += p.kc) {
+  const size_t pack_items = (panels + kPanelsPerItem - 1) / kPanelsPerItem;
+  const auto pack = [&](float* bp, size_t p0, size_t kc, size_t item) {
+    const size_t end = HWY_MIN(panels, (item + 1) * kPanelsPerItem);
+    for (size_t jp = item * kPanelsPerItem; jp < end; ++jp) {
+      PackPanelB(p, bp, jp, p0, kc);
+    }
+  };
+  const size_t blocks = p.row_blocks * p.col_blocks;
+
+  // 1. The first pass's op(B).
+  const size_t kc0 = HWY_MIN(p.kc, p.k);
+  pool.Run(pack_items, flops,
+           [&](size_t item, int) { pack(bps[0], 0, kc0, item); });
+  size_t pass = 0;
+  for (size_t p0 = 0; p0 < p.k; p0 += p.kc, ++pass) {
     const size_t kc = HWY_MIN(p.kc, p.k - p0);
-    // 1. This pass's depth of op(B), packed (kc x n, in L2 for every
-    //    item), its panels spread over the threads.
-    pool.Run((panels + kPanelsPerItem - 1) / kPanelsPerItem, flops,
-             [&](size_t item, int) {
-               const size_t end = HWY_MIN(panels, (item + 1) * kPanelsPerItem);
-               for (size_t jp = item * kPanelsPerItem; jp < end; ++jp) {
-                 PackPanelB(p, jp, p0, kc);
-               }
-             });
-    // 2-3. Blocks of C: pack their rows of op(A), microkernels over panels.
-    pool.Run(p.row_blocks * p.col_blocks, flops, [&](size_t item, int thread) {
-      GemmItem(p, item, p0, kc,
-               Scratch::Carve(p, scratch_base + thread * per_thread));
+    const size_t next_p0 = p0 + kc;
+    const size_t next_items = next_p0 < p.k ? pack_items : 0;
+    const size_t next_kc = next_items ? HWY_MIN(p.kc, p.k - next_p0) : 0;
+    // 2-3. One job per pass (one barrier): blocks of C (pack their rows of
+    // op(A), microkernels over the panels of this pass's op(B)), and the
+    // next pass's op(B) packed into the other buffer, first.
+    const float* bp = bps[pass & 1];
+    float* next_bp = bps[(pass + 1) & 1];
+    pool.Run(next_items + blocks, flops, [&](size_t item, int thread) {
+      if (item < next_items) {
+        pack(next_bp, next_p0, next_kc, item);
+      } else {
+        GemmItem(p, bp, item - next_items, p0, kc,
+                 Scratch::Carve(p, scratch_base + thread * per_thread));
+      }
     });
   }
   free(buffer);
