@@ -1,5 +1,6 @@
-// The scalar oracles of Attention and Linear, and the dropout mask as the
-// kernels must reproduce it. Plain loops, everything accumulated in double.
+// The scalar oracles of Attention, MatMul and Linear (forward and backward),
+// and the dropout mask as the kernels must reproduce it. Plain loops,
+// everything accumulated in double.
 //
 // Attention. Shapes as in attention.h:
 //   q [B, H, Tq, D], k [B, Hkv, cap, D], v [B, Hkv, cap, Dv] ->
@@ -21,6 +22,7 @@
 #include "src/dropout.h"
 #include "src/internal.h"
 #include "src/linear.h"
+#include "src/matmul.h"
 
 namespace causal_attention {
 namespace {
@@ -157,6 +159,63 @@ Status LinearReference(const float* x, int64_t rows, int64_t in, int64_t out,
         acc += static_cast<double>(x[r * in + i]) * weight[o * in + i];
       }
       y[r * out + o] = static_cast<float>(acc);
+    }
+  }
+  return Status::kOk;
+}
+
+// MatMul: c[r][j] = (c[r][j]) + sum_i op(a)[r][i] · op(b)[i][j] + bias[j].
+Status MatMulReference(const MatMulShape& s, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, const float* bias, float* c,
+                       int64_t ldc) {
+  const Status st = ValidateMatMul(s, a, lda, b, ldb, c, ldc);
+  if (st != Status::kOk) return st;
+  for (int64_t r = 0; r < s.m; ++r) {
+    for (int64_t j = 0; j < s.n; ++j) {
+      double acc = 0.0;
+      for (int64_t i = 0; i < s.k; ++i) {
+        const float x = s.transpose_a ? a[i * lda + r] : a[r * lda + i];
+        const float y = s.transpose_b ? b[j * ldb + i] : b[i * ldb + j];
+        acc += static_cast<double>(x) * y;
+      }
+      if (s.accumulate) acc += c[r * ldc + j];
+      if (bias) acc += bias[j];
+      c[r * ldc + j] = static_cast<float>(acc);
+    }
+  }
+  return Status::kOk;
+}
+
+// Linear backward: grad_x = grad_y · weight, grad_weight += grad_yᵀ · x,
+// grad_bias += column sums of grad_y.
+Status LinearBackwardReference(const float* x, int64_t rows, int64_t in,
+                               int64_t out, const float* weight,
+                               const float* grad_y, float* grad_x,
+                               float* grad_weight, float* grad_bias) {
+  const Status st =
+      ValidateLinearBackward(x, rows, in, out, weight, grad_y, grad_weight);
+  if (st != Status::kOk) return st;
+  for (int64_t r = 0; grad_x && r < rows; ++r) {
+    for (int64_t i = 0; i < in; ++i) {
+      double acc = 0.0;
+      for (int64_t o = 0; o < out; ++o) {
+        acc += static_cast<double>(grad_y[r * out + o]) * weight[o * in + i];
+      }
+      grad_x[r * in + i] = static_cast<float>(acc);
+    }
+  }
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t i = 0; i < in; ++i) {
+      double acc = grad_weight[o * in + i];
+      for (int64_t r = 0; r < rows; ++r) {
+        acc += static_cast<double>(grad_y[r * out + o]) * x[r * in + i];
+      }
+      grad_weight[o * in + i] = static_cast<float>(acc);
+    }
+    if (grad_bias) {
+      double acc = grad_bias[o];
+      for (int64_t r = 0; r < rows; ++r) acc += grad_y[r * out + o];
+      grad_bias[o] = static_cast<float>(acc);
     }
   }
   return Status::kOk;

@@ -9,6 +9,7 @@
 #include "src/attention.h"
 #include "src/internal.h"
 #include "src/linear.h"
+#include "src/matmul.h"
 
 namespace causal_attention {
 namespace {
@@ -70,6 +71,33 @@ Status ValidateLinear(const float* x, int64_t rows, int64_t in, int64_t out,
     return Status::kTooLarge;
   }
   if (!x || !weight || !y) return Status::kNullPointer;
+  return Status::kOk;
+}
+
+Status ValidateLinearBackward(const float* x, int64_t rows, int64_t in,
+                              int64_t out, const float* weight,
+                              const float* grad_y, const float* grad_weight) {
+  const Status st = ValidateLinear(x, rows, in, out, weight, grad_y);
+  if (st != Status::kOk) return st;
+  return grad_weight ? Status::kOk : Status::kNullPointer;
+}
+
+Status ValidateMatMul(const MatMulShape& s, const float* a, int64_t lda,
+                      const float* b, int64_t ldb, const float* c,
+                      int64_t ldc) {
+  if (s.m < 1 || s.n < 1 || s.k < 1) return Status::kInvalidShape;
+  // Stored shapes: A [rows_a, lda], B [rows_b, ldb], C [m, ldc], each row
+  // at least as wide as the matrix it holds.
+  const int64_t rows_a = s.transpose_a ? s.k : s.m;
+  const int64_t cols_a = s.transpose_a ? s.m : s.k;
+  const int64_t rows_b = s.transpose_b ? s.n : s.k;
+  const int64_t cols_b = s.transpose_b ? s.k : s.n;
+  if (lda < cols_a || ldb < cols_b || ldc < s.n) return Status::kInvalidShape;
+  if (!BytesFit({rows_a, lda}) || !BytesFit({rows_b, ldb}) ||
+      !BytesFit({s.m, ldc}) || !BytesFit({s.k, s.n})) {
+    return Status::kTooLarge;
+  }
+  if (!a || !b || !c) return Status::kNullPointer;
   return Status::kOk;
 }
 

@@ -1,9 +1,10 @@
 // libFuzzer target over the C++ entry points: Attention (with grouped-query
 // KV heads, a KV cache's capacity and decode-shaped calls whose keys are
-// split into chunks), Linear and AttentionLayerForward (what the JS modules
-// call; with GQA, RoPE and a KV cache it appends to), with random shapes,
-// options (valid and not) and data. Built with ASan + UBSan (-DCA_FUZZ=ON,
-// clang), so any out-of-bounds access or UB aborts. Checks:
+// split into chunks), Linear (MatMul) and its backward, and
+// AttentionLayerForward (what the JS modules call; with GQA, RoPE and a KV
+// cache it appends to), with random shapes, options (valid and not) and
+// data. Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds
+// access or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
 //   * with finite data in [-1, 1], their results agree within
 //     1e-5 (1 + |ref|) (weights and outputs), and NaN exactly where the
@@ -172,6 +173,26 @@ void FuzzLinear(Input& in, bool raw) {
                                         bias ? b.data() : nullptr, ref.data());
   Check(a == c);
   if (a == Status::kOk && !raw) CheckClose(y, ref);
+
+  // The backward on the same sizes: grad_y random, gradients accumulated
+  // onto random starting values; grad_x and grad_bias sometimes not asked.
+  const auto gy = in.Floats(r * n_out, raw);
+  auto gw = in.Floats(n_out * n_in, raw), gb = in.Floats(n_out, raw);
+  auto gw_ref = gw, gb_ref = gb;
+  const bool want_gx = in.Bool();
+  std::vector<float> gx(r * n_in), gx_ref(r * n_in);
+  const Status d = causal_attention::LinearBackward(
+      x.data(), rows, n_in, n_out, w.data(), gy.data(),
+      want_gx ? gx.data() : nullptr, gw.data(), bias ? gb.data() : nullptr);
+  const Status e = causal_attention::LinearBackwardReference(
+      x.data(), rows, n_in, n_out, w.data(), gy.data(),
+      want_gx ? gx_ref.data() : nullptr, gw_ref.data(),
+      bias ? gb_ref.data() : nullptr);
+  Check(d == e);
+  if (d != Status::kOk || raw) return;
+  CheckClose(gx, gx_ref);
+  CheckClose(gw, gw_ref);
+  CheckClose(gb, gb_ref);
 }
 
 // The layer the JS modules call: random sizes (sometimes invalid), optional

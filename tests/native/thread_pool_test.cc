@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "src/thread_pool.h"
 
 namespace causal_attention {
 namespace {

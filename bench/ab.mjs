@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// A/B: the built packages of two checkouts (each with dist/ built), loaded
+// into one process and timed interleaved after warm-up, medians. For "did
+// this change make it slower?" on a shared machine, where only numbers
+// from one run compare.
+//   node bench/ab.mjs <checkout A> <checkout B> [threads]
+// e.g. git worktree add /tmp/before main~1 && (cd /tmp/before &&
+//      node scripts/build.mjs --wasm) && node bench/ab.mjs /tmp/before .
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { median } from './lib/timing.mjs';
+
+const [dirA, dirB, threadArg = '1'] = process.argv.slice(2);
+if (!dirA || !dirB) {
+  console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads]');
+  process.exit(2);
+}
+const threads = Number(threadArg);
+const load = (dir) => import(pathToFileURL(resolve(dir, 'dist/index.mjs')).href);
+const runtimes = await Promise.all([dirA, dirB].map(async (dir) =>
+  (await load(dir)).init({ build: threads > 1 ? 'threads' : 'single', threads })));
+
+let seed = 1;
+const random = (n) => {
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    x[i] = seed / 2 ** 32 - 0.5;
+  }
+  return x;
+};
+
+function attentionCase(B, H, T, D) {
+  const [q, k, v] = [0, 1, 2].map(() => random(B * H * T * D));
+  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true };
+  return [`attention (${B},${H},${T},${D})`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
+}
+function moduleCase(B, T, d, heads) {
+  const x = random(B * T * d);
+  return [`MultiHeadAttention (${B},${T},${d}, ${heads} heads)`, runtimes.map((ca) => {
+    ca.manualSeed(1);
+    const m = new ca.MultiHeadAttention(d, d, T, 0.0, heads).eval();
+    return () => m.forward(x, [B, T, d]);
+  })];
+}
+function linearCase(rows, d) {
+  const x = random(rows * d);
+  return [`Linear ${rows}×${d}·${d}×${d}`, runtimes.map((ca) => {
+    ca.manualSeed(1);
+    const m = new ca.Linear(d, d);
+    return () => m.forward(x, [rows, d]);
+  })];
+}
+
+const cases = [attentionCase(1, 12, 1024, 64), attentionCase(1, 1, 4096, 64),
+  moduleCase(2, 1024, 768, 12), linearCase(8192, 768)];
+console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s)`);
+for (const [name, [a, b]] of cases) {
+  const end = performance.now() + 1500;
+  while (performance.now() < end) { a(); b(); }
+  const times = [[], []];
+  for (let r = 0; r < 15; r++) {
+    for (const i of r % 2 ? [1, 0] : [0, 1]) {
+      const t0 = performance.now();
+      [a, b][i]();
+      times[i].push(performance.now() - t0);
+    }
+  }
+  const [ma, mb] = times.map(median);
+  console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   B/A ${(mb / ma).toFixed(3)}`);
+}
+for (const ca of runtimes) ca.dispose();
