@@ -51,6 +51,7 @@
 #include "hwy/highway.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
+#include "src/few_rows-inl.h"
 #include "src/matmul-inl.h"
 #include "src/online_softmax-inl.h"
 #include "src/row_passes-inl.h"
@@ -195,7 +196,11 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
     k = ws.keys;
     ldk = p.d_pad;
   }
-  DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+  if (rows == 1) {  // a decode step's lone row: block over keys instead
+    DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
+  } else {
+    DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+  }
 #endif
 }
 
@@ -266,11 +271,20 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
                    p.keep_scale);
       }
     }
-    // 5. O += P·V over each row's visible keys.
+    // 5. O += P·V over each row's visible keys (one or two rows sharing
+    // their keys: blocked over columns instead of rows).
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
-                    p.dv_pad);
+    if (rows == 1 && tile_end[0] > 0) {
+      MatMulAddFewRows<1>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_pad, ws.o,
+                          p.dv_pad);
+    } else if (rows == 2 && tile_end[0] == tile_end[1] && tile_end[0] > 0) {
+      MatMulAddFewRows<2>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_pad, ws.o,
+                          p.dv_pad);
+    } else {
+      MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
+                      p.dv_pad);
+    }
   }
 
   for (size_t r = 0; r < rows; ++r) {
