@@ -224,12 +224,18 @@ describe('the codes at the boundary', () => {
   it('a status from the core reaches the caller as a RangeError naming the call', async () => {
     // The JS checks catch everything first, so call the core with a shape it rejects.
     const mod = await loadModule('single', 1);
-    const shape = { batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1 };
+    const shape = {
+      batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
+    };
     const options = { causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false, seedLo: 0, seedHi: 0 };
     const status = mod.attention(shape, options, 0, 0, 0, 0, 0);
     assert.equal(status, Status.INVALID_SHAPE);
     assert.throws(() => checkStatus(mod, 'attention', status), RangeError);
     assert.equal(mod.attention({ ...shape, heads: 1 }, { ...options, dropout: 1 }, 8, 8, 8, 8, 0), Status.INVALID_OPTION);
     assert.equal(mod.attention({ ...shape, heads: 1 }, options, 0, 8, 8, 8, 0), Status.NULL_POINTER);
+    // Grouped KV heads that do not divide the query heads, a cache shorter than its keys.
+    assert.equal(mod.attention({ ...shape, heads: 4, kvHeads: 3 }, options, 8, 8, 8, 8, 0), Status.INVALID_SHAPE);
+    assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0),
+      Status.INVALID_SHAPE);
   });
 });
