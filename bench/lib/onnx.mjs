@@ -84,6 +84,7 @@ class Writer {
 }
 
 const FLOAT = 1; // TensorProto.DataType
+const INT32 = 6;
 const INT64 = 7;
 const ATTR_FLOAT = 1; // AttributeProto.AttributeType
 const ATTR_INT = 2;
@@ -118,11 +119,11 @@ function writeNode(w, node, index) {
   });
 }
 
-/** An initializer: { name, dims, data: Float32Array | BigInt64Array } */
+/** An initializer: { name, dims, data: Float32Array | Int32Array | BigInt64Array } */
 function writeTensor(w, field, t) {
   w.message(field, (m) => {
     for (const d of t.dims) m.int(1, d);
-    m.int(2, t.data instanceof BigInt64Array ? INT64 : FLOAT);
+    m.int(2, t.data instanceof BigInt64Array ? INT64 : t.data instanceof Int32Array ? INT32 : FLOAT);
     m.string(8, t.name);
     m.bytes(9, new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
   });
