@@ -2,8 +2,8 @@
 //
 // Tensors are row-major Float32Arrays:
 //   q [batch, heads, queryLength, headDim]
-//   k [batch, heads, keyLength, headDim]
-//   v [batch, heads, keyLength, valueDim]
+//   k [batch, kvHeads, keyLength, headDim]   (kvHeads = heads unless GQA)
+//   v [batch, kvHeads, keyLength, valueDim]
 //   output  [batch, heads, queryLength, valueDim]
 //   weights [batch, heads, queryLength, keyLength]
 
@@ -16,6 +16,12 @@ export type MaskStrategy = 'neg-inf' | 'renormalize';
 export interface AttentionOptions {
   batch: number;
   heads: number;
+  /**
+   * Key/value heads (grouped-query attention; 1 = multi-query). Default:
+   * heads. Query head h reads KV head ⌊h / (heads / kvHeads)⌋, as PyTorch's
+   * scaled_dot_product_attention(enable_gqa=True); heads must be a multiple.
+   */
+  kvHeads?: number;
   queryLength: number;
   /** Default: queryLength. */
   keyLength?: number;
@@ -94,6 +100,13 @@ export interface ForwardOptions {
   seed?: number | bigint;
   /** Write the output here (length batch · tokens · outputDim). */
   out?: Float32Array;
+  /**
+   * The book's ch04/03 KV cache: append this call's keys and values to the
+   * module's cache and attend over all of it (positions continue: a prompt,
+   * then one token per call, gives one full forward's outputs). Weights and
+   * scores then span every cached key. resetCache() starts over.
+   */
+  useCache?: boolean;
 }
 
 export interface ForwardResult {
@@ -132,6 +145,13 @@ export interface AttentionModule {
   stateDict(): StateDict;
   /** Checks every name and size, reports all mismatches in one error, loads all or nothing. */
   loadStateDict(dict: StateDictInput): this;
+  /** Tokens in the KV cache of forward(..., { useCache: true }); 0 without one. */
+  readonly cacheLength: number;
+  /** Empties the KV cache and frees its wasm memory (the book's reset_cache()). */
+  resetCache(): this;
+  /** Frees the module's wasm memory (its KV cache); the module stays usable. Idempotent. */
+  dispose(): void;
+  [Symbol.dispose](): void;
 }
 
 /** The book's SelfAttention_v2: no mask, no dropout. */
@@ -149,6 +169,70 @@ export interface MultiHeadAttentionWrapper extends AttentionModule {
 export interface MultiHeadAttention extends SelfAttention {
   readonly headDim: number;
   outProj: Linear;
+}
+/**
+ * The Llama chapter's GroupedQueryAttention: W_key/W_value [numKVGroups ·
+ * headDim, dIn], W_query [dOut, dIn], out_proj [dOut, dOut], no biases,
+ * RoPE on queries and keys.
+ */
+export interface GroupedQueryAttention extends MultiHeadAttention {
+  readonly numKVGroups: number;
+  /** numHeads / numKVGroups: query heads per key/value head. */
+  readonly groupSize: number;
+  /** RoPE's theta base. */
+  readonly ropeBase: number;
+  readonly contextLength: number;
+}
+
+export interface GroupedQueryAttentionOptions {
+  /** Positions RoPE covers (compute_rope_params' context_length); default 4096. */
+  contextLength?: number;
+  /** RoPE's theta base; default 10 000 (Llama 3: 500 000). */
+  ropeBase?: number;
+}
+
+export interface KVCacheOptions {
+  batch: number;
+  kvHeads: number;
+  headDim: number;
+  /** Default: headDim. */
+  valueDim?: number;
+  /** Tokens it can hold per sequence. */
+  capacity: number;
+}
+
+/** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
+export type KVCacheAttentionOptions =
+  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim'>;
+
+/**
+ * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm
+ * memory: append copies rows in once, attention sends only q in.
+ */
+export interface KVCache {
+  /** Tokens held per sequence. */
+  readonly length: number;
+  readonly capacity: number;
+  readonly batch: number;
+  readonly kvHeads: number;
+  readonly headDim: number;
+  readonly valueDim: number;
+  readonly disposed: boolean;
+  /**
+   * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
+   * k's length. Past capacity: RangeError, nothing changes.
+   */
+  append(k: Float32Array, v: Float32Array): this;
+  /** q [batch, heads, queryLength, headDim] over every cached key; causal defaults to 'bottom-right'. */
+  attention(q: Float32Array, options: KVCacheAttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  attention(q: Float32Array, options: KVCacheAttentionOptions): AttentionResult;
+  /** Keeps the first n tokens. */
+  truncate(n: number): this;
+  /** Empties it (keeps its memory). */
+  reset(): this;
+  /** Frees its wasm memory; idempotent; later use is a TypeError. */
+  dispose(): void;
+  [Symbol.dispose](): void;
 }
 
 export interface CausalAttentionRuntime {
@@ -182,6 +266,11 @@ export interface CausalAttentionRuntime {
     dropout: number, numHeads: number, qkvBias?: boolean) => MultiHeadAttentionWrapper;
   MultiHeadAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
     numHeads: number, qkvBias?: boolean) => MultiHeadAttention;
+  GroupedQueryAttention: new (dIn: number, dOut: number, numHeads: number, numKVGroups: number,
+    options?: GroupedQueryAttentionOptions) => GroupedQueryAttention;
+
+  /** A key/value cache resident in wasm memory (dispose it when done). */
+  createKVCache(options: KVCacheOptions): KVCache;
 
   /** Scaled dot-product attention (SIMD kernels). */
   attention(
