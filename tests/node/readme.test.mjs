@@ -24,12 +24,17 @@ const numbers = (text) => (text.match(/-?\d+\.\d+(e-?\d+)?/g) ?? [])
 
 describe('README examples', () => {
   it('has the examples this test expects', () => {
-    assert.ok(blocks.length >= 2, `found ${blocks.length} runnable blocks`);
+    assert.ok(blocks.length >= 3, `found ${blocks.length} runnable blocks`);
   });
 
   it('the quick attention example runs and reports its build', () => {
     const out = run(blocks.find((b) => b.includes('ca.attention(')));
     assert.match(out, /^(single|threads) \d+ WASM$/m);
+  });
+
+  it('the generation example: cached tokens equal one full forward, a resident cache decodes', () => {
+    const out = run(blocks.find((b) => b.includes('ca.createKVCache(')));
+    assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128']);
   });
 
   it("the book's modules example prints the book's numbers", () => {
