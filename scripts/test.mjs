@@ -36,6 +36,8 @@ if (fuzzSeconds > 0) {
 }
 step('Node tests (the built package)');
 run(node, ['--test', 'tests/node/'], { cwd: root });
+step('Node tests (the demo page\'s pure modules)');
+run(node, ['--test', 'tests/web/'], { cwd: root });
 step('TypeScript types');
 run(node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types'], { cwd: root });
 step('browser tests (headless Chromium)');

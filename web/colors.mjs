@@ -13,12 +13,21 @@ const STEPS = 256;
 /**
  * Masked cells (the future, −∞ before the softmax, exact zeros after it):
  * a light neutral grey that no scale below contains, so "masked" never
- * reads as "small". Small weights are dark purple in viridis.
+ * reads as "small". Small weights are dark purple in viridis. The page's
+ * CSS gets both colours from here (app.mjs sets --masked, --masked-hatch).
  */
-export const MASKED = { css: '#e6e6ea', rgb: [0xe6, 0xe6, 0xea], hatch: '#c4c4cc' };
+export const MASKED = { css: '#e6e6ea', hatch: '#c4c4cc' };
 
 /** Non-finite values that are not the mask (NaN from NaN inputs). */
-const INVALID = { rgb: [0xff, 0x00, 0xff] };
+const INVALID = { css: '#ff00ff' };
+
+/**
+ * A d3 colour as one ImageData pixel: ImageData is RGBA in memory, which a
+ * Uint32 view on little-endian hosts (all browsers we target) reads as ABGR.
+ */
+function pixel(c) {
+  return (255 << 24 | c.b << 16 | c.g << 8 | c.r) >>> 0;
+}
 
 function makeScale(name, interpolate, description) {
   const css = new Array(STEPS);
@@ -27,9 +36,7 @@ function makeScale(name, interpolate, description) {
   for (let i = 0; i < STEPS; i++) {
     const c = d3.rgb(interpolate(i / (STEPS - 1)));
     css[i] = c.formatHex();
-    // ImageData is RGBA in memory; a Uint32 view on little-endian hosts
-    // (all browsers we target) reads it as ABGR.
-    rgba[i] = (255 << 24 | c.b << 16 | c.g << 8 | c.r) >>> 0;
+    rgba[i] = pixel(c);
     // Relative luminance decides black or white text on the cell.
     const lum = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
     light[i] = lum > 140 ? 1 : 0;
@@ -47,8 +54,8 @@ export const SCALES = {
   signed: makeScale('RdBu', (t) => d3.interpolateRdBu(1 - t), 'RdBu, diverging at 0 (d3-scale-chromatic)'),
 };
 
-export const MASKED_RGBA = (255 << 24 | MASKED.rgb[2] << 16 | MASKED.rgb[1] << 8 | MASKED.rgb[0]) >>> 0;
-export const INVALID_RGBA = (255 << 24 | INVALID.rgb[2] << 16 | INVALID.rgb[1] << 8 | INVALID.rgb[0]) >>> 0;
+export const MASKED_RGBA = pixel(d3.rgb(MASKED.css));
+export const INVALID_RGBA = pixel(d3.rgb(INVALID.css));
 
 /** Index into a scale's tables for v in [lo, hi]. */
 export function scaleIndex(v, lo, hi) {

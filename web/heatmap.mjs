@@ -1,26 +1,26 @@
-// One labelled matrix on a canvas, with hover, keyboard focus, a selected
-// row, a colour legend and a DOM table mirroring the numbers.
+// One labelled matrix on a canvas: the picture, its legend and axis labels,
+// put together from three parts:
+//   colour-matrix.mjs    numbers → one RGBA pixel per cell (pure, no DOM)
+//   matrix-table.mjs     the same numbers as an HTML table
+//   heatmap-overlay.mjs  hover, keyboard focus, the selected row, the tooltip
 //
 // Why it stays smooth at T = 1024: the matrix is coloured once per data
-// change into an offscreen image with one pixel per cell (a lookup table per
-// colour scale, one typed-array pass), and every repaint only scales that
-// image into the plot. Hover, focus and selection live on a second,
-// transparent canvas on top, so moving the pointer redraws a few rectangles
-// and never the heatmap.
+// change into an offscreen image with one pixel per cell, and every repaint
+// only scales that image into the plot. Hover, focus and selection live on
+// the overlay canvas on top, so moving the pointer never redraws this one.
 //
-// Masking is described by one number, `maskShift`: cell (i, j) is masked
-// when j > i + maskShift (0 for the book's triangle, keyLength − queryLength
-// for bottom-right alignment, null for no mask). Panels know the mask from
-// the settings, not from the values, so a weight that dropout zeroed is
-// never mistaken for a masked one.
+// The mask comes from the settings as one number, `maskShift` (mask.mjs),
+// never from the values, so a weight that dropout zeroed is never mistaken
+// for a masked one.
 
-import { INVALID_RGBA, MASKED, MASKED_RGBA, drawLegendBar, rowSumColour, scaleIndex } from './colors.mjs';
+import { MASKED, drawLegendBar, rowSumColour, scaleIndex } from './colors.mjs';
+import { colourMatrix, rowStats } from './colour-matrix.mjs';
 import { formatValue } from './format.mjs';
+import { HeatmapOverlay } from './heatmap-overlay.mjs';
+import { isMasked, visibleEnd } from './mask.mjs';
+import { TABLE_LIMIT, matrixTable } from './matrix-table.mjs';
 
 const FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
-
-/** Cells a DOM table may hold before it is left out (the canvas stays keyboard-readable). */
-export const TABLE_LIMIT = 1600;
 
 /** Matrices up to this many cells are coloured at once even off screen (cheap). */
 const EAGER_CELLS = 64 * 64;
@@ -67,7 +67,7 @@ export class Heatmap {
    * root: an empty element to build into. options:
    *   name        accessible name ("Softmax weights")
    *   scale       one of colors.SCALES
-   *   domain      'zero-max' | 'min-max' | 'symmetric'
+   *   domain      'zero-max' | 'min-max' | 'symmetric' (colour-matrix.mjs)
    *   colourMode  'linear' (the domain) or 'row' (each row stretched from its
    *               smallest to its largest visible value: a long sequence's
    *               weights are all near 1/T, which a linear scale cannot tell
@@ -78,9 +78,7 @@ export class Heatmap {
    *   maxCell     largest cell edge in CSS pixels
    *   tableLimit  most cells mirrored in the DOM table
    *   rowAxis, colAxis   axis names for tooltips ("query", "key")
-   *   onHover(cell | null, heatmap, how)   cell = { i, j } (j null on a row label)
-   *   onSelect(row | null, heatmap)
-   *   explain(i, j)   optional extra tooltip line for a cell
+   *   onHover, onSelect, explain   see heatmap-overlay.mjs
    */
   constructor(root, options) {
     this.root = root;
@@ -90,9 +88,6 @@ export class Heatmap {
     };
     this.fontPx = this.options.compact ? 9 : 11;
     this.data = null;
-    this.hover = null;
-    this.selectedRow = null;
-    this.focusCell = null;
     this.layout = null;
     this.dirty = false;
     this.visible = visibility === null;
@@ -113,18 +108,8 @@ export class Heatmap {
     this.base.className = 'base';
     // The overlay is the interactive element; the base is pure picture.
     this.base.setAttribute('aria-hidden', 'true');
-    this.overlay = doc.createElement('canvas');
-    this.overlay.className = 'overlay';
-    this.overlay.tabIndex = 0;
-    this.overlay.setAttribute('role', 'application');
-    this.overlay.setAttribute('aria-roledescription', 'heatmap');
-    this.tooltip = doc.createElement('div');
-    this.tooltip.className = 'tooltip';
-    this.tooltip.hidden = true;
-    // The page's inspector (a live region) announces cells; the tooltip
-    // would repeat it.
-    this.tooltip.setAttribute('aria-hidden', 'true');
-    this.plotBox.append(this.base, this.overlay, this.tooltip);
+    this.overlay = new HeatmapOverlay(this);
+    this.plotBox.append(this.base, this.overlay.canvas, this.overlay.tooltip);
 
     this.legend = doc.createElement('div');
     this.legend.className = 'legend';
@@ -147,20 +132,6 @@ export class Heatmap {
     this.tableBox = doc.createElement('div');
     this.tableBox.className = 'table-box';
     this.root.append(this.plotBox, this.legend, this.tableBox);
-
-    this.overlay.addEventListener('pointermove', (e) => this.#onPointer(e));
-    // Touch screens have no hover: a tap shows the cell as hover would.
-    this.overlay.addEventListener('pointerdown', (e) => { if (e.pointerType !== 'mouse') this.#onPointer(e); });
-    this.overlay.addEventListener('pointerleave', () => this.options.onHover?.(null, this, 'pointer'));
-    this.overlay.addEventListener('click', (e) => this.#onClick(e));
-    this.overlay.addEventListener('keydown', (e) => this.#onKey(e));
-    this.overlay.addEventListener('focus', () => {
-      if (!this.data) return;
-      this.focusCell ??= { i: this.selectedRow ?? 0, j: 0 };
-      this.#clampFocus();
-      this.options.onHover?.({ ...this.focusCell }, this, 'keyboard');
-    });
-    this.overlay.addEventListener('blur', () => this.options.onHover?.(null, this, 'keyboard'));
   }
 
   /**
@@ -174,19 +145,13 @@ export class Heatmap {
   }) {
     this.data = { values, rows, cols, offset, scale, maskShift, rowLabels, colLabels, rowNames, colNames };
     this.dirty = true;
-    // The tooltip spoke of the old numbers; the next hover brings it back.
-    this.tooltip.hidden = true;
-    if (this.focusCell) this.#clampFocus();
-    if (this.selectedRow !== null && this.selectedRow >= rows) this.selectedRow = null;
-    const { name } = this.options;
-    this.overlay.setAttribute('aria-label',
-      `${name}: ${rows} ${this.options.rowAxis} rows by ${cols} ${this.options.colAxis} columns. ` +
-      'Arrow keys move between cells, Enter selects the row.');
+    this.overlay.dataChanged();
     if (this.visible || rows * cols <= EAGER_CELLS) {
       this.refresh();
     } else {
       // Never show the previous matrix under the new labels.
-      for (const c of [this.base, this.overlay]) c.getContext('2d').clearRect(0, 0, c.width, c.height);
+      this.base.getContext('2d').clearRect(0, 0, this.base.width, this.base.height);
+      this.overlay.clear();
       this.tableBox.replaceChildren();
       idleQueue.add(this);
       scheduleIdle();
@@ -210,7 +175,7 @@ export class Heatmap {
     if (!this.data) return;
     this.#colour();
     this.#measureLabels();
-    this.#buildTable();
+    this.tableBox.replaceChildren(matrixTable(this));
     this.dirty = false;
     idleQueue.delete(this);
     this.render();
@@ -218,8 +183,7 @@ export class Heatmap {
 
   /** Whether (i, j) is masked. */
   masked(i, j) {
-    const s = this.data.maskShift;
-    return s !== null && j > i + s;
+    return isMasked(i, j, this.data.maskShift);
   }
 
   /** The value shown at (i, j): −∞ or 0 for masked cells as the panel says. */
@@ -231,95 +195,46 @@ export class Heatmap {
 
   /** Sum of the visible cells of row i (float64). */
   rowSum(i) {
-    if (!this.dirty) return this.rowSums[i];
-    const d = this.data;
-    const end = d.maskShift === null ? d.cols : Math.max(0, Math.min(d.cols, i + d.maskShift + 1));
-    let s = 0;
-    for (let j = 0; j < end; j++) s += d.values[d.offset + i * d.cols + j] * d.scale;
-    return s;
+    return this.dirty ? rowStats(this.data, i, i + 1).sums[0] : this.rowSums[i];
   }
 
-  // Domain, row sums and the one-pixel-per-cell image, in two passes.
-  #colour() {
-    const { values, rows, cols, offset, scale, maskShift } = this.data;
-    const visibleEnd = (i) => (maskShift === null ? cols : Math.max(0, Math.min(cols, i + maskShift + 1)));
-    let lo = Infinity;
-    let hi = -Infinity;
-    const sums = new Float64Array(rows);
-    const rowMin = new Float64Array(rows);
-    const rowMax = new Float64Array(rows);
-    for (let i = 0; i < rows; i++) {
-      const base = offset + i * cols;
-      const end = visibleEnd(i);
-      let s = 0;
-      let mn = Infinity;
-      let mx = -Infinity;
-      for (let j = 0; j < end; j++) {
-        const v = values[base + j] * scale;
-        s += v;
-        if (v < mn) mn = v;
-        if (v > mx) mx = v;
-      }
-      if (mn < lo) lo = mn;
-      if (mx > hi) hi = mx;
-      sums[i] = s;
-      rowMin[i] = mn;
-      rowMax[i] = mx;
-    }
-    if (!Number.isFinite(lo)) { lo = 0; hi = 1; }
-    switch (this.options.domain) {
-      case 'zero-max': lo = 0; if (!(hi > 0)) hi = 1; break;
-      case 'symmetric': { const a = Math.max(Math.abs(lo), Math.abs(hi)) || 1; lo = -a; hi = a; break; }
-      default: if (!(hi > lo)) { lo -= 0.5; hi += 0.5; }
-    }
-    this.domain = [lo, hi];
-    this.rowSums = sums;
-    this.rowRange = [rowMin, rowMax];
-    const perRow = this.options.colourMode === 'row';
+  /** Hover from this or a linked panel; tooltip only on the source panel. */
+  setHover(cell, options) {
+    this.overlay.setHover(cell, options);
+  }
 
-    const doc = this.root.ownerDocument;
+  setSelectedRow(i) {
+    this.overlay.setSelectedRow(i);
+  }
+
+  // The one-pixel-per-cell image, the domain and row sums, the legend's text.
+  #colour() {
+    const { rows, cols, maskShift } = this.data;
+    const o = this.options;
+    const c = colourMatrix(this.data, o);
+    this.domain = c.domain;
+    this.rowSums = c.rowSums;
+    this.rowRange = [c.rowMin, c.rowMax];
     if (!this.image || this.image.width !== cols || this.image.height !== rows) {
-      this.image = doc.createElement('canvas');
+      this.image = this.root.ownerDocument.createElement('canvas');
       this.image.width = cols;
       this.image.height = rows;
     }
-    const ictx = this.image.getContext('2d');
-    const img = ictx.createImageData(cols, rows);
-    const px = new Uint32Array(img.data.buffer);
-    const lut = this.options.scale.rgba;
-    for (let i = 0; i < rows; i++) {
-      const base = offset + i * cols;
-      const row = i * cols;
-      const end = visibleEnd(i);
-      // A row with one visible value (or all equal) shows at the top.
-      const rlo = perRow ? (rowMax[i] > rowMin[i] ? rowMin[i] : rowMax[i] - 1) : lo;
-      const k = 255 / ((perRow ? rowMax[i] : hi) - rlo || 1);
-      for (let j = 0; j < end; j++) {
-        const v = values[base + j] * scale;
-        if (v === v && v !== Infinity && v !== -Infinity) {
-          const t = (v - rlo) * k;
-          px[row + j] = lut[t <= 0 ? 0 : t >= 255 ? 255 : (t + 0.5) | 0];
-        } else {
-          px[row + j] = INVALID_RGBA;
-        }
-      }
-      px.fill(MASKED_RGBA, row + end, row + cols);
-    }
-    ictx.putImageData(img, 0, 0);
+    this.image.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(c.pixels.buffer), cols, rows), 0, 0);
 
-    this.legendLo.textContent = perRow ? 'row min' : formatValue(lo, 2);
-    this.legendHi.textContent = perRow ? 'row max' : formatValue(hi, 2);
+    const perRow = o.colourMode === 'row';
+    this.legendLo.textContent = perRow ? 'row min' : formatValue(c.domain[0], 2);
+    this.legendHi.textContent = perRow ? 'row max' : formatValue(c.domain[1], 2);
     this.legendMasked.hidden = maskShift === null;
-    this.legendMaskedText.textContent = this.options.maskedText
-      ? `masked (${this.options.maskedText})` : 'masked (future): empty';
+    this.legendMaskedText.textContent = o.maskedText ? `masked (${o.maskedText})` : 'masked (future): empty';
   }
 
   #measureLabels() {
     const { rowLabels, colLabels } = this.data;
     const ctx = this.base.getContext('2d');
     ctx.font = `${this.fontPx}px ${FONT_FAMILY}`;
-    // Widths of the longest labels decide the margins; at most a few
-    // hundred distinct lengths matter, so measure the longest by characters.
+    // The widest label decides the margin. Labels repeat on long inputs, so
+    // measure each distinct one once, and at most 400 of them.
     const widest = (labels) => {
       let best = 0;
       const seen = new Set();
@@ -333,81 +248,6 @@ export class Heatmap {
     };
     this.rowLabelWidth = widest(rowLabels);
     this.colLabelWidth = widest(colLabels);
-  }
-
-  #buildTable() {
-    const { rows, cols, rowNames, colNames, rowLabels, colLabels } = this.data;
-    const doc = this.root.ownerDocument;
-    this.tableBox.replaceChildren();
-    if (rows * cols > this.options.tableLimit) {
-      const note = doc.createElement('p');
-      note.className = 'table-note';
-      note.textContent = `No numbers table above ${this.options.tableLimit} cells ` +
-        `(${rows} × ${cols}): focus the heatmap and use the arrow keys, or hover.`;
-      this.tableBox.append(note);
-      this.table = null;
-      return;
-    }
-    const table = doc.createElement('table');
-    table.className = 'matrix';
-    const caption = doc.createElement('caption');
-    caption.textContent = `${this.options.name} (rows: ${this.options.rowAxis}, columns: ${this.options.colAxis})`;
-    const thead = doc.createElement('thead');
-    const head = doc.createElement('tr');
-    const corner = doc.createElement('th');
-    corner.scope = 'col';
-    corner.textContent = `${this.options.rowAxis} \\ ${this.options.colAxis}`;
-    head.append(corner);
-    for (let j = 0; j < cols; j++) {
-      const th = doc.createElement('th');
-      th.scope = 'col';
-      th.textContent = colLabels[j];
-      th.title = colNames[j];
-      head.append(th);
-    }
-    if (this.options.rowSums) {
-      const th = doc.createElement('th');
-      th.scope = 'col';
-      th.textContent = 'row sum';
-      head.append(th);
-    }
-    thead.append(head);
-    const tbody = doc.createElement('tbody');
-    for (let i = 0; i < rows; i++) {
-      const tr = doc.createElement('tr');
-      const th = doc.createElement('th');
-      th.scope = 'row';
-      th.textContent = rowLabels[i];
-      th.title = rowNames[i];
-      tr.append(th);
-      for (let j = 0; j < cols; j++) {
-        const td = doc.createElement('td');
-        td.dataset.i = i;
-        td.dataset.j = j;
-        if (this.masked(i, j)) {
-          td.dataset.masked = 'true';
-          td.textContent = this.options.maskedText;
-          if (this.options.maskedText === '') td.setAttribute('aria-label', 'masked');
-        } else {
-          const v = this.value(i, j);
-          td.dataset.value = String(v);
-          td.textContent = formatValue(v);
-        }
-        tr.append(td);
-      }
-      if (this.options.rowSums) {
-        const td = doc.createElement('td');
-        td.className = 'row-sum';
-        td.dataset.i = i;
-        td.dataset.rowSum = String(this.rowSums[i]);
-        td.textContent = formatValue(this.rowSums[i]);
-        tr.append(td);
-      }
-      tbody.append(tr);
-    }
-    table.append(caption, thead, tbody);
-    this.tableBox.append(table);
-    this.table = table;
   }
 
   /** Repaints the base canvas for the current size (no recolouring). */
@@ -441,7 +281,7 @@ export class Heatmap {
     const ch = plotH / rows;
     this.layout = { left, top, plotW, plotH, cw, ch, sumW, cssW, cssH };
 
-    for (const c of [this.base, this.overlay]) {
+    for (const c of [this.base, this.overlay.canvas]) {
       c.width = Math.round(cssW * dpr);
       c.height = Math.round(cssH * dpr);
       c.style.width = `${cssW}px`;
@@ -468,7 +308,7 @@ export class Heatmap {
     if (!o.compact) this.#cellNumbers(ctx);
     if (o.rowSums) this.#sumColumn(ctx);
     this.#axisLabels(ctx, font);
-    this.drawOverlay();
+    this.overlay.draw();
   }
 
   #hatchMasked(ctx) {
@@ -477,7 +317,7 @@ export class Heatmap {
     ctx.save();
     ctx.beginPath();
     for (let i = 0; i < rows; i++) {
-      const j0 = Math.max(0, i + maskShift + 1);
+      const j0 = visibleEnd(i, cols, maskShift);
       if (j0 >= cols) continue;
       ctx.rect(left + j0 * cw, top + i * ch, (cols - j0) * cw, ch);
     }
@@ -595,157 +435,5 @@ export class Heatmap {
       ctx.fillText(colLabels[j], 0, left + (j + 0.5) * cw, top - 8);
     }
     ctx.restore();
-  }
-
-  /** Repaints hover, focus and the selected row (cheap: a few rectangles). */
-  drawOverlay() {
-    const L = this.layout;
-    if (!L || this.dirty) return;
-    const dpr = globalThis.devicePixelRatio || 1;
-    const ctx = this.overlay.getContext('2d');
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, L.cssW, L.cssH);
-    const { left, top, plotW, plotH, cw, ch } = L;
-    const { rows, cols } = this.data;
-    if (this.selectedRow !== null && this.selectedRow < rows) {
-      const y = top + this.selectedRow * ch;
-      const h = Math.max(ch, 2);
-      // Dim the other rows so the chosen one stands out even at T = 1024.
-      ctx.fillStyle = 'rgba(255, 255, 255, 0.45)';
-      ctx.fillRect(left, top, plotW, y - top);
-      ctx.fillRect(left, y + h, plotW, top + plotH - y - h);
-      ctx.strokeStyle = '#d9480f';
-      ctx.lineWidth = 2;
-      ctx.strokeRect(left - 1, y - 1, plotW + 2, h + 2);
-      ctx.fillStyle = '#d9480f';
-      ctx.fillRect(0, y + h / 2 - 1.5, 4, 3);
-    }
-    const cell = this.hover;
-    if (cell && cell.i < rows) {
-      const y = top + cell.i * ch;
-      ctx.fillStyle = 'rgba(0, 0, 0, 0.08)';
-      ctx.fillRect(left, y, plotW, Math.max(ch, 1));
-      if (cell.j !== null && cell.j < cols) {
-        const x = left + cell.j * cw;
-        ctx.fillRect(x, top, Math.max(cw, 1), plotH);
-        // At least 6 px, so a sub-pixel cell still shows where it is.
-        const w = Math.max(cw, 6);
-        const h = Math.max(ch, 6);
-        const cx = x + cw / 2 - w / 2;
-        const cy = y + ch / 2 - h / 2;
-        ctx.lineWidth = 3;
-        ctx.strokeStyle = '#000';
-        ctx.strokeRect(cx, cy, w, h);
-        ctx.lineWidth = 1.5;
-        ctx.strokeStyle = '#fff';
-        ctx.strokeRect(cx, cy, w, h);
-      }
-    }
-  }
-
-  /** Hover from this or a linked panel; tooltip only on the source panel. */
-  setHover(cell, { tooltip = false } = {}) {
-    this.hover = cell && this.data && cell.i < this.data.rows
-      ? { i: cell.i, j: cell.j !== null && cell.j < this.data.cols ? cell.j : null } : null;
-    this.drawOverlay();
-    this.#tooltip(tooltip ? this.hover : null);
-  }
-
-  setSelectedRow(i) {
-    this.selectedRow = i;
-    this.drawOverlay();
-  }
-
-  #tooltip(cell) {
-    const tip = this.tooltip;
-    if (!cell || cell.j === null || !this.layout) {
-      tip.hidden = true;
-      return;
-    }
-    const { i, j } = cell;
-    const d = this.data;
-    const o = this.options;
-    const lines = [
-      `${o.rowAxis} ${d.rowNames[i]} \u2192 ${o.colAxis} ${d.colNames[j]}`,
-      `${o.name}: ${this.masked(i, j) ? (o.maskedText ? o.maskedText : 'masked (0)') : formatValue(this.value(i, j))}`,
-      `row sum ${formatValue(this.rowSums[i])}`,
-    ];
-    const extra = o.explain?.(i, j);
-    if (extra) lines.push(extra);
-    tip.replaceChildren(...lines.map((text) => {
-      const div = tip.ownerDocument.createElement('div');
-      div.textContent = text;
-      return div;
-    }));
-    tip.hidden = false;
-    const L = this.layout;
-    const x = L.left + (j + 1) * L.cw + 8;
-    const y = L.top + i * L.ch;
-    const w = tip.offsetWidth;
-    const left = x + w > L.cssW ? Math.max(0, L.left + j * L.cw - w - 8) : x;
-    tip.style.left = `${left}px`;
-    tip.style.top = `${Math.max(0, Math.min(y, L.cssH - tip.offsetHeight))}px`;
-  }
-
-  /** The cell under a pointer event, { i, j } (j null over a row label), or null. */
-  hit(event) {
-    const L = this.layout;
-    if (!L || !this.data) return null;
-    const r = this.overlay.getBoundingClientRect();
-    const x = event.clientX - r.left;
-    const y = event.clientY - r.top;
-    if (y < L.top || y >= L.top + L.plotH) return null;
-    const i = Math.min(this.data.rows - 1, Math.floor((y - L.top) / L.ch));
-    if (x < L.left) return { i, j: null };
-    if (x >= L.left + L.plotW) return null;
-    return { i, j: Math.min(this.data.cols - 1, Math.floor((x - L.left) / L.cw)) };
-  }
-
-  #onPointer(event) {
-    const cell = this.hit(event);
-    this.overlay.classList.toggle('over-label', cell !== null && cell.j === null);
-    this.options.onHover?.(cell, this, 'pointer');
-  }
-
-  #onClick(event) {
-    const cell = this.hit(event);
-    if (!cell) return;
-    this.options.onSelect?.(this.selectedRow === cell.i ? null : cell.i, this);
-  }
-
-  #clampFocus() {
-    const f = this.focusCell;
-    f.i = Math.max(0, Math.min(this.data.rows - 1, f.i));
-    f.j = Math.max(0, Math.min(this.data.cols - 1, f.j));
-  }
-
-  #onKey(event) {
-    if (!this.data) return;
-    const f = this.focusCell ?? { i: 0, j: 0 };
-    const big = event.ctrlKey || event.metaKey ? 10 : 1;
-    switch (event.key) {
-      case 'ArrowUp': f.i -= big; break;
-      case 'ArrowDown': f.i += big; break;
-      case 'ArrowLeft': f.j -= big; break;
-      case 'ArrowRight': f.j += big; break;
-      case 'PageUp': f.i -= 10; break;
-      case 'PageDown': f.i += 10; break;
-      case 'Home': f.j = 0; if (event.ctrlKey) f.i = 0; break;
-      case 'End': f.j = this.data.cols - 1; if (event.ctrlKey) f.i = this.data.rows - 1; break;
-      case 'Enter':
-      case ' ':
-        event.preventDefault();
-        this.options.onSelect?.(this.selectedRow === f.i ? null : f.i, this);
-        return;
-      case 'Escape':
-        this.options.onSelect?.(null, this);
-        return;
-      default:
-        return;
-    }
-    event.preventDefault();
-    this.focusCell = f;
-    this.#clampFocus();
-    this.options.onHover?.({ ...this.focusCell }, this, 'keyboard');
   }
 }

@@ -11,25 +11,21 @@
 //
 // The book's classes are always causal with equal query and key lengths.
 // "Causal off" and a decoding-style view (fewer queries than keys, with
-// top-left or bottom-right alignment) go one level down: Q, K and V from
-// the same module's Linear layers, then ca.attention() with the `causal`
-// option. The page says which route ran.
+// top-left or bottom-right alignment) go one level down: the same module's
+// forward hands back the Q, K and V heads it computed (returnQKV), and
+// ca.attention() runs on them with the `causal` option. The page says which
+// route ran.
 
+import { maskShiftFor, visibleEnd } from './mask.mjs';
 import { D_IN } from './tokens.mjs';
 
 /** The module the settings describe, with its head size and output width. */
-export function describeModule({ heads, dOut, multiHead }) {
+function describeModule({ heads, dOut, multiHead }) {
   if (heads === 1) return { kind: 'CausalAttention', headDim: dOut, outDim: dOut, listing: '3.3' };
   if (multiHead === 'mha') {
     return { kind: 'MultiHeadAttention', headDim: dOut / heads, outDim: dOut, listing: '3.5' };
   }
   return { kind: 'MultiHeadAttentionWrapper', headDim: dOut, outDim: heads * dOut, listing: '3.4' };
-}
-
-/** Mask rule as one number: (i, j) masked when j > i + shift; null: no mask. */
-export function maskShiftFor({ causal, alignment }, queryLength, keyLength) {
-  if (!causal) return null;
-  return alignment === 'bottom-right' ? keyLength - queryLength : 0;
 }
 
 function buildModule(ca, state, mod, T) {
@@ -42,32 +38,6 @@ function buildModule(ca, state, mod, T) {
     case 'MultiHeadAttention': return new ca.MultiHeadAttention(D_IN, dOut, T, dropout, heads, qkvBias);
     default: return new ca.MultiHeadAttentionWrapper(D_IN, dOut, T, dropout, heads, qkvBias);
   }
-}
-
-/**
- * Q, K and V as [H, T, hd] each, from the module's own Linear layers
- * (Linear.forward runs in wasm). The wrapper has one Linear per head;
- * the other two have one [T, H·hd] projection, split by columns like the
- * book's .view(b, T, H, hd).transpose(1, 2).
- */
-function projections(layer, mod, x, T, H, hd) {
-  const project = (name) => {
-    if (mod.kind === 'MultiHeadAttentionWrapper') {
-      const out = new Float32Array(H * T * hd);
-      layer.heads.forEach((head, h) => out.set(head[name].forward(x, [T, D_IN]), h * T * hd));
-      return out;
-    }
-    const y = layer[name].forward(x, [T, D_IN]);
-    if (H === 1) return y;
-    const out = new Float32Array(H * T * hd);
-    for (let h = 0; h < H; h++) {
-      for (let t = 0; t < T; t++) {
-        for (let d = 0; d < hd; d++) out[(h * T + t) * hd + d] = y[t * H * hd + h * hd + d];
-      }
-    }
-    return out;
-  };
-  return { q: project('W_query'), k: project('W_key'), v: project('W_value') };
 }
 
 /** Rows from..rows-1 of each of H [rows, width] blocks. */
@@ -86,7 +56,12 @@ function head(a, h, rows, width) {
   return a.slice(h * rows * width, (h + 1) * rows * width);
 }
 
-/** [H, Tq, hd] → [Tq, H·hd]: the book's transpose(1, 2).contiguous().view(...). */
+/**
+ * [H, Tq, hd] → [Tq, H·hd]: the book's transpose(1, 2).contiguous().view(...).
+ * For the ca.attention() route only, which returns the heads split; the
+ * module's forward merges its own, but it cannot run without the mask or
+ * with fewer queries than keys.
+ */
 function mergeHeads(o, H, Tq, hd) {
   const out = new Float32Array(Tq * H * hd);
   for (let h = 0; h < H; h++) {
@@ -108,10 +83,10 @@ function maxAbsDiff(a, b) {
  * times the lower-triangular mask, divided by the row sums (section 3.5.1).
  * Returns the three stages and how far they land from the −∞ route.
  */
-function renormalizeRoute(ca, proj, { h, T, Tq, q0, hd, shift, alignment, minusInf }) {
-  const q = lastRows(head(proj.q, h, T, hd), 1, T, hd, q0);
-  const k = head(proj.k, h, T, hd);
-  const v = head(proj.v, h, T, hd);
+function renormalizeRoute(ca, qkv, { h, T, Tq, q0, hd, shift, alignment, minusInf }) {
+  const q = lastRows(head(qkv.queries, h, T, hd), 1, T, hd, q0);
+  const k = head(qkv.keys, h, T, hd);
+  const v = head(qkv.values, h, T, hd);
   const shape = { batch: 1, heads: 1, queryLength: Tq, keyLength: T, headDim: hd, returnWeights: true };
   // Step 1 in wasm: the unmasked softmax (SelfAttention_v2's weights).
   const full = ca.attention(q, k, v, { ...shape, causal: false }).weights;
@@ -119,7 +94,7 @@ function renormalizeRoute(ca, proj, { h, T, Tq, q0, hd, shift, alignment, minusI
   const tri = new Float32Array(full.length);
   const renorm = new Float32Array(full.length);
   for (let i = 0; i < Tq; i++) {
-    const end = Math.min(T, i + shift + 1);
+    const end = visibleEnd(i, T, shift);
     let sum = 0;
     for (let j = 0; j < end; j++) {
       tri[i * T + j] = full[i * T + j];
@@ -156,16 +131,16 @@ export function runPipeline(ca, state, tokens, x) {
 
   const layer = buildModule(ca, state, mod, T);
 
-  // The module's forward in eval mode: raw scores (which no mask touches)
-  // and the softmax weights before dropout. Eval draws no dropout seed, so
-  // the generator is where PyTorch's would be for the training forward.
+  // The module's forward in eval mode: raw scores (which no mask touches),
+  // the softmax weights before dropout, and the Q, K, V heads [1, H, T, hd]
+  // it projected (the other routes run on them). Eval draws no dropout seed,
+  // so the generator is where PyTorch's would be for the training forward.
   layer.eval();
   let t0 = performance.now();
-  const ev = layer.forward(x, shape, { returnWeights: true, returnScores: true });
+  const ev = layer.forward(x, shape, { returnWeights: true, returnScores: true, returnQKV: true });
   let forwardMs = performance.now() - t0;
   const scores = lastRows(ev.scores, H, T, T, q0);
 
-  const proj = projections(layer, mod, x, T, H, hd);
   let route;
   let weights;
   let dropped = null;
@@ -190,27 +165,29 @@ export function runPipeline(ca, state, tokens, x) {
     route = {
       kind: 'kernel',
       call: `ca.attention(q, k, v, { queryLength: ${Tq}, keyLength: ${T}, causal: ${causal === false ? 'false' : `'${causal}'`} })` +
-        ' on Q, K, V from the module\u2019s W_query, W_key, W_value',
+        ' on the module\u2019s Q, K, V (its forward with returnQKV)',
     };
-    const q = lastRows(proj.q, H, T, hd, q0);
+    const q = lastRows(ev.queries, H, T, hd, q0);
     const opts = { batch: 1, heads: H, queryLength: Tq, keyLength: T, headDim: hd, causal, returnWeights: true };
     t0 = performance.now();
-    let r = ca.attention(q, proj.k, proj.v, opts);
+    let r = ca.attention(q, ev.keys, ev.values, opts);
     forwardMs = performance.now() - t0;
     weights = r.weights;
     if (dropoutActive) {
       t0 = performance.now();
-      r = ca.attention(q, proj.k, proj.v, { ...opts, dropout: state.dropout, training: true });
+      r = ca.attention(q, ev.keys, ev.values, { ...opts, dropout: state.dropout, training: true });
       forwardMs = performance.now() - t0;
       dropped = r.weights;
     }
+    // ca.attention() stops at the heads' outputs: merge them, and for
+    // MultiHeadAttention apply the module's own out_proj (a Linear, in wasm).
     output = mergeHeads(r.output, H, Tq, hd);
     if (mod.kind === 'MultiHeadAttention') output = layer.outProj.forward(output, [Tq, state.dOut]);
   }
 
   const h = Math.min(state.head, H - 1);
   const renorm = state.causal
-    ? renormalizeRoute(ca, proj, {
+    ? renormalizeRoute(ca, ev, {
       h, T, Tq, q0, hd, shift, alignment: state.alignment, minusInf: head(weights, h, Tq, T),
     })
     : null;
@@ -218,7 +195,7 @@ export function runPipeline(ca, state, tokens, x) {
   return {
     mod, route, T, Tq, q0, H, hd, head: h,
     outDim: mod.outDim,
-    scale: Math.fround(1 / Math.sqrt(hd)),
+    scale: ca.defaultScale(hd),
     maskShift: shift,
     dropoutActive,
     dropoutScale: 1 / (1 - state.dropout),

@@ -3,7 +3,7 @@
 
 import { BOOK_TEXT } from './tokens.mjs';
 
-export const LIMITS = { dOut: [1, 64], heads: [1, 12], seed: [0, 2 ** 32 - 1], dropout: [0, 0.95] };
+const LIMITS = { dOut: [1, 64], heads: [1, 12], seed: [0, 2 ** 32 - 1], dropout: [0, 0.95] };
 
 const BOOK = {
   text: BOOK_TEXT, bookEmbeddings: true, dOut: 2, heads: 1, multiHead: 'wrapper', head: 0,

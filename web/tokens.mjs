@@ -23,7 +23,7 @@ export const D_IN = 3;
 export const BOOK_TEXT = 'Your journey starts with one step';
 
 /** The book's inputs (section 3.3): one row per word, x^1 … x^6. */
-export const BOOK_EMBEDDINGS = new Map([
+const BOOK_EMBEDDINGS = new Map([
   ['Your', [0.43, 0.15, 0.89]],
   ['journey', [0.55, 0.87, 0.66]],
   ['starts', [0.57, 0.85, 0.64]],
@@ -62,7 +62,7 @@ function mix32(x) {
 }
 
 /** Uniform [0, 1) with 24 bits (torch.rand's resolution) for (seed, id, k). */
-export function hashUniform(seed, id, k) {
+function hashUniform(seed, id, k) {
   let h = mix32((seed >>> 0) ^ 0x9e3779b9);
   h = mix32(h ^ id);
   h = mix32(h ^ Math.imul(k + 1, 0x85ebca6b));
