@@ -356,6 +356,15 @@ describe('modules with a KV cache', async () => {
     const full = m.forward(x, [B, total, 32]);
     const steps = promptThenTokens(m, x, B, total, 33);
     assert.ok(maxRelativeError(steps, full) <= TOL, String(maxRelativeError(steps, full)));
+    // One more token with everything returned: weights over all 401 cached
+    // keys (rows sum to 1), this call's rotated queries and its KV heads.
+    const r = m.forward(randomArray(32, 44), [1, 1, 32], { useCache: true, returnWeights: true, returnQKV: true });
+    assert.equal(r.weights.length, 8 * 401);
+    for (let h = 0; h < 8; h++) {
+      const sum = r.weights.subarray(h * 401, (h + 1) * 401).reduce((a, w) => a + w, 0);
+      assert.ok(Math.abs(sum - 1) < 1e-5, `head ${h} sums to ${sum}`);
+    }
+    assert.deepEqual([r.queries.length, r.keys.length, r.values.length], [8 * 8, 2 * 8, 2 * 8]);
     m.resetCache();
   });
 
