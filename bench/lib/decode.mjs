@@ -8,7 +8,10 @@
 //
 // Timing as the attention table (bench/run.mjs): every case in its own
 // worker, ours resident (1 and 2 threads) stay open per shape and every
-// other case is timed interleaved with them.
+// other case is timed interleaved with them. Every timed step starts with
+// cold caches (an untimed sweep of other memory, bench/lib/memory.mjs): the
+// state a layer's KV cache is in when the rest of a model ran since its
+// last step, and the same for every row whatever ran before it.
 
 import { fmtBytes, fmtMs, fmtPct, fmtX, table } from './format.mjs';
 import { measureReadBandwidth } from './read-bandwidth.mjs';
@@ -32,7 +35,7 @@ const CASES = [
 
 /**
  * Runs the table (`quick`: the shortest cache only). Resolves to { shapes:
- * [{ shape, bytes, bandwidth, rows }], dram } (bandwidths in GB/s).
+ * [{ shape, bytes, bandwidth (cold), warm, rows }] } (bandwidths in GB/s).
  */
 export async function runDecodeTable({ policy, seed, log, quick = false }) {
   const shapes = quick ? DECODE_SHAPES.filter((s) => s.cacheLength === DECODE_LENGTHS[0]) : DECODE_SHAPES;
@@ -40,7 +43,7 @@ export async function runDecodeTable({ policy, seed, log, quick = false }) {
   for (const shape of shapes) {
     log(`decode: ${shapeName(shape)}`);
     const bytes = decodeBytes(shape);
-    const bandwidth = [measureReadBandwidth(bytes)];
+    const bandwidth = [measureReadBandwidth(bytes, { cold: true })];
     const rows = {};
     const open = async (c, variant, extra) => {
       const r = await openCase({
@@ -97,10 +100,10 @@ export async function runDecodeTable({ policy, seed, log, quick = false }) {
       log(`  ${c.key}: ${fmtMs(rows[c.key].medianMs)} ms`);
     }
     // Other load only lowers a bandwidth reading: the higher of before and after.
-    bandwidth.push(measureReadBandwidth(bytes));
-    results.push({ shape, bytes, bandwidth: Math.max(...bandwidth), rows });
+    bandwidth.push(measureReadBandwidth(bytes, { cold: true }));
+    results.push({ shape, bytes, bandwidth: Math.max(...bandwidth), warm: measureReadBandwidth(bytes), rows });
   }
-  return { shapes: results, dram: measureReadBandwidth(512 * 2 ** 20) };
+  return { shapes: results };
 }
 
 const gbps = (bytes, ms) => bytes / (ms * 1e6);
@@ -136,17 +139,19 @@ export function renderDecode(decode) {
     cells, ['l', 'l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
   ));
   lines.push('');
-  lines.push('Single-thread read bandwidth measured in this run (bench/lib/read-bandwidth.mjs), for the K+V bytes ' +
-    'of each row: ' + decode.shapes.map((s) => `${fmtBytes(s.bytes)} ${s.bandwidth.toFixed(1)} GB/s`)
-    .filter((x, i, a) => a.indexOf(x) === i).join(', ') + `; 512 MiB (beyond every cache): ${decode.dram.toFixed(1)} GB/s.`);
+  lines.push('Single-thread read bandwidth measured in this run (bench/lib/read-bandwidth.mjs), one read of the K+V ' +
+    'bytes of each row from cold caches (the "% read BW" column), and in brackets read again and again ' +
+    '(warm: from the cache level that holds them): ' + decode.shapes.map((s) =>
+    `${fmtBytes(s.bytes)} ${s.bandwidth.toFixed(1)} GB/s (warm ${s.warm.toFixed(1)})`).join(', ') + '.');
   lines.push('');
   lines.push(...[
     'A step: one new token per head (q [1, H, 1, D]) attends over a cache of L tokens; its own key and value ' +
       'are part of the step (ours resident: truncate to L − 1, append, attention; onnxruntime: past_key/' +
       'past_value [1, Hkv, L − 1, D] in, the new token\'s key/value beside the query). ms/token: median of ' +
-      'the interleaved runs, after warm-up. GB/s K+V: the cache\'s keys and values (B·Hkv·L·D·2·4 bytes) ' +
-      'over that time; % read BW: of the single-thread read bandwidth for the same number of bytes, read ' +
-      'again and again as the cache is between steps (so from the cache level that holds them).',
+      'the interleaved runs, after warm-up, each run from cold caches (128 MiB of other memory swept ' +
+      'before it, untimed: a model\'s other layers run between two steps of one layer). GB/s K+V: the ' +
+      'cache\'s keys and values (B·Hkv·L·D·2·4 bytes) over that time; % read BW: of the single-thread ' +
+      'read bandwidth for one cold read of the same number of bytes.',
     'Ours resident: ca.createKVCache, keys and values stay in wasm memory; only q goes in, the output out ' +
       '(into a preallocated `out`). attention() routes: the whole cache copied into wasm memory on every ' +
       'call, with kvHeads, or with every KV head repeated for its query heads (the only route before ' +

@@ -1,10 +1,12 @@
 // Measures this machine's single-thread memory read bandwidth as wasm sees
 // it: a hand-assembled module (bytes below, no toolchain) whose loop sums a
 // buffer with v128.load into 8 independent f32x4 accumulators (so loads, not
-// adds, bound it), over and over. A decode step reads the cached keys and
-// values once per token, so the speed of light for a cache of N bytes is
-// this loop over a buffer of N bytes, read again and again (it stays in
-// whatever cache level holds N bytes, as the KV cache does between steps).
+// adds, bound it). A decode step reads the cached keys and values once per
+// token, so the speed of light for a cache of N bytes is one read of N
+// bytes: "cold" after sweeping a larger buffer first (as the rest of a model,
+// or another benchmark case, evicts the cache between two steps of one
+// layer), "warm" read again and again (N bytes stay in whatever cache level
+// holds them).
 //
 //   (func (export "read") (param $ptr i32) (param $bytes i32) (param $reps i32) (result f32)
 //     loop: for p in [ptr, ptr + bytes) step 128:
@@ -58,19 +60,36 @@ export function readKernelBytes(pages) {
   ]);
 }
 
+/** Bytes swept before each cold read: beyond what the caches hold for us. */
+const EVICT_BYTES = 256 * 2 ** 20;
+
 /**
- * GB/s of reading a buffer of `bytes` bytes again and again on this thread:
- * the median of `repeats` timed calls of about `callMs` each, after warm-up.
+ * GB/s of reading a buffer of `bytes` bytes on this thread. Warm: the median
+ * of `repeats` timed calls of about `callMs` each, after warm-up, reading it
+ * again and again. Cold (`cold: true`): the median of `repeats` single reads,
+ * each after sweeping EVICT_BYTES of other memory.
  */
-export function measureReadBandwidth(bytes, { callMs = 60, repeats = 7 } = {}) {
+export function measureReadBandwidth(bytes, { callMs = 60, repeats = 7, cold = false } = {}) {
   const size = Math.ceil(bytes / STRIDE) * STRIDE;
+  const evict = cold ? EVICT_BYTES : 0;
   const instance = new WebAssembly.Instance(
-    new WebAssembly.Module(readKernelBytes(Math.ceil(size / PAGE) + 1)));
+    new WebAssembly.Module(readKernelBytes(Math.ceil((size + evict) / PAGE) + 1)));
   const { read, memory } = instance.exports;
   // Touch every page with non-zero data: untouched pages all map to one
   // zero page and would read from cache.
-  new Float32Array(memory.buffer, 0, size / 4).fill(1);
+  new Float32Array(memory.buffer, 0, (size + evict) / 4).fill(1);
   for (let i = 0; i < 20; ++i) read(0, Math.min(size, 1 << 16), 1);
+  if (cold) {
+    const rates = [];
+    for (let r = 0; r < repeats; ++r) {
+      read(size, evict, 1);
+      const t0 = performance.now();
+      read(0, size, 1);
+      rates.push(size / ((performance.now() - t0) * 1e6));
+    }
+    rates.sort((a, b) => a - b);
+    return rates[rates.length >> 1];
+  }
   let reps = 1;
   for (;;) {
     const t0 = performance.now();

@@ -3,6 +3,7 @@
 import {
   ATTENTION_MODELS, DECODE_MODELS, MODULE_VARIANTS, mhaModuleModel, randomModuleWeights,
 } from '../lib/onnx.mjs';
+import { sweepCaches } from '../lib/memory.mjs';
 import { decodeParts, makeUniform } from '../lib/shapes.mjs';
 
 export function ortVariants(shape) {
@@ -35,6 +36,8 @@ export async function prepareSession(ort, variant, shape, inputs, sessionOptions
       return result.out.data;
     },
     release: () => session.release(),
+    // A decode step starts with cold caches, as ours does (bench/lib/decode.mjs).
+    before: shape.kind === 'decode' ? sweepCaches : undefined,
   };
 }
 

@@ -1,5 +1,6 @@
 // causal-attention (this package), imported by name like a user would:
 // the single-threaded build, or the pthreads build with n threads.
+import { sweepCaches } from '../lib/memory.mjs';
 import { decodeParts } from '../lib/shapes.mjs';
 import { Unavailable } from '../lib/unavailable.mjs';
 import { moduleWeights } from './ort-common.mjs';
@@ -46,9 +47,14 @@ function prepareAttention(ca, s, { q, k, v }) {
  * in wasm memory; a step appends one and attends (truncating back first, so
  * every run is the same step). The attention() routes copy the whole cache
  * in on every call: with kvHeads (no repetition), or, as before grouped
- * heads existed, with every KV head repeated for its query heads.
+ * heads existed, with every KV head repeated for its query heads. Every
+ * timed step starts with cold caches (sweepCaches, untimed).
  */
 function prepareDecode(ca, variant, s, inputs) {
+  return { ...decodeRoute(ca, variant, s, inputs), before: sweepCaches };
+}
+
+function decodeRoute(ca, variant, s, inputs) {
   const { batch, heads, kvHeads, headDim, cacheLength: L } = s;
   const out = new Float32Array(batch * heads * headDim);
   if (variant === 'resident KV cache') {

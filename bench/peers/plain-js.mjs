@@ -1,6 +1,7 @@
 // Plain JavaScript: the straightforward loops, one query row at a time
 // (scores over the visible keys, max, exp and sum, weighted sum of values),
 // in doubles, with one scratch row. No SIMD, no threads, no tricks.
+import { sweepCaches } from '../lib/memory.mjs';
 import { Unavailable } from '../lib/unavailable.mjs';
 
 export const name = 'plain JS loops';
@@ -81,7 +82,10 @@ export async function create({ threads }) {
     threads: 1,
     prepare(variant, s, { q, k, v }) {
       if (s.kind === 'decode') {
-        return { run: () => decodeStepJs(q, k, v, s.batch, s.heads, s.kvHeads, s.cacheLength, s.headDim) };
+        return {
+          run: () => decodeStepJs(q, k, v, s.batch, s.heads, s.kvHeads, s.cacheLength, s.headDim),
+          before: sweepCaches,
+        };
       }
       return { run: () => causalAttentionJs(q, k, v, s.batch, s.heads, s.length, s.headDim) };
     },
