@@ -6,6 +6,7 @@
 //   node bench/ab.mjs <checkout A> <checkout B> [threads]
 // e.g. git worktree add /tmp/before main~1 && (cd /tmp/before &&
 //      node scripts/build.mjs --wasm) && node bench/ab.mjs /tmp/before .
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { median } from './lib/timing.mjs';
@@ -16,7 +17,10 @@ if (!dirA || !dirB) {
   process.exit(2);
 }
 const threads = Number(threadArg);
-const load = (dir) => import(pathToFileURL(resolve(dir, 'dist/index.mjs')).href);
+// dist/node.mjs is the package's Node entry (dist/index.mjs is the browser
+// one); checkouts from before it had only index.mjs.
+const entry = (dir) => resolve(dir, existsSync(resolve(dir, 'dist/node.mjs')) ? 'dist/node.mjs' : 'dist/index.mjs');
+const load = (dir) => import(pathToFileURL(entry(dir)).href);
 const runtimes = await Promise.all([dirA, dirB].map(async (dir) =>
   (await load(dir)).init({ build: threads > 1 ? 'threads' : 'single', threads })));
 

@@ -1,4 +1,7 @@
-// Types for the causal-attention package entry (dist/index.mjs).
+// Types for the causal-attention package: dist/index.d.mts (import) and
+// dist/index.d.cts (require) are copies of this file. They need no
+// @types/node and no lib beyond ES2022 (DOM only for nothing: a Node project
+// without DOM types compiles too).
 //
 // Tensors are row-major Float32Arrays:
 //   q [batch, heads, queryLength, headDim]
@@ -7,14 +10,29 @@
 //   output  [batch, heads, queryLength, valueDim]
 //   weights [batch, heads, queryLength, keyLength]
 
+declare global {
+  // The well-known symbols of explicit resource management (TypeScript's lib
+  // "esnext.disposable" and @types/node declare them the same way), so that
+  // `[Symbol.dispose]()` compiles with lib ES2022. The runtime defines them
+  // in Node >= 20 and Chromium >= 134; `using` itself needs lib
+  // "esnext.disposable" (TypeScript >= 5.2).
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 /** Which keys each query may see. `true` is `'top-left'`. */
 export type CausalAlignment = boolean | 'top-left' | 'bottom-right';
 
 /** How the causal mask is applied (chapter 3 teaches both). */
 export type MaskStrategy = 'neg-inf' | 'renormalize';
 
+/** Options of {@link CausalAttentionRuntime.attention}: the shapes (integers >= 1) and the computation. */
 export interface AttentionOptions {
+  /** Batch size B. Required. */
   batch: number;
+  /** Number of heads H. Required. */
   heads: number;
   /**
    * Key/value heads (grouped-query attention; 1 = multi-query). Default:
@@ -22,11 +40,13 @@ export interface AttentionOptions {
    * scaled_dot_product_attention(enable_gqa=True); heads must be a multiple.
    */
   kvHeads?: number;
+  /** Query positions Tq. Required. */
   queryLength: number;
-  /** Default: queryLength. */
+  /** Key (and value) positions Tk. Default: queryLength. */
   keyLength?: number;
+  /** Size D of each query and key vector. Required. */
   headDim: number;
-  /** Default: headDim. */
+  /** Size Dv of each value vector (and output vector). Default: headDim. */
   valueDim?: number;
   /**
    * Default true ('top-left': key j visible to query i iff j <= i, like
@@ -56,14 +76,19 @@ export interface AttentionOptions {
   weightsOut?: Float32Array;
 }
 
+/** What attention() returns: new arrays, or the `out` / `weightsOut` arrays given. */
 export interface AttentionResult {
+  /** [batch, heads, queryLength, valueDim]. */
   output: Float32Array;
-  /** Present when returnWeights was true. */
+  /** [batch, heads, queryLength, keyLength]; present when returnWeights was true. */
   weights?: Float32Array;
 }
 
+/** attention(..., { returnWeights: true }). */
 export interface AttentionResultWithWeights {
+  /** [batch, heads, queryLength, valueDim]. */
   output: Float32Array;
+  /** [batch, heads, queryLength, keyLength]; each row sums to 1 unless dropout ran. */
   weights: Float32Array;
 }
 
@@ -74,7 +99,9 @@ export type StateDictInput = Record<string, Float32Array | number[] | number[][]
 
 /** nn.Linear(inFeatures, outFeatures, bias = true) with PyTorch's seeded init. */
 export interface Linear {
+  /** Size of each input row. */
   readonly inFeatures: number;
+  /** Size of each output row. */
   readonly outFeatures: number;
   /** [outFeatures, inFeatures], row-major (live: writes change the layer). */
   weight: Float32Array;
@@ -82,9 +109,11 @@ export interface Linear {
   bias: Float32Array | null;
   /** y = x · weightᵀ + bias for x of shape [..., inFeatures]. */
   forward(x: Float32Array, shape: number[]): Float32Array;
+  /** `{ [prefix + 'weight']: copy, [prefix + 'bias']: copy }`. */
   stateDict(prefix?: string): StateDict;
 }
 
+/** Options of a module's forward(). */
 export interface ForwardOptions {
   /** Also return the [batch, heads, tokens, tokens] weights (post-dropout when dropout ran). */
   returnWeights?: boolean;
@@ -95,6 +124,7 @@ export interface ForwardOptions {
    * [batch, heads, tokens, headDim] (the book's `.view(b, T, H, hd).transpose(1, 2)`).
    */
   returnQKV?: boolean;
+  /** How the causal mask is applied. Default 'neg-inf'. */
   maskStrategy?: MaskStrategy;
   /** Dropout seed; default: drawn from the runtime's generator. */
   seed?: number | bigint;
@@ -109,36 +139,79 @@ export interface ForwardOptions {
   useCache?: boolean;
 }
 
+/** What forward() returns with any of the return* options. */
 export interface ForwardResult {
+  /** [batch, tokens, outputDim]. */
   output: Float32Array;
+  /** [batch, heads, tokens, tokens]; present with returnWeights. */
   weights?: Float32Array;
+  /** [batch, heads, tokens, tokens]; present with returnScores. */
   scores?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
   queries?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
   keys?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
   values?: Float32Array;
+}
+
+/** forward(..., { returnWeights: true }). */
+export interface ForwardResultWithWeights extends ForwardResult {
+  /** [batch, heads, tokens, tokens] (post-dropout when dropout ran). */
+  weights: Float32Array;
+}
+
+/** forward(..., { returnScores: true }). */
+export interface ForwardResultWithScores extends ForwardResult {
+  /** [batch, heads, tokens, tokens]: Q·Kᵀ before scaling and masking. */
+  scores: Float32Array;
+}
+
+/** forward(..., { returnQKV: true }). */
+export interface ForwardResultWithQKV extends ForwardResult {
+  /** [batch, heads, tokens, headDim]. */
+  queries: Float32Array;
+  /** [batch, heads, tokens, headDim]. */
+  keys: Float32Array;
+  /** [batch, heads, tokens, headDim]. */
+  values: Float32Array;
 }
 
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
 export interface AttentionModule {
+  /** Size of each input token vector (the last axis of x). */
   readonly dIn: number;
+  /** Number of attention heads. */
   readonly numHeads: number;
   /** Width of the output's last axis. */
   readonly outputDim: number;
+  /** Most tokens a forward takes (the size of the book's mask buffer); undefined for SelfAttention. */
   readonly contextLength: number | undefined;
   /** Dropout probability in [0, 1); settable (validated), like nn.Dropout's p. */
   dropout: number;
   /** True after construction, as in PyTorch. */
   training: boolean;
+  /** Training mode (true, the default) or evaluation mode; returns the module. */
   train(mode?: boolean): this;
+  /** Evaluation mode: train(false). Returns the module. */
   eval(): this;
   /**
    * x: [batch, tokens, dIn] (or [tokens, dIn]) → [batch, tokens, outputDim].
    * Throws a RangeError when tokens > contextLength.
    */
-  forward(x: Float32Array, shape: number[]): Float32Array;
   forward(x: Float32Array, shape: number[],
-    options: ForwardOptions & ({ returnWeights: true } | { returnScores: true } | { returnQKV: true })): ForwardResult;
-  forward(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array;
+    options?: ForwardOptions & { returnWeights?: false; returnScores?: false; returnQKV?: false }): Float32Array;
+  /** With returnWeights: `{ output, weights }` (and scores, QKV when asked). */
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnWeights: true }): ForwardResultWithWeights;
+  /** With returnScores: `{ output, scores }` (and weights, QKV when asked). */
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnScores: true }): ForwardResultWithScores;
+  /** With returnQKV: `{ output, queries, keys, values }` (and weights, scores when asked). */
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnQKV: true }): ForwardResultWithQKV;
+  /** Options known only at run time: the output array, or a {@link ForwardResult}. */
+  forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | ForwardResult;
   /** Same as forward (like calling a PyTorch module). */
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
   /** Parameters by PyTorch name (copies). */
@@ -156,18 +229,29 @@ export interface AttentionModule {
 
 /** The book's SelfAttention_v2: no mask, no dropout. */
 export interface SelfAttention extends AttentionModule {
+  /** Output width: numHeads · head size. */
   readonly dOut: number;
+  /** The query projection (`W_query.weight` is [dOut, dIn]). */
   W_query: Linear;
+  /** The key projection. */
   W_key: Linear;
+  /** The value projection. */
   W_value: Linear;
 }
+/** The book's CausalAttention (listing 3.3): SelfAttention with the causal mask and dropout. */
 export interface CausalAttention extends SelfAttention {}
+/** Listing 3.4: numHeads independent CausalAttention heads, concatenated (output width numHeads · dOut). */
 export interface MultiHeadAttentionWrapper extends AttentionModule {
+  /** Output width of each head. */
   readonly dOut: number;
+  /** The heads, `heads.0.W_query.weight`, ... in the state dict. */
   readonly heads: CausalAttention[];
 }
+/** Listing 3.5: dOut split into numHeads heads of dOut / numHeads, then out_proj. */
 export interface MultiHeadAttention extends SelfAttention {
+  /** dOut / numHeads. */
   readonly headDim: number;
+  /** The output projection `out_proj` (a Linear with bias). */
   outProj: Linear;
 }
 /**
@@ -235,6 +319,7 @@ export interface KVCache {
   [Symbol.dispose](): void;
 }
 
+/** What init() resolves to: the engine and the book's module classes. */
 export interface CausalAttentionRuntime {
   /** Which wasm build runs: 'single' or 'threads' (pthreads). */
   readonly build: 'single' | 'threads';
@@ -254,45 +339,76 @@ export interface CausalAttentionRuntime {
   /** The default attention scale 1/√headDim, rounded to float32 as the engine uses it. */
   defaultScale(headDim: number): number;
 
-  /** torch.rand: rand([6, 3]) or rand(6, 3), bit-identical to PyTorch on CPU. */
+  /** torch.rand(shape): uniform [0, 1) draws, bit-identical to PyTorch on CPU for the same seed. */
   rand(shape: number[]): Float32Array;
+  /** torch.rand(6, 3): the same with the dimensions as arguments. */
   rand(...shape: number[]): Float32Array;
 
-  Linear: new (inFeatures: number, outFeatures: number, bias?: boolean) => Linear;
-  SelfAttention: new (dIn: number, dOut: number, qkvBias?: boolean) => SelfAttention;
-  CausalAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
-    qkvBias?: boolean) => CausalAttention;
-  MultiHeadAttentionWrapper: new (dIn: number, dOut: number, contextLength: number,
-    dropout: number, numHeads: number, qkvBias?: boolean) => MultiHeadAttentionWrapper;
-  MultiHeadAttention: new (dIn: number, dOut: number, contextLength: number, dropout: number,
-    numHeads: number, qkvBias?: boolean) => MultiHeadAttention;
-  GroupedQueryAttention: new (dIn: number, dOut: number, numHeads: number, numKVGroups: number,
-    options?: GroupedQueryAttentionOptions) => GroupedQueryAttention;
+  /** PyTorch's nn.Linear; like every class here, initialised from the runtime's generator. */
+  Linear: {
+    /** nn.Linear(inFeatures, outFeatures, bias = true). */
+    new (inFeatures: number, outFeatures: number, bias?: boolean): Linear;
+  };
+  /** The book's SelfAttention_v2. */
+  SelfAttention: {
+    /** SelfAttention_v2(dIn, dOut, qkvBias = false). */
+    new (dIn: number, dOut: number, qkvBias?: boolean): SelfAttention;
+  };
+  /** The book's CausalAttention (listing 3.3). */
+  CausalAttention: {
+    /** CausalAttention(dIn, dOut, contextLength, dropout, qkvBias = false). */
+    new (dIn: number, dOut: number, contextLength: number, dropout: number, qkvBias?: boolean): CausalAttention;
+  };
+  /** The book's MultiHeadAttentionWrapper (listing 3.4). */
+  MultiHeadAttentionWrapper: {
+    /** MultiHeadAttentionWrapper(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false). */
+    new (dIn: number, dOut: number, contextLength: number, dropout: number, numHeads: number,
+      qkvBias?: boolean): MultiHeadAttentionWrapper;
+  };
+  /** The book's MultiHeadAttention (listing 3.5). */
+  MultiHeadAttention: {
+    /** MultiHeadAttention(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false); dOut divisible by numHeads. */
+    new (dIn: number, dOut: number, contextLength: number, dropout: number, numHeads: number,
+      qkvBias?: boolean): MultiHeadAttention;
+  };
+  /** The Llama chapter's GroupedQueryAttention (ch05/07_gpt_to_llama), with RoPE. */
+  GroupedQueryAttention: {
+    /** GroupedQueryAttention(dIn, dOut, numHeads, numKVGroups, { contextLength, ropeBase }). */
+    new (dIn: number, dOut: number, numHeads: number, numKVGroups: number,
+      options?: GroupedQueryAttentionOptions): GroupedQueryAttention;
+  };
 
   /** A key/value cache resident in wasm memory (dispose it when done). */
   createKVCache(options: KVCacheOptions): KVCache;
 
-  /** Scaled dot-product attention (SIMD kernels). */
+  /**
+   * Scaled dot-product attention (SIMD kernels) with weights: q [B, H, Tq, D],
+   * k [B, H, Tk, D], v [B, H, Tk, Dv] → `{ output, weights }`.
+   */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  /** Scaled dot-product attention (SIMD kernels): `{ output }`, weights only with returnWeights. */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions): AttentionResult;
 
-  /** The scalar reference (double accumulation): the kernels' oracle. Slow. */
+  /** The scalar reference (double accumulation): the kernels' oracle. Slow. With weights. */
   attentionReference(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  /** The scalar reference (double accumulation): the kernels' oracle. Slow. */
   attentionReference(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions): AttentionResult;
 
   /** Frees wasm scratch memory and stops worker threads. Idempotent. */
   dispose(): void;
+  /** dispose(), for `using ca = await init()` (TypeScript >= 5.2, lib esnext.disposable). */
   [Symbol.dispose](): void;
 }
 
+/** Options of {@link init}. */
 export interface InitOptions {
   /**
    * 'auto' (default): the pthreads build where it can run (Node; browsers
@@ -302,7 +418,113 @@ export interface InitOptions {
   build?: 'auto' | 'single' | 'threads';
   /** 'auto' (default: the machine's cores, at most 16) or 1..16. */
   threads?: 'auto' | number;
+  /**
+   * true: run the engine in a dedicated worker (a Web Worker in browsers, a
+   * worker_threads Worker in Node) and resolve to a {@link RemoteRuntime}: the
+   * same API, every call returning a promise, so the calling thread never
+   * blocks. `build` and `threads` then apply inside the worker. Default false.
+   */
+  worker?: boolean;
+  /**
+   * Milliseconds until a load that has not finished rejects (a .wasm or
+   * worker that is not served, a worker that never answers), naming the
+   * file. Default 30000; Infinity waits forever.
+   */
+  timeout?: number;
 }
 
-/** Loads the engine; calls with the same resolved options share a runtime. */
-export function init(options?: InitOptions): Promise<CausalAttentionRuntime>;
+/**
+ * Loads the engine; calls with the same resolved options share a runtime.
+ * Rejects with a TypeError or RangeError for bad options, and with an Error
+ * naming the file when the .wasm or a worker cannot load. This overload:
+ * worker mode, the engine in a dedicated worker.
+ */
+export function init(options: InitOptions & { worker: true }): Promise<RemoteRuntime>;
+/** The engine on the calling thread (default). */
+export function init(options?: InitOptions & { worker?: false }): Promise<CausalAttentionRuntime>;
+/** `worker` known only at run time. */
+export function init(options: InitOptions): Promise<CausalAttentionRuntime | RemoteRuntime>;
+
+// ---------------------------------------------------------------------------
+// Worker mode: how an API looks from the calling thread (README "Worker mode").
+
+/** Values a handle's snapshot holds (read synchronously). */
+type Primitive = string | number | boolean | bigint | symbol | null | undefined;
+/** Any function (a method). */
+type AnyFunction = (...args: any[]) => any;
+/** Any class. */
+type AnyConstructor = abstract new (...args: any[]) => any;
+/** Copied as is: primitives, typed arrays, buffers. */
+type Copied = Primitive | ArrayBufferView | ArrayBuffer | Date | RegExp;
+/** Objects with methods stay in the worker (handles); others are data (copied). */
+type HasMethods<T> = { [K in keyof T]-?: T[K] extends AnyFunction | AnyConstructor ? K : never }[keyof T] extends never
+  ? false : true;
+/** The string keys of T (symbol-keyed members do not cross to the worker). */
+type StringKeys<T> = { [K in keyof T]: K extends string ? K : never }[keyof T];
+
+/** What a remote call resolves to: data copied, objects with methods as handles. */
+export type RemoteResult<T> =
+  T extends Copied ? T
+  : T extends AnyFunction | AnyConstructor ? Remote<T>
+  : T extends readonly (infer U)[] ? RemoteResult<U>[]
+  : T extends object ? (HasMethods<T> extends true ? Remote<T> : { [K in keyof T]: RemoteResult<T[K]> })
+  : T;
+
+/** Arguments of a remote call: data (copied), or handles the worker returned. */
+type RemoteArgs<A extends readonly unknown[]> = {
+  [I in keyof A]: A[I] extends Copied ? A[I] : HasMethods<A[I]> extends true ? A[I] | Remote<A[I]> : A[I];
+};
+
+/** A method called through the worker: the same overloads (up to five), returning promises. */
+export type RemoteMethod<F> =
+  F extends {
+    (...a: infer A1): infer R1; (...a: infer A2): infer R2; (...a: infer A3): infer R3;
+    (...a: infer A4): infer R4; (...a: infer A5): infer R5;
+  }
+    ? ((...a: RemoteArgs<A1>) => Promise<RemoteResult<R1>>) & ((...a: RemoteArgs<A2>) => Promise<RemoteResult<R2>>)
+      & ((...a: RemoteArgs<A3>) => Promise<RemoteResult<R3>>) & ((...a: RemoteArgs<A4>) => Promise<RemoteResult<R4>>)
+      & ((...a: RemoteArgs<A5>) => Promise<RemoteResult<R5>>)
+    : never;
+
+/** A class constructed in the worker: `await new ca.CausalAttention(...)` gives a handle. */
+export type RemoteConstructor<C> = C extends abstract new (...args: infer A) => infer I
+  ? new (...args: RemoteArgs<A>) => Promise<Remote<I>> : never;
+
+/**
+ * A property reached through a handle without a snapshot: awaiting it reads
+ * it (a copy, or a handle); its own methods and properties are reachable too
+ * (`await layer.W_query.forward(x, shape)`).
+ */
+export type RemoteProperty<V> = PromiseLike<RemoteResult<V>> & (
+  V extends Copied ? unknown
+  : V extends readonly (infer U)[] ? { readonly [index: number]: RemoteMember<U> }
+  : V extends object ? { readonly [K in StringKeys<V>]: RemoteMember<V[K]> }
+  : unknown);
+
+/** A member reached through a handle: a constructor, a method, or an awaited property. */
+type RemoteMember<V> =
+  V extends AnyConstructor ? RemoteConstructor<V>
+  : V extends AnyFunction ? RemoteMethod<V>
+  : RemoteProperty<V>;
+
+/**
+ * A handle: an object that lives in the worker. Methods return promises;
+ * primitive properties (numbers, strings, booleans) read synchronously from
+ * a snapshot refreshed after every call through this handle; other
+ * properties are {@link RemoteProperty} (awaited). Properties cannot be
+ * assigned (TypeError): call a method.
+ */
+export type Remote<T> = {
+  readonly [K in StringKeys<T>]: T[K] extends Primitive ? T[K] : RemoteMember<T[K]>;
+} & (T extends AnyConstructor ? RemoteConstructor<T> : unknown)
+  & (T extends AnyFunction ? RemoteMethod<T> : unknown);
+
+/** What init({ worker: true }) resolves to: the runtime in a worker. */
+export type RemoteRuntime = Remote<CausalAttentionRuntime> & {
+  /** Disposes the runtime in the worker, then terminates the worker. Idempotent. */
+  dispose(): Promise<void>;
+  /** Terminates the worker at once (pending calls reject). */
+  [Symbol.dispose](): void;
+  /** Same as dispose(). */
+  [Symbol.asyncDispose](): Promise<void>;
+};

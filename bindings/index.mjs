@@ -8,14 +8,15 @@
 import { checkStatus } from './codes.mjs';
 import { Heap } from './heap.mjs';
 import {
-  MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
+  DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
 } from './loader.mjs';
 import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
 import { defineModules } from './modules.mjs';
 import { MT19937 } from './random.mjs';
+import { initRemote } from './remote.mjs';
 import {
-  checkInteger, checkKvGroups, checkOneOf, checkOptionNames, checkSeed, checkShape,
-  checkTensor, product, resolveAttentionOutputs,
+  checkBoolean, checkInteger, checkKvGroups, checkOneOf, checkOptionNames, checkSeed, checkShape,
+  checkTensor, describe, product, resolveAttentionOutputs,
 } from './validate.mjs';
 
 const ATTENTION_OPTIONS = [
@@ -270,11 +271,15 @@ const runtimes = new Map();
  *    ('threads' rejects where it cannot run).
  *  - threads: 'auto' (default: the machine's cores, at most 16) or an
  *    integer from 1 to 16.
+ *  - worker: true runs the engine in a dedicated worker and resolves to a
+ *    proxy of the same API whose calls return promises (remote.mjs).
+ *  - timeout: milliseconds until a load that has not finished rejects
+ *    (default 30 000; Infinity waits forever).
  * Calls with the same resolved options share one runtime.
  */
 export function init(options = {}) {
   try {
-    checkOptionNames('init options', options, ['build', 'threads']);
+    checkOptionNames('init options', options, ['build', 'threads', 'worker', 'timeout']);
     const build = options.build ?? 'auto';
     checkOneOf('init options.build', build, ['auto', 'single', 'threads']);
     const threads = options.threads ?? 'auto';
@@ -284,13 +289,20 @@ export function init(options = {}) {
         throw new RangeError(`init options.threads must be at most ${MAX_THREADS}, got ${threads}`);
       }
     }
-    return initChecked(build, threads);
+    const worker = checkBoolean('init options.worker', options.worker ?? false);
+    const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
+    if (typeof timeout !== 'number' || !(timeout > 0)) {
+      const Err = typeof timeout === 'number' ? RangeError : TypeError;
+      throw new Err(`init options.timeout must be a number of milliseconds > 0 (or Infinity), got ${describe(timeout)}`);
+    }
+    if (worker) return initRemote({ build, threads, timeout });
+    return initChecked(build, threads, timeout);
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
-async function initChecked(build, threads) {
+async function initChecked(build, threads, timeout) {
   const availability = threadsAvailability();
   let n = threads === 'auto' ? Math.min(await hardwareThreads(), MAX_THREADS) : threads;
   let kind = build;
@@ -306,7 +318,7 @@ async function initChecked(build, threads) {
   const key = `${kind}:${n}`;
   if (!runtimes.has(key)) {
     const forget = () => runtimes.delete(key);
-    const promise = loadModule(kind, n).then((mod) => new Runtime(mod, kind, forget));
+    const promise = loadModule(kind, n, { timeout }).then((mod) => new Runtime(mod, kind, forget));
     runtimes.set(key, promise);
     promise.catch(forget);
   }

@@ -1,21 +1,40 @@
-// Loads one of the two wasm builds in Node 20 or a browser, with no bundler
-// configuration: in Node the .wasm bytes are read with fs (emcc 3.1.6's own
-// Node path is broken for ES modules); in browsers the generated glue
-// resolves the .wasm and the pthread worker next to itself via
-// import.meta.url (streaming compile).
+// Loads one of the two wasm builds through a platform: platform-web.mjs
+// (browsers, workers; the default) or platform-node.mjs (set by node.mjs, the
+// package's `node` entry). The platform says where the .wasm and the pthread
+// worker are and how to start workers; this module compiles, instantiates and
+// bounds it all in time, so init() always settles: a file that cannot load
+// rejects with its URL and how to serve it, a worker that never answers
+// rejects when `timeout` runs out. Nothing here touches the host: no globals,
+// no process handlers, no workers left behind after a failure.
 
-export const isNode =
-  typeof process === 'object' && typeof process.versions?.node === 'string';
+import createSingle from './wasm/causal_attention.mjs';
+import createThreads from './wasm/causal_attention_threads.mjs';
+import { webPlatform } from './platform-web.mjs';
 
 /** Upper bound on threads, whatever the machine reports. */
 export const MAX_THREADS = 16;
+
+/** How long init() may take by default, in milliseconds. */
+export const DEFAULT_TIMEOUT_MS = 30000;
+
+let platform = webPlatform;
+
+/** Switches the platform (node.mjs and worker-node.mjs call it once, first). */
+export function usePlatform(p) {
+  platform = p;
+}
+
+/** The platform in use (remote.mjs starts its worker through it). */
+export function currentPlatform() {
+  return platform;
+}
 
 /** Whether the pthreads build can run here (and why not). */
 export function threadsAvailability() {
   if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined') {
     return { ok: false, why: 'SharedArrayBuffer is not available' };
   }
-  if (!isNode && globalThis.crossOriginIsolated !== true) {
+  if (!platform.isNode && globalThis.crossOriginIsolated !== true) {
     return {
       ok: false,
       why: 'the page is not cross-origin isolated (serve it with ' +
@@ -28,48 +47,99 @@ export function threadsAvailability() {
 
 /** Logical cores available to this process or page. */
 export async function hardwareThreads() {
-  if (isNode) {
-    const os = await import('node:os');
-    return os.availableParallelism?.() ?? os.cpus().length;
-  }
-  return globalThis.navigator?.hardwareConcurrency || 1;
+  return platform.hardwareThreads();
 }
 
 /**
  * Instantiates a build. `threads` is the total thread count (the calling
  * thread included); the pthreads build pre-starts threads - 1 workers so
- * that creating them never waits on the event loop.
+ * that creating them never waits on the event loop. Rejects after
+ * `timeout` ms (Infinity: never) with what it was still waiting for.
  */
-export async function loadModule(build, threads) {
-  const glue = build === 'threads'
-    ? await import('./wasm/causal_attention_threads.mjs')
-    : await import('./wasm/causal_attention.mjs');
-  const wasmFile = build === 'threads'
-    ? 'causal_attention_threads.wasm'
-    : 'causal_attention.wasm';
-  // At least one pre-started worker: with a pool of 0, emcc 3.1.6 never
-  // releases its "wasm-instantiate" run dependency and the module never
-  // resolves (a forced threaded build with threads: 1 would hang).
-  const moduleArg = { threadPoolSize: build === 'threads' ? Math.max(1, threads - 1) : 0 };
-  if (isNode) {
-    const { readFile } = await import('node:fs/promises');
-    moduleArg.wasmBinary = await readFile(new URL(`./wasm/${wasmFile}`, import.meta.url));
-  }
-  const mod = await glue.default(moduleArg);
-  if (build === 'threads') {
-    mod.setNumThreads(threads);
-    if (isNode) unrefWorkers(mod);
-  }
-  return mod;
-}
+export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
+  platform.check?.();
+  const threaded = build === 'threads';
+  const wasm = platform.wasm(build);
+  const workers = [];
+  let loaded = 0;
+  let workerWhere = '';
+  let stage = `compiling ${wasm.where}`;
+  let loading = true;
+  let fail;
+  const failed = new Promise((_, reject) => { fail = reject; });
 
-/**
- * Node keeps a process alive while any Worker is referenced; idle pthread
- * workers must not, so a script that used the threaded build exits normally.
- */
-function unrefWorkers(mod) {
-  const pthread = mod.PThread;
-  for (const w of [...pthread.unusedWorkers, ...pthread.runningWorkers]) w.unref?.();
+  const compiled = wasm.compile();
+  compiled.catch(fail);
+  const moduleArg = {
+    // At least one pre-started worker: with a pool of 0, emcc 3.1.6 never
+    // releases its "wasm-instantiate" run dependency and the module never
+    // resolves (a forced threaded build with threads: 1 would hang).
+    threadPoolSize: threaded ? Math.max(1, threads - 1) : 0,
+    // The glue would fetch the .wasm itself; the platform has compiled it
+    // (from the URL bundlers rewrite, or from the file in Node).
+    instantiateWasm(imports, receiveInstance) {
+      compiled.then(async (module) => {
+        try {
+          stage = `instantiating ${wasm.where}`;
+          const instance = await WebAssembly.instantiate(module, imports);
+          stage = threaded ? 'starting the pthread workers' : 'starting';
+          receiveInstance(instance, module);
+        } catch (error) {
+          fail(new Error(`causal-attention: ${wasm.where} could not be instantiated: ${error.message}`,
+            { cause: error }));
+        }
+      }, () => {}); // compile errors reach `failed` directly
+      return {};
+    },
+  };
+  if (threaded) {
+    moduleArg.pthreadWorker = () => {
+      const [worker, where] = platform.pthreadWorker({
+        onLoaded: () => { loaded++; },
+        onError: (reason) => {
+          const message = `causal-attention: the pthread worker ${workerWhere} failed: ${reason}. ` +
+            'It ships in the package\'s dist/wasm/ next to the .wasm; serve it from there as ' +
+            'JavaScript (Content-Type text/javascript), allowed by the page\'s ' +
+            'Content-Security-Policy (worker-src), or use init({ build: \'single\' })';
+          if (loading) fail(new Error(message));
+          else console.error(message);
+        },
+      });
+      workers.push(worker);
+      workerWhere = where;
+      return worker;
+    };
+  }
+  if (platform.printErr) moduleArg.printErr = platform.printErr;
+
+  let timer;
+  const timedOut = new Promise((_, reject) => {
+    if (!Number.isFinite(timeout)) return;
+    timer = setTimeout(() => {
+      const waiting = stage === 'starting the pthread workers'
+        ? `${stage}: ${loaded} of ${workers.length} ready (${workerWhere})`
+        : stage;
+      reject(new Error(`causal-attention: the ${build} build did not load within ${timeout} ms; ` +
+        `still ${waiting}. Check that the file is served (the browser's network panel shows it) ` +
+        'or raise init({ timeout })'));
+    }, timeout);
+  });
+  const ready = (threaded ? createThreads : createSingle)(moduleArg);
+  ready.catch(() => {}); // a failure is reported through `failed` or the timeout
+  try {
+    const mod = await Promise.race([ready, failed, timedOut]);
+    loading = false;
+    if (threaded) {
+      mod.setNumThreads(threads);
+      platform.afterLoad?.(mod);
+    }
+    return mod;
+  } catch (error) {
+    for (const worker of workers) worker.terminate();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Stops every worker of a pthreads build (after this, the module is dead). */

@@ -1,21 +1,26 @@
 #!/usr/bin/env node
 // Builds what the tests and the package need:
-//   node scripts/build.mjs [--native] [--wasm] [--sanitize] [--fuzz]
+//   node scripts/build.mjs [--native] [--wasm] [--sanitize] [--fuzz] [--docs]
 //   (default: --native --wasm)
 // native:   build/native (library, GoogleTest suite, Google Benchmark)
 // sanitize: build/sanitize (the GoogleTest suite under ASan + UBSan)
 // fuzz:     build/fuzz (the libFuzzer target, clang, ASan + UBSan)
+// docs:     build/api, the API reference from bindings/index.d.ts (TypeDoc,
+//           tools/api-docs; fails when an export is undocumented)
 // wasm:   build/wasm (two Emscripten modules), then dist/ (the npm package):
-//         dist/*.mjs + index.d.ts from bindings/, dist/wasm/* from the build.
-import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+//         dist/*.mjs, *.cjs from bindings/, index.d.mts + index.d.cts from
+//         bindings/index.d.ts, dist/wasm/* from the build (glue and pthread
+//         worker through scripts/patch-glue.mjs).
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { patchGlue, patchPthreadWorker } from './patch-glue.mjs';
 import { run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
-const all = !['--native', '--wasm', '--sanitize', '--fuzz'].some((a) => args.has(a));
+const all = !['--native', '--wasm', '--sanitize', '--fuzz', '--docs'].some((a) => args.has(a));
 const jobs = String(Math.max(1, cpus().length));
 
 export function buildNative(dir = 'build/native', extra = ['-DCMAKE_BUILD_TYPE=Release']) {
@@ -34,15 +39,29 @@ export function buildWasm() {
   assembleDist();
 }
 
+export function buildDocs() {
+  run(process.execPath, ['node_modules/typedoc/bin/typedoc', '--options', 'typedoc.json'],
+    { cwd: join(root, 'tools/api-docs') });
+}
+
 function assembleDist() {
   const dist = join(root, 'dist');
   rmSync(dist, { recursive: true, force: true });
   mkdirSync(join(dist, 'wasm'), { recursive: true });
   for (const f of readdirSync(join(root, 'bindings'))) {
-    if (f.endsWith('.mjs') || f.endsWith('.d.ts')) cpSync(join(root, 'bindings', f), join(dist, f));
+    if (/\.[mc]js$/.test(f)) cpSync(join(root, 'bindings', f), join(dist, f));
   }
-  for (const f of readdirSync(join(root, 'build/wasm'))) {
-    if (/\.(mjs|wasm|worker\.js)$/.test(f)) cpSync(join(root, 'build/wasm', f), join(dist, 'wasm', f));
+  // One declaration file, as ESM types for `import` and CJS types for `require`.
+  for (const ext of ['d.mts', 'd.cts']) cpSync(join(root, 'bindings/index.d.ts'), join(dist, `index.${ext}`));
+  const wasm = join(root, 'build/wasm');
+  for (const [name, threads] of [['causal_attention', false], ['causal_attention_threads', true]]) {
+    cpSync(join(wasm, `${name}.wasm`), join(dist, 'wasm', `${name}.wasm`));
+    const glue = readFileSync(join(wasm, `${name}.mjs`), 'utf8');
+    writeFileSync(join(dist, 'wasm', `${name}.mjs`), patchGlue(glue, { name, threads }));
+    if (threads) {
+      const worker = readFileSync(join(wasm, `${name}.worker.js`), 'utf8');
+      writeFileSync(join(dist, 'wasm', `${name}.worker.mjs`), patchPthreadWorker(worker, { name }));
+    }
   }
 }
 
@@ -56,4 +75,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       '-DCMAKE_CXX_COMPILER=clang++']);
   }
   if (all || args.has('--wasm')) buildWasm();
+  if (args.has('--docs')) buildDocs();
 }

@@ -1,4 +1,5 @@
 // The demo's static server (sirv): web/ at /, the built package at /dist/,
+// the API reference at /api/,
 // and an allowlist of browser dependencies at /vendor/<package>/. Every
 // response carries the headers the threaded build needs (COOP/COEP, so the
 // page is cross-origin isolated) and a Content-Security-Policy that allows
@@ -40,6 +41,10 @@ export const SECURITY_HEADERS = {
   'Referrer-Policy': 'no-referrer',
 };
 
+const API_DOCS_CSP = SECURITY_HEADERS['Content-Security-Policy']
+  .replace("script-src 'self' 'wasm-unsafe-eval'", "script-src 'self' 'unsafe-inline'")
+  .replace("style-src 'self'", "style-src 'self' 'unsafe-inline'");
+
 /**
  * Starts the server. `isolate: false` leaves out COOP/COEP (for testing the
  * single-threaded fallback of pages that are not cross-origin isolated).
@@ -48,6 +53,8 @@ export function startServer({ port = 0, host = '127.0.0.1', isolate = true } = {
   const options = { dev: true, etag: true };
   const mounts = [
     ['/dist/', sirv(join(root, 'dist'), options)],
+    // The API reference (TypeDoc, `node scripts/build.mjs --docs`).
+    ['/api/', sirv(join(root, 'build/api'), options)],
     ...VENDOR_PACKAGES.map((p) => [`/vendor/${p}/`, sirv(join(root, 'node_modules', p), options)]),
     ['/', sirv(join(root, 'web'), options)],
   ];
@@ -60,6 +67,16 @@ export function startServer({ port = 0, host = '127.0.0.1', isolate = true } = {
       return;
     }
     const path = new URL(req.url, 'http://x').pathname;
+    if (path === '/api') {
+      res.writeHead(301, { Location: '/api/' }).end();
+      return;
+    }
+    if (path === '/favicon.ico') { // the reference's pages ask for one; the demo has a data: icon
+      res.writeHead(204).end();
+      return;
+    }
+    // TypeDoc's pages set their colour theme with one inline script.
+    if (path.startsWith('/api/')) res.setHeader('Content-Security-Policy', API_DOCS_CSP);
     const [prefix, handler] = mounts.find(([p]) => path.startsWith(p));
     req.url = req.url.slice(prefix.length - 1);
     handler(req, res, () => res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found'));

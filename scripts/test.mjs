@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // `npm test`: set-up (system packages, npm ci), native and wasm builds, then
 // every suite: native GoogleTest (ctest), the same under ASan + UBSan, a
-// bounded libFuzzer run, Node tests against the built package, the
-// TypeScript usage check, and the browser tests.
+// bounded libFuzzer run, Node tests against the built package and of the
+// demo page's pure modules, the TypeScript usage check, the API reference
+// (TypeDoc), the browser tests, and the consumer tests (the packed package
+// installed into apps built by each bundler).
 //   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -40,6 +42,10 @@ step('Node tests (the demo page\'s pure modules)');
 run(node, ['--test', 'tests/web/'], { cwd: root });
 step('TypeScript types');
 run(node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types'], { cwd: root });
+step('API reference (TypeDoc: every export documented)');
+run(node, ['scripts/build.mjs', '--docs'], { cwd: root });
 step('browser tests (headless Chromium)');
 run(node, ['--test', 'tests/browser/'], { cwd: root });
+step('consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)');
+run(node, ['--test', 'tests/consumers/'], { cwd: root });
 step('all suites passed');

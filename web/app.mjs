@@ -51,6 +51,7 @@ const page = {
   headMaps: [], // the heads grid's heatmaps, one per head
   longText: null, // the long preset's text, generated when first asked for
   updatePending: false,
+  generation: 0, // of the newest update(): older answers are dropped
   renderCount: 0,
 };
 
@@ -200,8 +201,11 @@ function schedule() {
   requestAnimationFrame(update);
 }
 
-function update() {
+async function update() {
   page.updatePending = false;
+  // The engine runs in its worker: a later update may start before this one
+  // is answered, and only the newest one draws.
+  const generation = ++page.generation;
   const { state, errors } = readForm(fields);
   $('dropout-value').textContent = Number(fields.dropout.value).toFixed(2);
   fields.multiHead.disabled = state.heads === 1;
@@ -221,14 +225,20 @@ function update() {
   fillHeadSelect(state.heads, state.head);
   state.head = Number(fields.head.value);
   const x = embed(tokens, state);
+  let r;
+  document.body.dataset.computing = 'true';
   try {
-    page.result = runPipeline(page.ca, state, tokens, x);
+    r = await runPipeline(page.ca, state, tokens, x);
   } catch (error) {
+    if (generation !== page.generation) return;
+    delete document.body.dataset.computing;
     $('form-error').textContent = `The engine refused: ${error.message}`;
     document.body.classList.add('has-error');
     return;
   }
-  const r = page.result;
+  if (generation !== page.generation) return;
+  delete document.body.dataset.computing;
+  page.result = r;
   const t0 = performance.now();
   draw(state, tokens, x);
   const redrawMs = performance.now() - t0;
@@ -347,8 +357,9 @@ async function main() {
   createPanels();
   wireControls();
   applyPreset(DEFAULT_PRESET);
-  // The one place the page obtains its runtime.
-  page.ca = await init();
+  // The one place the page obtains its runtime: in a worker, so that no
+  // computation ever blocks the page's thread.
+  page.ca = await init({ worker: true });
   const { ca } = page;
   $('engine').textContent = engineLine(ca, globalThis.crossOriginIsolated === true);
   Object.assign(document.body.dataset, { build: ca.build, threads: String(ca.threads) });

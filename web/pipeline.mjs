@@ -28,10 +28,10 @@ function describeModule({ heads, dOut, multiHead }) {
   return { kind: 'MultiHeadAttentionWrapper', headDim: dOut, outDim: heads * dOut, listing: '3.4' };
 }
 
-function buildModule(ca, state, mod, T) {
+async function buildModule(ca, state, mod, T) {
   // torch.manual_seed(seed) right before construction, as in the book, so
   // the parameters are PyTorch's for that seed.
-  ca.manualSeed(state.seed);
+  await ca.manualSeed(state.seed);
   const { dOut, heads, dropout, qkvBias } = state;
   switch (mod.kind) {
     case 'CausalAttention': return new ca.CausalAttention(D_IN, dOut, T, dropout, qkvBias);
@@ -83,13 +83,13 @@ function maxAbsDiff(a, b) {
  * times the lower-triangular mask, divided by the row sums (section 3.5.1).
  * Returns the three stages and how far they land from the −∞ route.
  */
-function renormalizeRoute(ca, qkv, { h, T, Tq, q0, hd, shift, alignment, minusInf }) {
+async function renormalizeRoute(ca, qkv, { h, T, Tq, q0, hd, shift, alignment, minusInf }) {
   const q = lastRows(head(qkv.queries, h, T, hd), 1, T, hd, q0);
   const k = head(qkv.keys, h, T, hd);
   const v = head(qkv.values, h, T, hd);
   const shape = { batch: 1, heads: 1, queryLength: Tq, keyLength: T, headDim: hd, returnWeights: true };
   // Step 1 in wasm: the unmasked softmax (SelfAttention_v2's weights).
-  const full = ca.attention(q, k, v, { ...shape, causal: false }).weights;
+  const { weights: full } = await ca.attention(q, k, v, { ...shape, causal: false });
   // Steps 2 and 3 in plain JS, as the book writes them with tensors.
   const tri = new Float32Array(full.length);
   const renorm = new Float32Array(full.length);
@@ -103,7 +103,7 @@ function renormalizeRoute(ca, qkv, { h, T, Tq, q0, hd, shift, alignment, minusIn
     for (let j = 0; j < end; j++) renorm[i * T + j] = tri[i * T + j] / sum;
   }
   // The engine's own 'renormalize' strategy, for comparison.
-  const engine = ca.attention(q, k, v, { ...shape, causal: alignment, maskStrategy: 'renormalize' }).weights;
+  const { weights: engine } = await ca.attention(q, k, v, { ...shape, causal: alignment, maskStrategy: 'renormalize' });
   return {
     head: h, full, tri, renorm, engine,
     manualVsMinusInf: maxAbsDiff(renorm, minusInf),
@@ -116,8 +116,13 @@ function renormalizeRoute(ca, qkv, { h, T, Tq, q0, hd, shift, alignment, minusIn
  * [H, Tq, T] for scores (raw Q·Kᵀ), weights (softmax, before dropout) and
  * dropped (after dropout, or null when dropout is off), output [Tq, outDim],
  * the renormalise route for `state.head`, and timings.
+ *
+ * `ca` is the runtime of init({ worker: true }): every engine call is
+ * awaited, and runs in the engine's worker, so the page's thread stays free
+ * (hover keeps answering while a long input computes). A plain runtime
+ * works too: awaiting a value is harmless.
  */
-export function runPipeline(ca, state, tokens, x) {
+export async function runPipeline(ca, state, tokens, x) {
   const started = performance.now();
   const T = tokens.length;
   const mod = describeModule(state);
@@ -129,15 +134,15 @@ export function runPipeline(ca, state, tokens, x) {
   const dropoutActive = state.training && state.dropout > 0;
   const shape = [1, T, D_IN];
 
-  const layer = buildModule(ca, state, mod, T);
+  const layer = await buildModule(ca, state, mod, T);
 
   // The module's forward in eval mode: raw scores (which no mask touches),
   // the softmax weights before dropout, and the Q, K, V heads [1, H, T, hd]
   // it projected (the other routes run on them). Eval draws no dropout seed,
   // so the generator is where PyTorch's would be for the training forward.
-  layer.eval();
+  await layer.eval();
   let t0 = performance.now();
-  const ev = layer.forward(x, shape, { returnWeights: true, returnScores: true, returnQKV: true });
+  const ev = await layer.forward(x, shape, { returnWeights: true, returnScores: true, returnQKV: true });
   let forwardMs = performance.now() - t0;
   const scores = lastRows(ev.scores, H, T, T, q0);
 
@@ -153,9 +158,9 @@ export function runPipeline(ca, state, tokens, x) {
     weights = ev.weights;
     output = ev.output;
     if (dropoutActive) {
-      layer.train();
+      await layer.train();
       t0 = performance.now();
-      const tr = layer.forward(x, shape, { returnWeights: true });
+      const tr = await layer.forward(x, shape, { returnWeights: true });
       forwardMs = performance.now() - t0;
       dropped = tr.weights;
       output = tr.output;
@@ -170,24 +175,24 @@ export function runPipeline(ca, state, tokens, x) {
     const q = lastRows(ev.queries, H, T, hd, q0);
     const opts = { batch: 1, heads: H, queryLength: Tq, keyLength: T, headDim: hd, causal, returnWeights: true };
     t0 = performance.now();
-    let r = ca.attention(q, ev.keys, ev.values, opts);
+    let r = await ca.attention(q, ev.keys, ev.values, opts);
     forwardMs = performance.now() - t0;
     weights = r.weights;
     if (dropoutActive) {
       t0 = performance.now();
-      r = ca.attention(q, ev.keys, ev.values, { ...opts, dropout: state.dropout, training: true });
+      r = await ca.attention(q, ev.keys, ev.values, { ...opts, dropout: state.dropout, training: true });
       forwardMs = performance.now() - t0;
       dropped = r.weights;
     }
     // ca.attention() stops at the heads' outputs: merge them, and for
     // MultiHeadAttention apply the module's own out_proj (a Linear, in wasm).
     output = mergeHeads(r.output, H, Tq, hd);
-    if (mod.kind === 'MultiHeadAttention') output = layer.outProj.forward(output, [Tq, state.dOut]);
+    if (mod.kind === 'MultiHeadAttention') output = await (await layer.outProj).forward(output, [Tq, state.dOut]);
   }
 
   const h = Math.min(state.head, H - 1);
   const renorm = state.causal
-    ? renormalizeRoute(ca, ev, {
+    ? await renormalizeRoute(ca, ev, {
       h, T, Tq, q0, hd, shift, alignment: state.alignment, minusInf: head(weights, h, Tq, T),
     })
     : null;
@@ -195,7 +200,7 @@ export function runPipeline(ca, state, tokens, x) {
   return {
     mod, route, T, Tq, q0, H, hd, head: h,
     outDim: mod.outDim,
-    scale: ca.defaultScale(hd),
+    scale: await ca.defaultScale(hd),
     maskShift: shift,
     dropoutActive,
     dropoutScale: 1 / (1 - state.dropout),

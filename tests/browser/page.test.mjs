@@ -248,6 +248,45 @@ describe('demo page', () => {
     await page.close();
   });
 
+  it('computes in its worker: frames keep coming and hover answers while 1024 tokens compute', async () => {
+    const { page, problems } = await openDemo(browser, isolated.url);
+    const messages = [];
+    page.on('console', (m) => messages.push(m.text()));
+    await setControl(page, 'preset', 'long');
+    // Watch the frames from the page's own thread while the engine works on
+    // a new 1024-token input in its worker: the gaps between frames while
+    // data-computing is set, and how many hovers were answered meanwhile.
+    await page.evaluate(() => {
+      const w = { gaps: [], hovers: 0, last: performance.now(), stop: false };
+      globalThis.watch = w;
+      const overlay = document.querySelector('#panel-weights canvas.overlay');
+      const tick = (now) => {
+        if (document.body.dataset.computing === 'true') {
+          w.gaps.push(now - w.last);
+          const r = overlay.getBoundingClientRect();
+          overlay.dispatchEvent(new PointerEvent('pointermove', {
+            clientX: r.left + r.width * (0.2 + (w.hovers % 40) * 0.015), clientY: r.top + r.height * 0.8, bubbles: true,
+          }));
+          if (document.querySelector('#panel-weights .tooltip:not([hidden])')) w.hovers++;
+        }
+        w.last = now;
+        if (!w.stop) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    await setControl(page, 'causal', false);
+    const w = await page.evaluate(() => { globalThis.watch.stop = true; return globalThis.watch; });
+    const worst = Math.max(...w.gaps);
+    console.log(`T = 1024 in the worker: ${w.gaps.length} frames while computing, worst gap ${worst.toFixed(1)} ms, ` +
+      `${w.hovers} hovers answered`);
+    assert.ok(w.gaps.length >= 3, `frames while computing: ${w.gaps.length}`);
+    assert.ok(w.hovers >= 1, 'hover answered while computing');
+    assert.ok(worst < 200, `no frame gap over 200 ms while computing, got ${worst.toFixed(1)} ms`);
+    assert.ok(!messages.some((m) => /Blocking on the main thread/.test(m)), messages.join('\n'));
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('draws a weights canvas with real content (screenshot checked)', async () => {
     const { page, problems } = await openDemo(browser, isolated.url);
     await page.screenshot({ path: join(SCREENSHOTS, 'page.png'), fullPage: true });

@@ -1,5 +1,6 @@
 // The README's JavaScript examples run as written against the built package
-// and print the book's numbers.
+// and print the book's numbers; its links and images work on the npm
+// registry page (absolute URLs into the repository, or anchors).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
   .filter((code) => code.includes("from 'causal-attention'"));
 
@@ -22,27 +24,70 @@ function run(code) {
 const numbers = (text) => (text.match(/-?\d+\.\d+(e-?\d+)?/g) ?? [])
   .map((x) => Number(x).toFixed(4)).join(',');
 
+const block = (marker) => {
+  const found = blocks.find((b) => b.includes(marker));
+  assert.ok(found, `a README block with ${marker}`);
+  return found;
+};
+
 describe('README examples', () => {
   it('has the examples this test expects', () => {
-    assert.ok(blocks.length >= 3, `found ${blocks.length} runnable blocks`);
+    assert.ok(blocks.length >= 5, `found ${blocks.length} runnable blocks`);
+  });
+
+  it('opens with npm install and a short example that prints the book\'s context vectors', () => {
+    const intro = readme.slice(0, readme.indexOf('\n## '));
+    assert.match(intro, /```sh\nnpm install causal-attention\n```/);
+    const example = blocks[0];
+    assert.ok(intro.includes(example), 'the first example is in the opening');
+    assert.ok(example.trim().split('\n').length <= 6, 'a few lines');
+    assert.ok(numbers(run(example)).startsWith('-0.4519,0.2216,-0.5874,0.0058'));
   });
 
   it('the quick attention example runs and reports its build', () => {
-    const out = run(blocks.find((b) => b.includes('ca.attention(')));
+    const out = run(block('ca.attention('));
     assert.match(out, /^(single|threads) \d+ WASM$/m);
   });
 
   it('the generation example: cached tokens equal one full forward, a resident cache decodes', () => {
-    const out = run(blocks.find((b) => b.includes('ca.createKVCache(')));
+    const out = run(block('ca.createKVCache('));
     assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128']);
   });
 
   it("the book's modules example prints the book's numbers", () => {
-    const out = numbers(run(blocks.find((b) => b.includes('new ca.CausalAttention('))));
+    const out = numbers(run(block('new ca.MultiHeadAttentionWrapper(')));
     const causal = '-0.4519,0.2216,-0.5874,0.0058,-0.6300,-0.0632,-0.5675,-0.0843,-0.5526,-0.0981,-0.5299,-0.1081';
     const mha = '0.3190,0.4858,0.2943,0.3897,0.2856,0.3593,0.2693,0.3873,0.2639,0.3928,0.2575,0.4028';
     assert.ok(out.includes(`${causal},${causal}`), out);
     assert.ok(out.includes(`${mha},${mha}`), out);
     assert.ok(out.includes('-0.4519,0.2216,0.4772,0.1063'), out);
+  });
+
+  it('the worker mode example runs and prints what its comment says', () => {
+    assert.match(run(block('init({ worker: true })')), /^threads true 12 36$/m);
+  });
+});
+
+describe('README links', () => {
+  const links = [...readme.matchAll(/!?\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+  const repository = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+
+  it('are absolute or anchors to its own headings (relative paths break on the registry page)', () => {
+    const slugs = [...readme.matchAll(/^#+ (.*)$/gm)]
+      .map((m) => m[1].toLowerCase().replace(/[^\w\s-]/g, '').trim().replace(/\s+/g, '-'));
+    assert.ok(links.length > 5);
+    for (const link of links) {
+      if (link.startsWith('#')) assert.ok(slugs.includes(link.slice(1)), `${link} is a heading`);
+      else assert.match(link, /^https:\/\//, link);
+    }
+  });
+
+  it('into the repository use package.json\'s repository (one place to change it)', () => {
+    const ours = links.filter((l) => /github(usercontent)?\.com\/[^/]+\/causal-attention\b/.test(l));
+    assert.ok(ours.length >= 2);
+    const raw = repository.replace('https://github.com/', 'https://raw.githubusercontent.com/');
+    for (const link of ours) assert.ok(link.startsWith(repository) || link.startsWith(raw), link);
+    assert.equal(pkg.homepage, `${repository}#readme`);
+    assert.equal(pkg.bugs.url, `${repository}/issues`);
   });
 });

@@ -18,7 +18,11 @@ const x: Float32Array = ca.rand([2, 6, 3]);
 const layer = new ca.CausalAttention(3, 2, 6, 0.0);
 const y: Float32Array = layer.eval().forward(x, [2, 6, 3]);
 const full = new ca.MultiHeadAttention(3, 2, 6, 0.0, 2).forward(x, [2, 6, 3], { returnWeights: true });
-const w: Float32Array | undefined = full.weights;
+const w: Float32Array = full.weights; // not optional with returnWeights: true
+const scores: Float32Array = layer.forward(x, [2, 6, 3], { returnScores: true }).scores;
+const either: Float32Array | { output: Float32Array } = layer.forward(x, [2, 6, 3], { returnWeights: Math.random() > 0.5 });
+// @ts-expect-error without returnWeights the result is the output array itself
+layer.forward(x, [2, 6, 3]).weights;
 const wq: Float32Array = layer.W_query.weight;
 const heads: number = new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2).heads.length;
 layer.loadStateDict({ 'W_query.weight': [[1, 2, 3], [4, 5, 6]] });
@@ -50,4 +54,26 @@ ca.attention(q, q, q, { batch: 1, heads: 1, queryLength: 1 });
 // @ts-expect-error unknown build
 void init({ build: 'gpu' });
 
-export { sum, maybe, label, y, w, wq, heads, gqa, stepWeights, cached, held };
+// Worker mode: the same API, promises.
+const remote = await init({ worker: true, timeout: 10000 });
+const remoteBuild: 'single' | 'threads' = remote.build; // a snapshot, synchronous
+const remoteLayer = await new remote.CausalAttention(3, 2, 6, 0.0);
+const remoteOut: Float32Array = await remoteLayer.forward(x, [2, 6, 3]);
+const remoteWeights: Float32Array = (await remoteLayer.forward(x, [2, 6, 3], { returnWeights: true })).weights;
+const sameLayer: typeof remoteLayer = await remoteLayer.eval();
+const training: boolean = remoteLayer.training;
+const weight: Float32Array = await remoteLayer.W_query.weight;
+const projected: Float32Array = await remoteLayer.W_query.forward(x, [2, 6, 3]);
+const remoteResult = await remote.attention(q, q, q, { ...options, returnWeights: true });
+const remoteSum: number = remoteResult.output[0] + remoteResult.weights[0];
+await remote.manualSeed(1);
+// @ts-expect-error a handle's properties cannot be assigned
+remoteLayer.dropout = 0.5;
+// @ts-expect-error calls return promises
+const notSync: Float32Array = remoteLayer.forward(x, [2, 6, 3]);
+await remote.dispose();
+
+export {
+  sum, maybe, label, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
+  weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held,
+};

@@ -1,0 +1,15 @@
+// The package's entry in Node (the `node` export condition): the same API as
+// index.mjs, loading the .wasm with fs and starting worker_threads workers.
+// No top-level side effect (the package says `sideEffects: false`, so a
+// bundler may skip evaluating this module): init() selects the platform.
+import { init as initWithPlatform } from './index.mjs';
+import { usePlatform } from './loader.mjs';
+import { nodePlatform } from './platform-node.mjs';
+
+export * from './index.mjs';
+
+/** Loads the engine (see index.d.mts); in Node, through platform-node.mjs. */
+export function init(options) {
+  usePlatform(nodePlatform);
+  return initWithPlatform(options);
+}

@@ -1,0 +1,121 @@
+// Node: the .wasm is read from the package with fs, workers are
+// worker_threads Workers behind the small part of the web Worker interface
+// that emcc's glue uses. Only node.mjs and worker-node.mjs import this file
+// (the package's `node` export condition), so browser bundles never see a
+// `node:` import. Nothing here touches the host process: no handlers, no
+// globals; workers are unreferenced once idle, so a script exits normally.
+
+import { readFile } from 'node:fs/promises';
+import { availableParallelism, cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+const FILES = {
+  single: new URL('./wasm/causal_attention.wasm', import.meta.url),
+  threads: new URL('./wasm/causal_attention_threads.wasm', import.meta.url),
+  pthreadWorker: new URL('./pthread-node.mjs', import.meta.url),
+  apiWorker: new URL('./worker-node.mjs', import.meta.url),
+};
+
+/**
+ * Our workers take none of the host's Node options: some break a worker
+ * (`--input-type`), and none is needed to run wasm.
+ */
+const WORKER_OPTIONS = { execArgv: [] };
+
+const REINSTALL = 'It ships in the package\'s dist/; reinstall the package (npm install causal-attention)';
+
+async function compileWasm(path) {
+  let bytes;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    throw new Error(`causal-attention could not read ${path}: ${error.message}. ${REINSTALL}`, { cause: error });
+  }
+  try {
+    return await WebAssembly.compile(bytes);
+  } catch (error) {
+    throw new Error(`causal-attention: ${path} is not a valid WebAssembly module (${error.message}). ${REINSTALL}`,
+      { cause: error });
+  }
+}
+
+/** A worker_threads Worker as emcc's glue sees a web Worker. */
+class PthreadWorker {
+  #worker;
+
+  constructor(url, { onError, onLoaded }) {
+    // Set by emcc; its onerror (log and rethrow) is never called: onError reports.
+    this.onmessage = null;
+    this.onerror = null;
+    this.#worker = new Worker(url, { ...WORKER_OPTIONS, name: 'causal-attention pthread' });
+    this.#worker.on('message', (data) => {
+      if (data?.cmd === 'loaded') onLoaded();
+      this.onmessage?.({ data });
+    });
+    this.#worker.on('error', (error) => onError(error.message));
+  }
+
+  postMessage(message, transfer) {
+    this.#worker.postMessage(message, transfer);
+  }
+
+  terminate() {
+    this.#worker.terminate();
+  }
+
+  unref() {
+    this.#worker.unref();
+  }
+}
+
+export const nodePlatform = {
+  isNode: true,
+
+  hardwareThreads: () => availableParallelism?.() ?? cpus().length,
+
+  wasm(build) {
+    const path = fileURLToPath(FILES[build]);
+    return { where: path, compile: () => compileWasm(path) };
+  },
+
+  pthreadWorker(hooks) {
+    return [new PthreadWorker(FILES.pthreadWorker, hooks), fileURLToPath(FILES.pthreadWorker)];
+  },
+
+  /**
+   * Node keeps a process alive while any Worker is referenced; idle pthread
+   * workers must not, so a script that used the threaded build exits normally.
+   */
+  afterLoad(mod) {
+    const pthread = mod.PThread;
+    for (const w of [...pthread.unusedWorkers, ...pthread.runningWorkers]) w.unref();
+  },
+
+  /**
+   * emcc's messages. The glue is built for the web, where blocking the main
+   * thread is a busy wait; Node's main thread waits with Atomics.wait, so
+   * that warning does not apply here.
+   */
+  printErr(text) {
+    if (!String(text).startsWith('Blocking on the main thread')) console.warn(text);
+  },
+
+  /** The worker of init({ worker: true }) as a port for remote.mjs. */
+  apiWorker() {
+    const worker = new Worker(FILES.apiWorker, { ...WORKER_OPTIONS, name: 'causal-attention' });
+    const where = fileURLToPath(FILES.apiWorker);
+    return {
+      where,
+      post: (message, transfer) => worker.postMessage(message, transfer),
+      onMessage: (handler) => worker.on('message', handler),
+      onError: (handler) => {
+        worker.on('error', (error) => handler(error.message));
+        worker.on('exit', (code) => handler(`it exited (code ${code})`));
+      },
+      terminate: () => worker.terminate(),
+      ref: () => worker.ref(),
+      unref: () => worker.unref(),
+    };
+  },
+};

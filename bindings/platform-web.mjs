@@ -1,0 +1,164 @@
+// Browsers and web workers: where the package's files are and how to start
+// its workers. Every file is named by a literal
+// `new URL('./…', import.meta.url)`, the form Vite and webpack follow to
+// emit the file and rewrite the URL; workers are module workers created
+// with `new Worker(new URL('./…', import.meta.url), { type: 'module' })`, the
+// form they bundle. Without a bundler the URLs resolve next to this module.
+// No `node:` import is reachable from here (the `browser` export condition).
+
+/**
+ * Vite 7's dev server copies dependencies into node_modules/.vite/deps/
+ * without the files they reference (vitejs/vite#8427), so there a literal
+ * URL points at nothing. Then, with Vite's default cacheDir, the package is
+ * two folders up. Vite 8, builds and other bundlers rewrite the literal.
+ */
+const VITE_DEPS = /\/node_modules\/\.vite\/deps(?:_temp_[^/]*)?\/wasm\//;
+const here = import.meta.url;
+const copiedByViteDev = () => VITE_DEPS.test(new URL('./wasm/causal_attention.wasm', import.meta.url).pathname);
+const inPackage = (path) => new URL(`../../causal-attention/dist/${path}`, here);
+
+/**
+ * A worker's URL as this module would resolve it. Exact when the package is
+ * served as is (this file is still platform-web.mjs); a bundler may have
+ * emitted the worker under another name, which only the literal in
+ * `new Worker(new URL(...))` knows.
+ */
+const unbundled = /^https?:.*\/platform-web\.mjs(?:[?#].*)?$/.test(here);
+const nominal = (path) => new URL(path, here);
+
+const PTHREAD_WORKER = 'wasm/causal_attention_threads.worker.mjs';
+const API_WORKER = 'worker.mjs';
+
+function wasmUrl(build) {
+  const threads = build === 'threads';
+  if (copiedByViteDev()) return inPackage(threads ? 'wasm/causal_attention_threads.wasm' : 'wasm/causal_attention.wasm');
+  return threads
+    ? new URL('./wasm/causal_attention_threads.wasm', import.meta.url)
+    : new URL('./wasm/causal_attention.wasm', import.meta.url);
+}
+
+function serveHint(url) {
+  const vite = VITE_DEPS.test(url.pathname) || /\/\.vite\//.test(new URL(here).pathname)
+    ? ' Vite\'s dev server pre-bundled the package away from its files: add ' +
+      'optimizeDeps: { exclude: [\'causal-attention\'] } to vite.config.'
+    : '';
+  return 'The file ships in the package\'s dist/wasm/: a bundler (Vite, webpack) emits it; without ' +
+    'one serve node_modules/causal-attention/dist/ as static files (with esbuild, copy it next to ' +
+    `the bundle) so that this URL answers with the file.${vite}`;
+}
+
+function loadError(url, reason) {
+  return new Error(`causal-attention could not load ${url}: ${reason}. ${serveHint(url)}`);
+}
+
+/** The first bytes of a response, for an error message. */
+function describeBytes(bytes) {
+  const head = bytes.subarray(0, 8);
+  const hex = Array.from(head, (b) => b.toString(16).padStart(2, '0')).join(' ');
+  const text = String.fromCharCode(...head).replace(/[^\x20-\x7e]/g, '.');
+  return `first bytes ${hex} "${text}"`;
+}
+
+async function compileWasm(url) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: 'same-origin' });
+  } catch (error) {
+    throw loadError(url, `the request failed (${error.message})`);
+  }
+  if (!response.ok) throw loadError(url, `HTTP ${response.status} ${response.statusText}`.trim());
+  const type = response.headers.get('Content-Type') ?? '';
+  if (type.split(';')[0].trim() === 'application/wasm' && WebAssembly.compileStreaming) {
+    try {
+      return await WebAssembly.compileStreaming(response);
+    } catch (error) {
+      throw loadError(url, `it is not a valid WebAssembly module (${error.message})`);
+    }
+  }
+  // Another Content-Type: compile the bytes when they are WebAssembly (no
+  // streaming), else say what came instead (often a dev server's index.html).
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) {
+    throw loadError(url, `the response is not WebAssembly (Content-Type ${type || 'none'}, ${describeBytes(bytes)})`);
+  }
+  try {
+    return await WebAssembly.compile(bytes);
+  } catch (error) {
+    throw loadError(url, `it is not a valid WebAssembly module (${error.message})`);
+  }
+}
+
+/** Why a worker script failed: the response's status or type when that was it. */
+async function describeWorkerFailure(event, url) {
+  if (event.message) return `${event.message}${event.filename ? ` (${event.filename}:${event.lineno})` : ''}`;
+  if (!url) return 'it did not start (its script or a module it imports did not load)';
+  try {
+    const response = await fetch(url, { credentials: 'same-origin' });
+    if (!response.ok) return `HTTP ${response.status} ${response.statusText}`.trim();
+    const type = response.headers.get('Content-Type') ?? 'none';
+    if (!/javascript|ecmascript/.test(type)) return `served with Content-Type ${type}`;
+  } catch (error) {
+    return `the request failed (${error.message})`;
+  }
+  return 'it did not start (a module import inside it failed, or the Content-Security-Policy blocks it)';
+}
+
+/**
+ * Wires a worker's failures to `onError(reason)` and its "loaded" message to
+ * `onLoaded`. emcc assigns `worker.onerror` a handler that logs and rethrows
+ * (an uncaught error in the page); an own accessor keeps it off the worker.
+ */
+function watch(worker, url, { onError, onLoaded }) {
+  Object.defineProperty(worker, 'onerror', { configurable: true, get: () => null, set: () => {} });
+  worker.addEventListener('error', (event) => {
+    event.preventDefault();
+    describeWorkerFailure(event, url).then(onError);
+  });
+  worker.addEventListener('messageerror', () => onError('a message could not be deserialized'));
+  if (onLoaded) worker.addEventListener('message', (event) => { if (event.data?.cmd === 'loaded') onLoaded(); });
+  return worker;
+}
+
+export const webPlatform = {
+  isNode: false,
+
+  check() {
+    if (typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined') {
+      throw new Error('causal-attention: this is the browser entry (dist/index.mjs); in Node import ' +
+        '\'causal-attention\' by name (its "node" export condition loads dist/node.mjs)');
+    }
+  },
+
+  hardwareThreads: () => globalThis.navigator?.hardwareConcurrency || 1,
+
+  wasm(build) {
+    const url = wasmUrl(build);
+    return { where: url.href, compile: () => compileWasm(url) };
+  },
+
+  // The options must be literal too: Vite reads them at build time.
+  pthreadWorker(hooks) {
+    const vite = copiedByViteDev();
+    const url = vite ? inPackage(PTHREAD_WORKER) : unbundled ? nominal(PTHREAD_WORKER) : null;
+    const worker = vite ? new Worker(url, { type: 'module', name: 'causal-attention pthread' })
+      : new Worker(new URL('./wasm/causal_attention_threads.worker.mjs', import.meta.url),
+        { type: 'module', name: 'causal-attention pthread' });
+    return [watch(worker, url, hooks), url?.href ?? `${PTHREAD_WORKER} (as your bundler emitted it)`];
+  },
+
+  /** The worker of init({ worker: true }) as a port for remote.mjs. */
+  apiWorker() {
+    const vite = copiedByViteDev();
+    const url = vite ? inPackage(API_WORKER) : unbundled ? nominal(API_WORKER) : null;
+    const worker = vite ? new Worker(url, { type: 'module', name: 'causal-attention' })
+      : new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module', name: 'causal-attention' });
+    return {
+      where: url?.href ?? `${API_WORKER} (as your bundler emitted it)`,
+      post: (message, transfer) => worker.postMessage(message, transfer),
+      onMessage: (handler) => worker.addEventListener('message', (event) => handler(event.data)),
+      onError: (handler) => watch(worker, url, { onError: handler }),
+      terminate: () => worker.terminate(),
+    };
+  },
+};
+

@@ -1,0 +1,220 @@
+// init({ worker: true }): the engine in a worker_threads worker behind a
+// generic proxy (bindings/remote.mjs). Everything is compared with the same
+// calls on a local runtime: results bit-identical, errors of the same class
+// with the same message.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { init } from 'causal-attention';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+const INPUTS = new Float32Array([
+  0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64,
+  0.22, 0.58, 0.33, 0.77, 0.25, 0.10, 0.05, 0.80, 0.55,
+]);
+const SHAPE = { batch: 1, heads: 2, queryLength: 5, headDim: 3 };
+const n = 2 * 5 * 3;
+const q = Float32Array.from({ length: n }, (_, i) => Math.sin(i));
+const k = Float32Array.from({ length: n }, (_, i) => Math.cos(i * 0.7));
+const v = Float32Array.from({ length: n }, (_, i) => (i % 7) / 7);
+
+let local;
+let remote;
+before(async () => {
+  local = await init({ build: 'threads', threads: 2 });
+  remote = await init({ worker: true, build: 'threads', threads: 2 });
+});
+after(() => remote?.dispose());
+
+/** The rejection of `promise` (fails when it resolves). */
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  assert.fail('expected a rejection');
+}
+
+/** The exception of `fn` (fails when it returns). */
+function thrown(fn) {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  assert.fail('expected an exception');
+}
+
+describe('worker mode', () => {
+  it('reports the build the worker runs, synchronously', () => {
+    assert.equal(remote.build, 'threads');
+    assert.equal(remote.threads, 2);
+    assert.equal(remote.target, 'WASM');
+    assert.equal(typeof remote.memoryBytes, 'number');
+  });
+
+  it("computes the book's CausalAttention numbers, like the local runtime", async () => {
+    await remote.manualSeed(123);
+    local.manualSeed(123);
+    const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
+    const expected = new local.CausalAttention(3, 2, 6, 0.0).forward(INPUTS, [6, 3]);
+    const output = await layer.forward(INPUTS, [6, 3]);
+    assert.ok(output instanceof Float32Array);
+    assert.deepEqual(output, expected);
+    assert.equal(output[0].toFixed(4), '-0.4519');
+    assert.equal(output[1].toFixed(4), '0.2216');
+  });
+
+  it('returns attention results bit-identical to the local runtime, weights included', async () => {
+    const options = { ...SHAPE, returnWeights: true, dropout: 0.3, training: true, seed: 99 };
+    const a = await remote.attention(q, k, v, options);
+    const b = local.attention(q, k, v, options);
+    assert.deepEqual(a, b);
+  });
+
+  it('copies arguments (the caller keeps them) and writes an out array back into the caller\'s', async () => {
+    const out = new Float32Array(n).fill(7);
+    const result = await remote.attention(q, k, v, { ...SHAPE, out });
+    assert.equal(q.length, n, 'q is not detached');
+    assert.equal(result.output, out, 'the result holds the caller\'s array');
+    assert.deepEqual(out, local.attention(q, k, v, SHAPE).output);
+  });
+
+  it('keeps module objects in the worker behind handles', async () => {
+    await remote.manualSeed(7);
+    const layer = await new remote.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2);
+    assert.equal(layer.dIn, 3);
+    assert.equal(layer.outputDim, 4);
+    assert.equal(layer.training, true);
+    assert.equal(await layer.eval(), layer, 'a method returning this gives the same handle');
+    assert.equal(layer.training, false, 'the snapshot follows the call');
+
+    const heads = await layer.heads;
+    assert.equal(heads.length, 2);
+    assert.equal(heads[1].dOut, 2);
+    const weight = await heads[1].W_query.weight;
+    local.manualSeed(7);
+    const mirror = new local.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2);
+    assert.deepEqual(weight, mirror.heads[1].W_query.weight);
+    // A read is a copy: changing it changes nothing in the worker.
+    weight.fill(0);
+    assert.deepEqual(await heads[1].W_query.weight, mirror.heads[1].W_query.weight);
+    assert.deepEqual(await heads[1].W_query.forward(INPUTS, [6, 3]),
+      mirror.heads[1].W_query.forward(INPUTS, [6, 3]));
+    assert.deepEqual(await layer.stateDict(), mirror.stateDict());
+
+    // A handle is an argument like any other: the wrapper's head goes back in.
+    await remote.manualSeed(8);
+    const other = await new remote.CausalAttention(3, 2, 6, 0.0);
+    await other.loadStateDict(await heads[0].stateDict());
+    assert.deepEqual(await other.forward(INPUTS, [6, 3]), await heads[0].forward(INPUTS, [6, 3]));
+  });
+
+  it('rejects with the local error class and message', async () => {
+    const cases = [
+      (ca) => ca.attention(new Float32Array(3), k, v, SHAPE),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, head: 2 }),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, causal: 'top-right' }),
+      (ca) => ca.manualSeed(-1),
+      (ca) => new ca.CausalAttention(0, 2, 6, 0.0),
+      (ca) => new ca.MultiHeadAttention(3, 3, 6, 0.0, 2),
+      (ca) => ca.rand([2, 0]),
+    ];
+    for (const make of cases) {
+      const expected = thrown(() => make(local));
+      const actual = await rejection(make(remote));
+      assert.equal(actual.constructor, expected.constructor, String(make));
+      assert.equal(actual.message, expected.message, String(make));
+    }
+    const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
+    const error = await rejection(layer.forward(INPUTS, [7, 3]));
+    assert.ok(error instanceof RangeError);
+    assert.match(error.message, /at most contextLength 6, got 7/);
+    // The runtime still computes after errors.
+    assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+  });
+
+  it('says what it cannot do: assignments, functions as arguments, unknown methods', async () => {
+    const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
+    const assignment = thrown(() => { layer.dropout = 0.5; });
+    assert.ok(assignment instanceof TypeError);
+    assert.match(assignment.message, /dropout cannot be assigned/);
+    const fn = await rejection(remote.attention(q, k, v, { ...SHAPE, out: () => {} }));
+    assert.ok(fn instanceof TypeError);
+    assert.match(fn.message, /attention: argument 4\.out cannot be sent to the worker \(a function\)/);
+    const unknown = await rejection(remote.attentionn(q, k, v, SHAPE));
+    assert.ok(unknown instanceof TypeError);
+    assert.equal(unknown.message, 'attentionn is not a function');
+    assert.equal(await layer.contextLength, 6);
+    assert.equal(await remote.noSuchProperty, undefined);
+  });
+
+  it('checks the worker and timeout options like the others', async () => {
+    for (const [options, Err, message] of [
+      [{ worker: 'yes' }, TypeError, 'init options.worker must be true or false, got the string "yes"'],
+      [{ timeout: 0 }, RangeError, 'init options.timeout must be a number of milliseconds > 0 (or Infinity), got 0'],
+      [{ timeout: '5' }, TypeError, /init options\.timeout must be a number of milliseconds > 0 \(or Infinity\), got the string "5"/],
+      [{ worker: true, threads: 17 }, RangeError, 'init options.threads must be at most 16, got 17'],
+    ]) {
+      const error = await rejection(init(options));
+      assert.ok(error instanceof Err, JSON.stringify(options));
+      if (typeof message === 'string') assert.equal(error.message, message);
+      else assert.match(error.message, message);
+    }
+  });
+
+  it('shares one worker for the same options, like init()', async () => {
+    assert.equal(await init({ worker: true, build: 'threads', threads: 2 }), remote);
+  });
+
+  it('releases dropped handles in the worker without breaking live ones (garbage collection forced)', () => {
+    // A child process with --expose-gc: handles are dropped and collected
+    // while the same objects keep coming back (their ids in flight).
+    const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `
+      import { init } from 'causal-attention';
+      const ca = await init({ worker: true, build: 'single' });
+      const x = new Float32Array(18).fill(0.25);
+      const keep = await new ca.CausalAttention(3, 2, 6, 0.0);
+      const expected = await keep.forward(x, [6, 3]);
+      let finalized = 0;
+      const registry = new FinalizationRegistry(() => { finalized++; });
+      for (let i = 0; i < 300; i++) {
+        registry.register(await new ca.MultiHeadAttention(3, 2, 6, 0.0, 2), i);
+        registry.register(await keep.W_query, i); // the same Linear each time: one id, sent again and again
+        if ((await keep.eval()) !== keep) throw new Error('a live handle changed');
+        if (i % 25 === 0) {
+          globalThis.gc();
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+      const output = await keep.forward(x, [6, 3]);
+      const weight = await (await keep.W_query).weight;
+      console.log(JSON.stringify({ finalized, same: output.join() === expected.join(), weight: weight.length }));
+    `], { cwd: root, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.ok(out.finalized > 100, `handles were collected (${out.finalized}), so releases were sent`);
+    assert.equal(out.same, true);
+    assert.equal(out.weight, 6);
+  });
+
+  it('rejects every call after dispose with the local message', async () => {
+    const ca = await init({ worker: true, build: 'single' });
+    const layer = await new ca.CausalAttention(3, 2, 6, 0.0);
+    assert.equal(ca.build, 'single');
+    await ca.dispose();
+    await ca.dispose(); // harmless twice
+    const localCa = await init({ build: 'single' });
+    const expected = thrown(() => { localCa.dispose(); localCa.rand(2); });
+    for (const call of [() => ca.rand(2), () => layer.forward(INPUTS, [6, 3])]) {
+      const error = await rejection(call());
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message, expected.message);
+    }
+    assert.notEqual(await init({ worker: true, build: 'single' }), ca, 'a new init() starts a new worker');
+  });
+});
