@@ -224,6 +224,7 @@ export interface AttentionModule {
   resetCache(): this;
   /** Frees the module's wasm memory (its KV cache); the module stays usable. Idempotent. */
   dispose(): void;
+  /** dispose(), for `using`. */
   [Symbol.dispose](): void;
 }
 
@@ -260,14 +261,17 @@ export interface MultiHeadAttention extends SelfAttention {
  * RoPE on queries and keys.
  */
 export interface GroupedQueryAttention extends MultiHeadAttention {
+  /** Key/value heads, each shared by groupSize query heads. */
   readonly numKVGroups: number;
   /** numHeads / numKVGroups: query heads per key/value head. */
   readonly groupSize: number;
   /** RoPE's theta base. */
   readonly ropeBase: number;
+  /** Positions RoPE covers: at most this many tokens per forward (and in the cache). */
   readonly contextLength: number;
 }
 
+/** Options of the GroupedQueryAttention constructor (beyond the book's positional arguments). */
 export interface GroupedQueryAttentionOptions {
   /** Positions RoPE covers (compute_rope_params' context_length); default 4096. */
   contextLength?: number;
@@ -275,9 +279,13 @@ export interface GroupedQueryAttentionOptions {
   ropeBase?: number;
 }
 
+/** Options of {@link CausalAttentionRuntime.createKVCache}: the sizes the cache holds. */
 export interface KVCacheOptions {
+  /** Sequences B. Required. */
   batch: number;
+  /** Key/value heads Hkv. Required. */
   kvHeads: number;
+  /** Size D of each key (and query) vector. Required. */
   headDim: number;
   /** Default: headDim. */
   valueDim?: number;
@@ -296,19 +304,32 @@ export type KVCacheAttentionOptions =
 export interface KVCache {
   /** Tokens held per sequence. */
   readonly length: number;
+  /** Tokens it can hold per sequence. */
   readonly capacity: number;
+  /** Sequences B. */
   readonly batch: number;
+  /** Key/value heads Hkv. */
   readonly kvHeads: number;
+  /** Size D of each key vector. */
   readonly headDim: number;
+  /** Size Dv of each value vector. */
   readonly valueDim: number;
+  /** Whether dispose() has run. */
   readonly disposed: boolean;
   /**
    * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
    * k's length. Past capacity: RangeError, nothing changes.
    */
   append(k: Float32Array, v: Float32Array): this;
-  /** q [batch, heads, queryLength, headDim] over every cached key; causal defaults to 'bottom-right'. */
+  /**
+   * q [batch, heads, queryLength, headDim] over every cached key, with the
+   * weights [batch, heads, queryLength, length]; causal defaults to 'bottom-right'.
+   */
   attention(q: Float32Array, options: KVCacheAttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  /**
+   * q [batch, heads, queryLength, headDim] over every cached key → output
+   * [batch, heads, queryLength, valueDim]; only q and the output cross.
+   */
   attention(q: Float32Array, options: KVCacheAttentionOptions): AttentionResult;
   /** Keeps the first n tokens. */
   truncate(n: number): this;
@@ -316,6 +337,7 @@ export interface KVCache {
   reset(): this;
   /** Frees its wasm memory; idempotent; later use is a TypeError. */
   dispose(): void;
+  /** dispose(), for `using`. */
   [Symbol.dispose](): void;
 }
 
@@ -383,7 +405,7 @@ export interface CausalAttentionRuntime {
 
   /**
    * Scaled dot-product attention (SIMD kernels) with weights: q [B, H, Tq, D],
-   * k [B, H, Tk, D], v [B, H, Tk, Dv] → `{ output, weights }`.
+   * k [B, kvHeads, Tk, D], v [B, kvHeads, Tk, Dv] → `{ output, weights }`.
    */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,

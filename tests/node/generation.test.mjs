@@ -410,3 +410,39 @@ describe('modules with a KV cache', async () => {
     m.resetCache();
   });
 });
+
+describe('generation in worker mode', () => {
+  it('a KV cache and a module cache work through the worker like locally', async () => {
+    const local = await init({ build: 'single' });
+    const remote = await init({ worker: true, build: 'single' });
+    try {
+      const k = randomArray(2 * 30 * 8, 60);
+      const v = randomArray(2 * 30 * 8, 61);
+      const q = randomArray(6 * 8, 62);
+      const layout = { batch: 1, kvHeads: 2, headDim: 8, capacity: 40 };
+      const mine = local.createKVCache(layout).append(k, v);
+      const cache = await remote.createKVCache(layout);
+      assert.equal(await cache.append(k, v), cache);
+      assert.equal(cache.length, 30);
+      assert.deepEqual(await cache.attention(q, { heads: 6, queryLength: 1 }), mine.attention(q, { heads: 6, queryLength: 1 }));
+      await assert.rejects(cache.append(randomArray(2 * 11 * 8, 63), randomArray(2 * 11 * 8, 64)), RangeError);
+      assert.equal(cache.length, 30);
+      await cache.dispose();
+      await assert.rejects(cache.truncate(0), TypeError);
+      mine.dispose();
+
+      local.manualSeed(9);
+      await remote.manualSeed(9);
+      const gqaLocal = new local.GroupedQueryAttention(8, 16, 4, 2);
+      const gqa = await new remote.GroupedQueryAttention(8, 16, 4, 2);
+      const x = randomArray(5 * 8, 65);
+      assert.deepEqual(await gqa.forward(x, [5, 8], { useCache: true }), gqaLocal.forward(x, [5, 8], { useCache: true }));
+      assert.equal(gqa.cacheLength, 5);
+      await gqa.resetCache();
+      assert.equal(gqa.cacheLength, 0);
+      gqaLocal.dispose();
+    } finally {
+      await remote.dispose();
+    }
+  });
+});
