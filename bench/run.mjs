@@ -3,12 +3,15 @@
 // ours (single-threaded and pthreads builds) against onnxruntime-web,
 // tfjs-backend-wasm, ruvector-attention-wasm and plain JS loops, one table
 // from one Node process; then the native Google Benchmark per SIMD target
-// against onnxruntime-node. Prints the tables, writes bench/out/results.json
-// and, after a full run, bench/RESULTS.md.
+// against onnxruntime-node; and the decode table (one generation step against
+// a KV cache, bench/lib/decode.mjs). Prints the tables, writes
+// bench/out/results.json and, after a full run, bench/RESULTS.md.
 //
 //   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
-//                      [--only=ort-web,plain-js,...] [--cap=SECONDS]
+//                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode]
 //
+// --decode: only the decode table (writes bench/out/decode.json, not
+// RESULTS.md).
 // --quick: three small shapes, short timing budgets, no module row, does not
 // write RESULTS.md (a sanity run). --only: ours plus these peers (does not
 // write RESULTS.md; no Chromium table). --no-browser: without the Chromium
@@ -25,6 +28,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBrowserBench } from './browser/run.mjs';
+import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
@@ -87,6 +91,15 @@ const started = new Date();
 
 const machine = machineInfo(root);
 for (const line of machineLines(machine)) log(line);
+
+if (flag('decode')) {
+  const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
+  console.log([...machineLines(machine), '', 'Decode step against a KV cache, wasm, Node ' +
+    `${machine.node}:`, '', renderDecode(decode)].join('\n'));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/decode.json'), JSON.stringify(decode, null, 2));
+  process.exit(0);
+}
 log('Measuring the wasm SIMD128 mul+add limit...');
 const simd = { start: measureSimdLimit() };
 simd.chains = Number(Object.entries(simd.start.byChains).sort((a, b) => b[1] - a[1])[0][0]);
@@ -267,6 +280,9 @@ if (!quick) {
   delete module.reference;
 }
 
+// One generation step against a KV cache (issue 11).
+const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
+
 const memoryCheck = await runShape(MEMORY_CHECK_SHAPE, { configs: CONFIGS.slice(0, 1), shapePolicy: slowPolicy });
 delete memoryCheck.reference;
 
@@ -343,6 +359,7 @@ const results = {
   configs: CONFIGS,
   attention: shapes.map((s) => attention.get(shapeName(s))),
   module,
+  decode,
   memoryCheck,
   browser,
   native,

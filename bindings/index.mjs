@@ -1,24 +1,26 @@
 // causal-attention: the package entry. `init()` loads the wasm engine once
 // and returns a runtime whose methods take and return Float32Arrays.
 //
-// Tensors are row-major: q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv];
-// output [B, H, Tq, Dv]; weights [B, H, Tq, Tk].
+// Tensors are row-major: q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk,
+// Dv] (Hkv = H unless grouped-query attention); output [B, H, Tq, Dv];
+// weights [B, H, Tq, Tk].
 
 import { checkStatus } from './codes.mjs';
 import { Heap } from './heap.mjs';
 import {
   DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
 } from './loader.mjs';
+import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
 import { defineModules } from './modules.mjs';
 import { MT19937 } from './random.mjs';
 import { initRemote } from './remote.mjs';
 import {
-  checkBoolean, checkInteger, checkOneOf, checkOptionNames, checkSeed, checkShape,
-  checkTensor, describe, product, resolveAttentionOptions,
+  checkBoolean, checkInteger, checkKvGroups, checkOneOf, checkOptionNames, checkSeed, checkShape,
+  checkTensor, describe, product, resolveAttentionOutputs,
 } from './validate.mjs';
 
 const ATTENTION_OPTIONS = [
-  'batch', 'heads', 'queryLength', 'keyLength', 'headDim', 'valueDim',
+  'batch', 'heads', 'kvHeads', 'queryLength', 'keyLength', 'headDim', 'valueDim',
   'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
   'returnWeights', 'out', 'weightsOut',
 ];
@@ -29,6 +31,7 @@ class Runtime {
   #generator = new MT19937();
   #disposed = false;
   #onDispose;
+  #cacheEngine;
 
   constructor(mod, build, onDispose) {
     this.#mod = mod;
@@ -40,12 +43,21 @@ class Runtime {
     this.threads = mod.numThreads();
     /** Highway's SIMD target, 'WASM' for SIMD128. */
     this.target = mod.targetName();
+    // What a KV cache needs of this runtime: the heap for its block, the
+    // kernel call on its keys and values in place.
+    this.#cacheEngine = Object.freeze({
+      heap: this.#heap,
+      generator: this.#generator,
+      checkAlive: () => this.#checkAlive(),
+      attention: (call, q, keys, values) => this.#attendCache(call, q, keys, values),
+    });
     // The book's modules, bound to this runtime (its generator and heap).
     Object.assign(this, defineModules({
       generator: this.#generator,
       checkAlive: () => this.#checkAlive(),
       layerForward: (call) => this.#layerForward(call),
       linearForward: (...args) => this.#linearForward(...args),
+      createCache: (layout) => new KVCache(this.#cacheEngine, layout),
     }));
     Object.freeze(this);
   }
@@ -95,6 +107,16 @@ class Runtime {
   }
 
   /**
+   * A key/value cache resident in wasm memory for generation: options
+   * { batch, kvHeads, headDim, valueDim = headDim, capacity }. See
+   * bindings/kv-cache.mjs; dispose() it (or `using`) when done.
+   */
+  createKVCache(options) {
+    this.#checkAlive();
+    return new KVCache(this.#cacheEngine, resolveCacheLayout(options));
+  }
+
+  /**
    * The same computation with the scalar reference (double accumulation):
    * the oracle the kernels are tested against. Slow; for checking.
    */
@@ -126,6 +148,17 @@ class Runtime {
     const c = resolveAttentionCall(q, k, v, options, this.#generator);
     const [qp, kp, vp, op, wp] = this.#stage(fn, [q, k, v],
       [c.outLength, c.returnWeights ? c.weightsLength : 0]);
+    return this.#attend(fn, c, qp, kp, vp, op, wp);
+  }
+
+  // A KV cache's keys and values stay where they are: only q goes in.
+  #attendCache(c, q, keys, values) {
+    const [qp, op, wp] = this.#stage('attention', [q],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
+    return this.#attend('attention', c, qp, keys, values, op, wp);
+  }
+
+  #attend(fn, c, qp, kp, vp, op, wp) {
     checkStatus(this.#mod, fn, this.#mod[fn](c.shape, c.options, qp, kp, vp, op, wp));
     const output = this.#copyOut(op, c.outLength, c.out);
     if (!c.returnWeights) return { output };
@@ -152,19 +185,24 @@ class Runtime {
 
   // One layer forward (src/layer.h) for a module: `c` holds the module's
   // parameters, the input, the core's LayerOptions and what to return.
+  // With a KV cache (c.options.cache, src/layer.h's KVCacheView) the layer
+  // writes this call's keys and values into it and attends over all of it.
   #layerForward(c) {
     const p = c.params;
-    const { batch, tokens } = c.options;
+    const { batch, tokens, cache } = c.options;
     const dModel = p.numHeads * p.headDim;
+    const kvHeads = p.numKVHeads || p.numHeads;
     const outLength = batch * tokens * dModel;
-    const wLength = batch * p.numHeads * tokens * tokens;
+    const kvLength = batch * tokens * kvHeads * p.headDim;
+    const wLength = batch * p.numHeads * tokens * (cache.length + tokens);
     const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
       y, weights, scores, queries, keys, values] = this.#stage('forward',
       [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
-        ...Array(3).fill(c.returnQKV ? outLength : 0)]);
+        ...(c.returnQKV ? [outLength, kvLength, kvLength] : [0, 0, 0])]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
+      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0,
       wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
     };
     const outputs = { y, weights, scores, queries, keys, values };
@@ -174,8 +212,8 @@ class Runtime {
     if (c.returnScores) result.scores = this.#copyOut(scores, wLength);
     if (c.returnQKV) {
       result.queries = this.#copyOut(queries, outLength);
-      result.keys = this.#copyOut(keys, outLength);
-      result.values = this.#copyOut(values, outLength);
+      result.keys = this.#copyOut(keys, kvLength);
+      result.values = this.#copyOut(values, kvLength);
     }
     return result;
   }
@@ -198,6 +236,7 @@ function resolveAttentionCall(q, k, v, options, generator) {
   }
   const batch = checkInteger('options.batch', o.batch);
   const heads = checkInteger('options.heads', o.heads);
+  const kvHeads = checkInteger('options.kvHeads', o.kvHeads ?? heads);
   const queryLength = checkInteger('options.queryLength', o.queryLength);
   const keyLength = checkInteger('options.keyLength', o.keyLength ?? queryLength);
   const headDim = checkInteger('options.headDim', o.headDim);
@@ -205,36 +244,21 @@ function resolveAttentionCall(q, k, v, options, generator) {
   if (keyLength > 0xffffffff) {
     throw new RangeError(`options.keyLength must be at most 2^32 - 1, got ${keyLength}`);
   }
+  checkKvGroups('options.heads must be a multiple of options.kvHeads', heads, kvHeads);
 
-  const qLength = product(batch, heads, queryLength, headDim);
-  const kLength = product(batch, heads, keyLength, headDim);
-  const vLength = product(batch, heads, keyLength, valueDim);
-  const outLength = product(batch, heads, queryLength, valueDim);
-  const weightsLength = product(batch, heads, queryLength, keyLength);
-  checkTensor('q', q, qLength,
+  // k and v have kvHeads heads; say so when they differ from heads.
+  const kvName = o.kvHeads === undefined ? `heads ${heads}` : `kvHeads ${kvHeads}`;
+  checkTensor('q', q, product(batch, heads, queryLength, headDim),
     `batch ${batch} × heads ${heads} × queryLength ${queryLength} × headDim ${headDim}`);
-  checkTensor('k', k, kLength,
-    `batch ${batch} × heads ${heads} × keyLength ${keyLength} × headDim ${headDim}`);
-  checkTensor('v', v, vLength,
-    `batch ${batch} × heads ${heads} × keyLength ${keyLength} × valueDim ${valueDim}`);
+  checkTensor('k', k, product(batch, kvHeads, keyLength, headDim),
+    `batch ${batch} × ${kvName} × keyLength ${keyLength} × headDim ${headDim}`);
+  checkTensor('v', v, product(batch, kvHeads, keyLength, valueDim),
+    `batch ${batch} × ${kvName} × keyLength ${keyLength} × valueDim ${valueDim}`);
 
-  const coreOptions = resolveAttentionOptions('options', o, generator);
-  const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
-  const out = o.out === undefined ? undefined
-    : checkTensor('options.out', o.out, outLength,
-      `batch ${batch} × heads ${heads} × queryLength ${queryLength} × valueDim ${valueDim}`);
-  let weightsOut;
-  if (o.weightsOut !== undefined) {
-    if (!returnWeights) {
-      throw new TypeError('options.weightsOut is only used with returnWeights: true');
-    }
-    weightsOut = checkTensor('options.weightsOut', o.weightsOut, weightsLength,
-      `batch ${batch} × heads ${heads} × queryLength ${queryLength} × keyLength ${keyLength}`);
-  }
-  return {
-    shape: { batch, heads, queryLength, keyLength, headDim, valueDim },
-    options: coreOptions, outLength, weightsLength, returnWeights, out, weightsOut,
+  const shape = {
+    batch, heads, queryLength, keyLength, headDim, valueDim, kvHeads, kvCapacity: 0,
   };
+  return resolveAttentionOutputs('options', o, shape, generator);
 }
 
 const runtimes = new Map();

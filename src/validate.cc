@@ -38,12 +38,17 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
       s.head_dim < 1 || s.value_dim < 1) {
     return Status::kInvalidShape;
   }
+  // GQA: the KV heads divide the query heads; a KV cache holds its keys.
+  if (s.kv_heads < 0 || s.kv_capacity < 0) return Status::kInvalidShape;
+  const int64_t kvh = internal::KvHeads(s), cap = internal::KvCapacity(s);
+  if (s.heads % kvh != 0 || cap < s.key_len) return Status::kInvalidShape;
   // Key indices must fit the dropout counter (32 bits; rows use 64) and
   // every size must fit size_t.
   if (s.key_len > static_cast<int64_t>(UINT32_MAX)) return Status::kTooLarge;
   const int64_t b = s.batch, h = s.heads, tq = s.query_len, tk = s.key_len;
-  if (!BytesFit({b, h, tq, s.head_dim}) || !BytesFit({b, h, tk, s.head_dim}) ||
-      !BytesFit({b, h, tk, s.value_dim}) ||
+  if (!BytesFit({b, h, tq, s.head_dim}) ||
+      !BytesFit({b, kvh, cap, s.head_dim}) ||
+      !BytesFit({b, kvh, cap, s.value_dim}) ||
       !BytesFit({b, h, tq, s.value_dim}) || !BytesFit({b, h, tq, tk})) {
     return Status::kTooLarge;
   }

@@ -1,6 +1,7 @@
 // Turns the results object of bench/run.mjs (also saved as
 // bench/out/results.json) into the printed report and bench/RESULTS.md.
 import { renderBrowserTable } from '../browser/report.mjs';
+import { renderDecode } from './decode.mjs';
 import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
 } from './format.mjs';
@@ -327,6 +328,7 @@ export function renderReport(results) {
     '',
     'Targets (issue 4):',
     ...targetLines(results, native?.ratios),
+    ...(results.decode ? ['', 'Decode step against a KV cache (generation), wasm:', '', renderDecode(results.decode)] : []),
     ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
       native.table, '', numbered(native.notes)] : []),
     '',
@@ -366,6 +368,7 @@ export function renderResultsMd(results) {
     '## Targets of issue 4',
     '',
     ...targetLines(results, native?.ratios),
+    ...(results.decode ? ['', '## Decode step against a KV cache (generation), wasm', '', renderDecode(results.decode)] : []),
     ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
       native.table, '', numbered(native.notes)] : []),
     '',
@@ -375,6 +378,7 @@ export function renderResultsMd(results) {
     'npm run bench                   # set-up, native + wasm builds, then node bench/run.mjs (about 10 min)',
     'node bench/run.mjs --quick      # sanity run: small shapes, short budgets; leaves this file alone',
     'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
+    'node bench/run.mjs --decode     # only the decode table (KV cache); leaves this file alone',
     '```',
     '',
     'The raw numbers of the latest run are in bench/out/results.json (not committed).',

@@ -30,6 +30,19 @@ layer.loadStateDict({ 'W_query.weight': [[1, 2, 3], [4, 5, 6]] });
 layer.forward(x);
 // @ts-expect-error the wrapper has no outProj
 new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2).outProj;
+// Generation: GQA, a resident KV cache, a module's cache.
+const gqa = ca.attention(q, q.subarray(0, 2 * 2 * 6 * 8), q.subarray(0, 2 * 2 * 6 * 8), { ...options, kvHeads: 2 });
+const cache = ca.createKVCache({ batch: 2, kvHeads: 2, headDim: 8, capacity: 64 });
+cache.append(q.subarray(0, 2 * 2 * 8), q.subarray(0, 2 * 2 * 8)).truncate(cache.length).reset();
+const step = cache.attention(q.subarray(0, 2 * 4 * 8), { heads: 4, queryLength: 1, returnWeights: true });
+const stepWeights: Float32Array = step.weights;
+// @ts-expect-error the cache fixes the head size
+cache.attention(q, { heads: 4, queryLength: 1, headDim: 8 });
+cache[Symbol.dispose]();
+const llama = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 64, ropeBase: 500000 });
+const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true });
+const held: number = llama.resetCache().cacheLength + llama.numKVGroups;
+llama.dispose();
 ca.dispose();
 
 // @ts-expect-error q must be a Float32Array
@@ -62,5 +75,5 @@ await remote.dispose();
 
 export {
   sum, maybe, label, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
-  weight, projected, remoteSum, notSync,
+  weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held,
 };
