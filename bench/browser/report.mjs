@@ -25,7 +25,7 @@ export function renderBrowserTable(results) {
       `${ratio(m('ort-web-1'), m('ours-1'))} | ${fmtMs(m('ours-2'))} | ${fmtMs(m('ort-web-2'))} | ${ratio(m('ort-web-2'), m('ours-2'))} | ` +
       `${ratio(m('ours-1'), m('ours-2'))} (${ratio(r.oursAlone?.['ours-1'], r.oursAlone?.['ours-2'])}) | ` +
       `${ratio(m('ort-web-1'), m('ort-web-2'))} | ` +
-      `${m('ours-1') ? (flops(r.shape) / (m('ours-1') * 1e6)).toFixed(1) : '—'} |`);
+      `${m('ours-1') && r.shape.kind !== 'decode' ? (flops(r.shape) / (m('ours-1') * 1e6)).toFixed(1) : '—'} |`);
   }
   const mismatches = results.shapes.filter((r) => r.mismatch?.length);
   for (const r of mismatches) lines.push(`Output mismatch (${shapeName(r.shape)}, ${r.mode}): ${r.mismatch.join(', ')}`);

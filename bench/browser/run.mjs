@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The headline shapes in headless Chromium (Debian's /usr/bin/chromium via
+// The headline shapes (attention, the module, a decode step against a KV
+// cache) in headless Chromium (Debian's /usr/bin/chromium via
 // playwright-core): ours (single-threaded and pthreads builds) against
 // onnxruntime-web (1 and 2 threads), on the page's thread and in a module
 // worker, each case in its own browser context (its own renderer process,
@@ -14,7 +15,9 @@
 // Chromium's V8). Also called by bench/run.mjs (runBrowserBench).
 import { chromium } from 'playwright-core';
 import { fmtMs } from '../lib/format.mjs';
-import { ATTENTION_SHAPES, MHA_SHAPE, shapeName } from '../lib/shapes.mjs';
+import {
+  ATTENTION_SHAPES, DECODE_SHAPES, MHA_SHAPE, shapeName,
+} from '../lib/shapes.mjs';
 import { median, planRuns, summarize } from '../lib/timing.mjs';
 import { ortVariants } from '../peers/ort-common.mjs';
 import { renderBrowserTable } from './report.mjs';
@@ -28,6 +31,8 @@ export const BROWSER_SHAPES = [
   ATTENTION_SHAPES.find((s) => s.heads === 12 && s.length === 1024 && s.batch === 1),
   ATTENTION_SHAPES.find((s) => s.heads === 1 && s.length === 4096),
   MHA_SHAPE,
+  // The decode issue's headline: a Llama-3-8B-shaped step at 4096 cached tokens.
+  DECODE_SHAPES.find((s) => s.kvHeads < s.heads && s.cacheLength === 4096),
 ];
 export const COLD_SHAPE = BROWSER_SHAPES[0];
 export { renderBrowserTable };
@@ -130,8 +135,9 @@ export async function runBrowserBench({ quick = false, modes = ['page', 'worker'
         const row = { mode, shape, cases: {} };
         const open = [];
         for (const config of CONFIGS) {
+          const oursVariant = { mha: 'MultiHeadAttention', decode: 'resident KV cache' }[shape.kind] ?? 'attention';
           const variants = config.peer === 'ours'
-            ? [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention']
+            ? [oursVariant]
             : (shape.kind === 'mha' ? ['graph'] : ortVariants(shape));
           // onnxruntime-web: the fastest variant after warm-up.
           let best = null;

@@ -3,7 +3,7 @@
 import {
   ATTENTION_MODELS, DECODE_MODELS, MODULE_VARIANTS, mhaModuleModel, randomModuleWeights,
 } from '../lib/onnx.mjs';
-import { sweepCaches } from '../lib/memory.mjs';
+import { sweepCaches } from '../lib/sweep.mjs';
 import { decodeParts, makeUniform } from '../lib/shapes.mjs';
 
 export function ortVariants(shape) {

@@ -1,6 +1,6 @@
 // causal-attention (this package), imported by name like a user would:
 // the single-threaded build, or the pthreads build with n threads.
-import { sweepCaches } from '../lib/memory.mjs';
+import { sweepCaches } from '../lib/sweep.mjs';
 import { decodeParts } from '../lib/shapes.mjs';
 import { Unavailable } from '../lib/unavailable.mjs';
 import { moduleWeights } from './ort-common.mjs';
