@@ -7,14 +7,15 @@
 // a KV cache, bench/lib/decode.mjs). Prints the tables, writes
 // bench/out/results.json and, after a full run, bench/RESULTS.md.
 //
-//   node bench/run.mjs [--quick] [--no-native] [--no-write] [--only=ort-web,plain-js,...]
-//                      [--cap=SECONDS] [--decode]
+//   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
+//                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode]
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
 // RESULTS.md).
 // --quick: three small shapes, short timing budgets, no module row, does not
 // write RESULTS.md (a sanity run). --only: ours plus these peers (does not
-// write RESULTS.md). --cap: skip a peer on a shape when its rate on the
+// write RESULTS.md; no Chromium table). --no-browser: without the Chromium
+// table (bench/browser/run.mjs). --cap: skip a peer on a shape when its rate on the
 // previous shape predicts more than this per run (default 4 s).
 //
 // Method: every case (implementation, threads, shape, variant) lives in its
@@ -26,6 +27,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runBrowserBench } from './browser/run.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
@@ -132,6 +134,7 @@ async function closeInto(row, c) {
 
 const caseRow = (c) => ({
   status: 'ok',
+  coldMs: c.coldMs,
   threads: c.threads,
   label: c.label,
   maxAbsDiff: c.maxAbsDiff,
@@ -291,6 +294,20 @@ simd.limit1 = Math.max(simd.start.gflops, simd.end.gflops);
 simd.limit2 = Math.max(simd.start2, simd.end2);
 
 // ---------------------------------------------------------------------------
+// Chromium: the headline shapes on a page's thread and in a worker, against
+// onnxruntime-web there, and the cold start (bench/browser/run.mjs).
+
+let browser = null;
+if (!flag('no-browser') && !only) {
+  log('Chromium (bench/browser/run.mjs)...');
+  try {
+    browser = await runBrowserBench({ quick });
+  } catch (e) {
+    browser = { error: String(e?.message ?? e).split('\n')[0] };
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Native: Google Benchmark per SIMD target, then onnxruntime-node on the
 // same shape right after (so both see about the same machine load).
 
@@ -344,6 +361,7 @@ const results = {
   module,
   decode,
   memoryCheck,
+  browser,
   native,
 };
 console.log(renderReport(results));

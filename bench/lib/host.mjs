@@ -35,6 +35,10 @@ let prepared;
 
 async function open({ peer, config, shape, variant, seed, policy, reference, returnOutput }) {
   const mod = await import(peer);
+  // Cold start: loading the implementation (ours: import + init(), which
+  // compiles the wasm; onnxruntime: backend start-up), session or module
+  // creation, and the first run.
+  const coldStart = now();
   try {
     impl = await mod.create(config);
   } catch (e) {
@@ -54,6 +58,7 @@ async function open({ peer, config, shape, variant, seed, policy, reference, ret
   const result = { threads: impl.threads, label: impl.label };
   // Correctness before timing: the first output against ours.
   const first = await prepared.run();
+  result.coldMs = now() - coldStart;
   if (reference) {
     result.maxAbsDiff = maxAbsDiff(first, new Float32Array(reference));
     if (!(result.maxAbsDiff <= TOLERANCE)) return { ...result, status: 'mismatch' };

@@ -1,5 +1,6 @@
 // Turns the results object of bench/run.mjs (also saved as
 // bench/out/results.json) into the printed report and bench/RESULTS.md.
+import { renderBrowserTable } from '../browser/report.mjs';
 import { renderDecode } from './decode.mjs';
 import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
@@ -280,6 +281,32 @@ function headerLines(results) {
   ];
 }
 
+/**
+ * Cold start in Node, from each case's own worker: loading the
+ * implementation, creating its session or module, the first run.
+ */
+function coldLines(results) {
+  const r = results.attention.find((x) => shapeName(x.shape) === '(1,12,512,64)');
+  if (!r) return [];
+  const keys = ['ours-1', 'ours-2', 'ort-web-1', 'ort-web-2'].filter((k) => r.rows[k]?.coldMs !== undefined);
+  if (!keys.length) return [];
+  return [
+    `Cold start at (1,12,512,64) in Node (a fresh worker thread: ours = import + init() + first attention(); ` +
+      'onnxruntime-web = import + backend start-up + session creation + first run of the variant in the table):',
+    '',
+    '| implementation | ms |',
+    '|---|--:|',
+    ...keys.map((k) => `| ${r.rows[k].label ?? k} (${r.rows[k].threads} thread${r.rows[k].threads > 1 ? 's' : ''}${r.rows[k].variant ? `, ${r.rows[k].variant}` : ''}) | ${fmtMs(r.rows[k].coldMs)} |`),
+  ];
+}
+
+function browserLines(results) {
+  const b = results.browser;
+  if (!b) return [];
+  if (b.error) return [`Chromium table failed: ${b.error}`];
+  return [renderBrowserTable(b)];
+}
+
 /** The text printed by `npm run bench`. */
 export function renderReport(results) {
   const wasm = wasmSection(results);
@@ -292,6 +319,12 @@ export function renderReport(results) {
     wasm.table,
     '',
     numbered(wasm.notes),
+    '',
+    ...coldLines(results),
+    '',
+    'In headless Chromium (bench/browser/run.mjs):',
+    '',
+    ...browserLines(results),
     '',
     'Targets (issue 4):',
     ...targetLines(results, native?.ratios),
@@ -323,6 +356,14 @@ export function renderResultsMd(results) {
     wasm.table,
     '',
     numbered(wasm.notes),
+    '',
+    '## Cold start (Node)',
+    '',
+    ...coldLines(results),
+    '',
+    '## In headless Chromium',
+    '',
+    ...browserLines(results),
     '',
     '## Targets of issue 4',
     '',

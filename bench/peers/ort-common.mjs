@@ -3,7 +3,7 @@
 import {
   ATTENTION_MODELS, DECODE_MODELS, MODULE_VARIANTS, mhaModuleModel, randomModuleWeights,
 } from '../lib/onnx.mjs';
-import { sweepCaches } from '../lib/memory.mjs';
+import { sweepCaches } from '../lib/sweep.mjs';
 import { decodeParts, makeUniform } from '../lib/shapes.mjs';
 
 export function ortVariants(shape) {
@@ -73,4 +73,23 @@ export async function initBackend(ort, sessionOptions) {
   }, sessionOptions);
   await s.run();
   await s.release();
+}
+
+/**
+ * onnxruntime-web's wasm backend with `threads` threads, its .wasm and glue
+ * at `wasmPaths` (a URL ending in /): Node and the browser bench.
+ */
+export async function createOrtWeb(ort, threads, wasmPaths) {
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.simd = true;
+  ort.env.wasm.proxy = false;
+  ort.env.wasm.wasmPaths = wasmPaths;
+  ort.env.logLevel = 'error';
+  const sessionOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  await initBackend(ort, sessionOptions);
+  return {
+    label: 'onnxruntime-web',
+    threads,
+    prepare: (variant, shape, inputs) => prepareSession(ort, variant, shape, inputs, sessionOptions),
+  };
 }

@@ -1,6 +1,6 @@
 // causal-attention (this package), imported by name like a user would:
 // the single-threaded build, or the pthreads build with n threads.
-import { sweepCaches } from '../lib/memory.mjs';
+import { sweepCaches } from '../lib/sweep.mjs';
 import { decodeParts } from '../lib/shapes.mjs';
 import { Unavailable } from '../lib/unavailable.mjs';
 import { moduleWeights } from './ort-common.mjs';
@@ -15,8 +15,12 @@ export function variants(shape) {
   return [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention'];
 }
 
-export async function create({ threads }) {
-  const { init } = await import('causal-attention');
+/**
+ * `load` imports the package: by name in Node; the browser bench passes
+ * its URL (bench/browser/peers.mjs).
+ */
+export async function create({ threads }, load = () => import('causal-attention')) {
+  const { init } = await load();
   const ca = await init(threads === 1 ? { build: 'single' } : { build: 'threads', threads });
   return {
     label: `ours (${ca.build})`,
