@@ -3,18 +3,23 @@
 // ours (single-threaded and pthreads builds) against onnxruntime-web,
 // tfjs-backend-wasm, ruvector-attention-wasm and plain JS loops, one table
 // from one Node process; then the native Google Benchmark per SIMD target
-// against onnxruntime-node. Prints the tables, writes bench/out/results.json
-// and, after a full run, bench/RESULTS.md.
+// against onnxruntime-node; and the decode table (one generation step against
+// a KV cache, bench/lib/decode.mjs). Prints the tables, writes
+// bench/out/results.json and, after a full run, bench/RESULTS.md.
 //
-//   node bench/run.mjs [--quick] [--no-native] [--no-write] [--only=ort-web,plain-js,...]
-//                      [--cap=SECONDS] [--training]
+//   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
+//                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode] [--training]
 //
+// --decode: only the decode table (writes bench/out/decode.json, not
+// RESULTS.md).
 // --quick: three small shapes, short timing budgets, no module row, does not
 // write RESULTS.md (a sanity run). --only: ours plus these peers (does not
-// write RESULTS.md). --cap: skip a peer on a shape when its rate on the
-// previous shape predicts more than this per run (default 4 s). --training:
-// only the training table (forward + backward, bench/lib/training.mjs);
-// prints it, writes nothing but bench/out/training.json.
+// write RESULTS.md; no Chromium table). --no-browser: without the Chromium
+// table (bench/browser/run.mjs). --cap: skip a peer on a shape when its rate on the
+// previous shape predicts more than this per run (default 4 s).
+// --training: only the training table (forward + backward,
+// bench/lib/training.mjs); prints it, writes nothing but
+// bench/out/training.json.
 //
 // Method: every case (implementation, threads, shape, variant) lives in its
 // own worker thread. Per shape, ours single and ours threads stay open, and
@@ -25,6 +30,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runBrowserBench } from './browser/run.mjs';
+import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
@@ -100,6 +107,15 @@ if (flag('training')) {
 
 const machine = machineInfo(root);
 for (const line of machineLines(machine)) log(line);
+
+if (flag('decode')) {
+  const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
+  console.log([...machineLines(machine), '', 'Decode step against a KV cache, wasm, Node ' +
+    `${machine.node}:`, '', renderDecode(decode)].join('\n'));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/decode.json'), JSON.stringify(decode, null, 2));
+  process.exit(0);
+}
 log('Measuring the wasm SIMD128 mul+add limit...');
 const simd = { start: measureSimdLimit() };
 simd.chains = Number(Object.entries(simd.start.byChains).sort((a, b) => b[1] - a[1])[0][0]);
@@ -134,6 +150,7 @@ async function closeInto(row, c) {
 
 const caseRow = (c) => ({
   status: 'ok',
+  coldMs: c.coldMs,
   threads: c.threads,
   label: c.label,
   maxAbsDiff: c.maxAbsDiff,
@@ -279,6 +296,9 @@ if (!quick) {
   delete module.reference;
 }
 
+// One generation step against a KV cache (issue 11).
+const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
+
 const memoryCheck = await runShape(MEMORY_CHECK_SHAPE, { configs: CONFIGS.slice(0, 1), shapePolicy: slowPolicy });
 delete memoryCheck.reference;
 
@@ -293,6 +313,20 @@ simd.end2 = await measureSimdLimitThreads(2, simd.chains);
 // Other load only lowers the number: the higher of start and end is the limit.
 simd.limit1 = Math.max(simd.start.gflops, simd.end.gflops);
 simd.limit2 = Math.max(simd.start2, simd.end2);
+
+// ---------------------------------------------------------------------------
+// Chromium: the headline shapes on a page's thread and in a worker, against
+// onnxruntime-web there, and the cold start (bench/browser/run.mjs).
+
+let browser = null;
+if (!flag('no-browser') && !only) {
+  log('Chromium (bench/browser/run.mjs)...');
+  try {
+    browser = await runBrowserBench({ quick });
+  } catch (e) {
+    browser = { error: String(e?.message ?? e).split('\n')[0] };
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Native: Google Benchmark per SIMD target, then onnxruntime-node on the
@@ -346,7 +380,9 @@ const results = {
   configs: CONFIGS,
   attention: shapes.map((s) => attention.get(shapeName(s))),
   module,
+  decode,
   memoryCheck,
+  browser,
   native,
   training,
 };

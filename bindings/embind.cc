@@ -181,7 +181,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("keyLength", CA_SIZE(Shape, key_len))
       .field("headDim", CA_SIZE(Shape, head_dim))
       .field("valueDim", CA_SIZE(Shape, value_dim))
-      .field("kvHeads", CA_SIZE(Shape, kv_heads));
+      .field("kvHeads", CA_SIZE(Shape, kv_heads))
+      .field("kvCapacity", CA_SIZE(Shape, kv_capacity));
   using Options = AttentionOptions;
   value_object<Options>("AttentionOptions")
       .field("causal", CA_ENUM(Options, CausalMask, causal))
@@ -196,6 +197,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("dIn", CA_SIZE(Params, d_in))
       .field("numHeads", CA_SIZE(Params, num_heads))
       .field("headDim", CA_SIZE(Params, head_dim))
+      .field("numKVHeads", CA_SIZE(Params, num_kv_heads))
+      .field("ropeBase", &Params::rope_base)
       .field("wQuery", CA_IN(Params, w_query))
       .field("bQuery", CA_IN(Params, b_query))
       .field("wKey", CA_IN(Params, w_key))
@@ -204,10 +207,16 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("bValue", CA_IN(Params, b_value))
       .field("wOut", CA_IN(Params, w_out))
       .field("bOut", CA_IN(Params, b_out));
+  value_object<KVCacheView>("KVCacheView")
+      .field("keys", CA_OUT(KVCacheView, keys))
+      .field("values", CA_OUT(KVCacheView, values))
+      .field("capacity", CA_SIZE(KVCacheView, capacity))
+      .field("length", CA_SIZE(KVCacheView, length));
   value_object<LayerOptions>("LayerOptions")
       .field("batch", CA_SIZE(LayerOptions, batch))
       .field("tokens", CA_SIZE(LayerOptions, tokens))
-      .field("attention", &LayerOptions::attention);
+      .field("attention", &LayerOptions::attention)
+      .field("cache", &LayerOptions::cache);
   using Outputs = LayerOutputs;
   value_object<Outputs>("LayerOutputs")
       .field("y", CA_OUT(Outputs, y))

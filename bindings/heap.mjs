@@ -42,11 +42,7 @@ export class Heap {
   reserve(what, counts) {
     let total = 0;
     for (const n of counts) total += alignUp(n * 4);
-    if (!(total < MAX_WASM_BYTES)) {
-      throw new RangeError(
-        `${what} needs ${formatBytes(total)} of wasm memory for its tensors; ` +
-        `a wasm32 module holds at most ${formatBytes(MAX_WASM_BYTES)}`);
-    }
+    checkFits(`${what} needs ${formatBytes(total)} of wasm memory for its tensors`, total);
     if (total > this.capacity) {
       if (this.ptr) this.mod._free(this.ptr);
       this.ptr = 0;
@@ -60,12 +56,7 @@ export class Heap {
         ptr = this.mod._malloc(total + ALIGN);
         size = total;
       }
-      if (!ptr) {
-        throw new RangeError(
-          `${what} needs ${formatBytes(total)} of wasm memory and the module could ` +
-          `not allocate it (heap now ${formatBytes(this.memoryBytes())}, ` +
-          `limit ${formatBytes(MAX_WASM_BYTES)})`);
-      }
+      if (!ptr) throw this.#allocationError(what, total);
       this.ptr = ptr >>> 0;
       this.capacity = size;
     }
@@ -79,6 +70,29 @@ export class Heap {
     return ptrs;
   }
 
+  /**
+   * A block of its own, outside the arena (e.g. a resident KV cache), for
+   * `bytes` bytes: { ptr, base }, base 64-byte aligned; give ptr to free().
+   * Throws a RangeError like reserve(); `need` says what the bytes are for.
+   */
+  allocate(what, bytes, need = `${formatBytes(bytes)} of wasm memory`) {
+    checkFits(`${what} needs ${need}`, bytes + ALIGN);
+    const ptr = this.mod._malloc(bytes + ALIGN) >>> 0;
+    if (!ptr) throw this.#allocationError(what, bytes);
+    return { ptr, base: alignUp(ptr) };
+  }
+
+  free(ptr) {
+    this.mod._free(ptr);
+  }
+
+  #allocationError(what, bytes) {
+    return new RangeError(
+      `${what} needs ${formatBytes(bytes)} of wasm memory and the module could ` +
+      `not allocate it (heap now ${formatBytes(this.memoryBytes())}, ` +
+      `limit ${formatBytes(MAX_WASM_BYTES)})`);
+  }
+
   /** Frees the arena (the wasm memory itself cannot shrink). */
   release() {
     if (this.ptr) this.mod._free(this.ptr);
@@ -87,7 +101,14 @@ export class Heap {
   }
 }
 
-function formatBytes(n) {
+/** Throws, before touching the heap, when `bytes` cannot fit a wasm32 heap. */
+function checkFits(needs, bytes) {
+  if (!(bytes < MAX_WASM_BYTES)) {
+    throw new RangeError(`${needs}; a wasm32 module holds at most ${formatBytes(MAX_WASM_BYTES)}`);
+  }
+}
+
+export function formatBytes(n) {
   if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(2)} GiB`;
   if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(1)} MiB`;
   if (n >= 2 ** 10) return `${(n / 2 ** 10).toFixed(1)} KiB`;

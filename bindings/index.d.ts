@@ -40,9 +40,10 @@ export interface AttentionComputation {
   /** Number of heads H. Required. */
   heads: number;
   /**
-   * Key/value heads (default heads); must divide heads: k and v are
-   * [batch, kvHeads, keyLength, ·] and query head h uses key/value head
-   * floor(h / (heads / kvHeads)).
+   * Key/value heads (grouped-query attention; 1 = multi-query). Default:
+   * heads. Query head h reads KV head ⌊h / (heads / kvHeads)⌋, as PyTorch's
+   * scaled_dot_product_attention(enable_gqa=True); heads must be a multiple.
+   * attentionBackward sums the gradients of a shared head over its group.
    */
   kvHeads?: number;
   /** Query positions Tq. Required. */
@@ -296,6 +297,13 @@ export interface ForwardOptions {
   seed?: number | bigint;
   /** Write the output here (length batch · tokens · outputDim). */
   out?: Float32Array;
+  /**
+   * The book's ch04/03 KV cache: append this call's keys and values to the
+   * module's cache and attend over all of it (positions continue: a prompt,
+   * then one token per call, gives one full forward's outputs). Weights and
+   * scores then span every cached key. resetCache() starts over.
+   */
+  useCache?: boolean;
 }
 
 /** What forward() returns with any of the return* options. */
@@ -376,6 +384,14 @@ export interface AttentionModule extends Module {
   stateDict(): StateDict;
   /** Checks every name and size, reports all mismatches in one error, loads all or nothing. */
   loadStateDict(dict: StateDictInput): this;
+  /** Tokens in the KV cache of forward(..., { useCache: true }); 0 without one. */
+  readonly cacheLength: number;
+  /** Empties the KV cache and frees its wasm memory (the book's reset_cache()). */
+  resetCache(): this;
+  /** Frees the module's wasm memory (its KV cache); the module stays usable. Idempotent. */
+  dispose(): void;
+  /** dispose(), for `using`. */
+  [Symbol.dispose](): void;
 }
 
 /** The book's SelfAttention_v2: no mask, no dropout. */
@@ -404,6 +420,92 @@ export interface MultiHeadAttention extends SelfAttention {
   readonly headDim: number;
   /** The output projection `out_proj` (a Linear with bias). */
   outProj: Linear;
+}
+
+/**
+ * The Llama chapter's GroupedQueryAttention: W_key/W_value [numKVGroups ·
+ * headDim, dIn], W_query [dOut, dIn], out_proj [dOut, dOut], no biases,
+ * RoPE on queries and keys.
+ */
+export interface GroupedQueryAttention extends MultiHeadAttention {
+  /** Key/value heads, each shared by groupSize query heads. */
+  readonly numKVGroups: number;
+  /** numHeads / numKVGroups: query heads per key/value head. */
+  readonly groupSize: number;
+  /** RoPE's theta base. */
+  readonly ropeBase: number;
+  /** Positions RoPE covers: at most this many tokens per forward (and in the cache). */
+  readonly contextLength: number;
+}
+
+/** Options of the GroupedQueryAttention constructor (beyond the book's positional arguments). */
+export interface GroupedQueryAttentionOptions {
+  /** Positions RoPE covers (compute_rope_params' context_length); default 4096. */
+  contextLength?: number;
+  /** RoPE's theta base; default 10 000 (Llama 3: 500 000). */
+  ropeBase?: number;
+}
+
+/** Options of {@link CausalAttentionRuntime.createKVCache}: the sizes the cache holds. */
+export interface KVCacheOptions {
+  /** Sequences B. Required. */
+  batch: number;
+  /** Key/value heads Hkv. Required. */
+  kvHeads: number;
+  /** Size D of each key (and query) vector. Required. */
+  headDim: number;
+  /** Default: headDim. */
+  valueDim?: number;
+  /** Tokens it can hold per sequence. */
+  capacity: number;
+}
+
+/** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
+export type KVCacheAttentionOptions =
+  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim' | 'returnLogSumExp'>;
+
+/**
+ * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm
+ * memory: append copies rows in once, attention sends only q in.
+ */
+export interface KVCache {
+  /** Tokens held per sequence. */
+  readonly length: number;
+  /** Tokens it can hold per sequence. */
+  readonly capacity: number;
+  /** Sequences B. */
+  readonly batch: number;
+  /** Key/value heads Hkv. */
+  readonly kvHeads: number;
+  /** Size D of each key vector. */
+  readonly headDim: number;
+  /** Size Dv of each value vector. */
+  readonly valueDim: number;
+  /** Whether dispose() has run. */
+  readonly disposed: boolean;
+  /**
+   * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
+   * k's length. Past capacity: RangeError, nothing changes.
+   */
+  append(k: Float32Array, v: Float32Array): this;
+  /**
+   * q [batch, heads, queryLength, headDim] over every cached key, with the
+   * weights [batch, heads, queryLength, length]; causal defaults to 'bottom-right'.
+   */
+  attention(q: Float32Array, options: KVCacheAttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  /**
+   * q [batch, heads, queryLength, headDim] over every cached key → output
+   * [batch, heads, queryLength, valueDim]; only q and the output cross.
+   */
+  attention(q: Float32Array, options: KVCacheAttentionOptions): AttentionResult;
+  /** Keeps the first n tokens. */
+  truncate(n: number): this;
+  /** Empties it (keeps its memory). */
+  reset(): this;
+  /** Frees its wasm memory; idempotent; later use is a TypeError. */
+  dispose(): void;
+  /** dispose(), for `using`. */
+  [Symbol.dispose](): void;
 }
 
 /** What init() resolves to: the engine and the book's module classes. */
@@ -464,9 +566,19 @@ export interface CausalAttentionRuntime {
       qkvBias?: boolean): MultiHeadAttention;
   };
 
+  /** The Llama chapter's GroupedQueryAttention (ch05/07_gpt_to_llama), with RoPE. */
+  GroupedQueryAttention: {
+    /** GroupedQueryAttention(dIn, dOut, numHeads, numKVGroups, { contextLength, ropeBase }). */
+    new (dIn: number, dOut: number, numHeads: number, numKVGroups: number,
+      options?: GroupedQueryAttentionOptions): GroupedQueryAttention;
+  };
+
+  /** A key/value cache resident in wasm memory (dispose it when done). */
+  createKVCache(options: KVCacheOptions): KVCache;
+
   /**
    * Scaled dot-product attention (SIMD kernels) with weights: q [B, H, Tq, D],
-   * k [B, H, Tk, D], v [B, H, Tk, Dv] → `{ output, weights }`.
+   * k [B, kvHeads, Tk, D], v [B, kvHeads, Tk, Dv] → `{ output, weights }`.
    */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,

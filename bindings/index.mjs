@@ -1,23 +1,24 @@
 // causal-attention: the package entry. `init()` loads the wasm engine once
 // and returns a runtime whose methods take and return Float32Arrays.
 //
-// Tensors are row-major: q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk, Dv]
-// (Hkv = kvHeads, default H); output [B, H, Tq, Dv]; weights [B, H, Tq, Tk];
-// logSumExp [B, H, Tq].
+// Tensors are row-major: q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk,
+// Dv] (Hkv = H unless grouped-query attention); output [B, H, Tq, Dv];
+// weights [B, H, Tq, Tk]; logSumExp [B, H, Tq].
 
 import { checkStatus } from './codes.mjs';
 import { Heap } from './heap.mjs';
 import {
   DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
 } from './loader.mjs';
+import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
 import { crossEntropy } from './loss.mjs';
 import { defineModules } from './modules.mjs';
 import { AdamW, SGD } from './optim.mjs';
 import { MT19937 } from './random.mjs';
 import { initRemote } from './remote.mjs';
 import {
-  checkBoolean, checkInteger, checkOneOf, checkOptionNames, checkSeed, checkShape,
-  checkTensor, describe, product, resolveAttentionOptions,
+  checkBoolean, checkInteger, checkKvGroups, checkOneOf, checkOptionNames, checkSeed, checkShape,
+  checkTensor, describe, product, resolveAttentionOptions, resolveAttentionOutputs,
 } from './validate.mjs';
 
 // The options that describe one attention computation: the forward's and
@@ -36,6 +37,7 @@ class Runtime {
   #generator = new MT19937();
   #disposed = false;
   #onDispose;
+  #cacheEngine;
 
   constructor(mod, build, onDispose) {
     this.#mod = mod;
@@ -47,6 +49,14 @@ class Runtime {
     this.threads = mod.numThreads();
     /** Highway's SIMD target, 'WASM' for SIMD128. */
     this.target = mod.targetName();
+    // What a KV cache needs of this runtime: the heap for its block, the
+    // kernel call on its keys and values in place.
+    this.#cacheEngine = Object.freeze({
+      heap: this.#heap,
+      generator: this.#generator,
+      checkAlive: () => this.#checkAlive(),
+      attention: (call, q, keys, values) => this.#attendCache(call, q, keys, values),
+    });
     // The book's modules, bound to this runtime (its generator and heap).
     Object.assign(this, defineModules({
       generator: this.#generator,
@@ -55,6 +65,7 @@ class Runtime {
       layerBackward: (call) => this.#layerBackward(call),
       linearForward: (...args) => this.#linearForward(...args),
       linearBackward: (...args) => this.#linearBackward(...args),
+      createCache: (layout) => new KVCache(this.#cacheEngine, layout),
     }));
     /** Optimizers over module parameters, as torch.optim. */
     this.optim = Object.freeze({ SGD, AdamW });
@@ -136,6 +147,16 @@ class Runtime {
   }
 
   /**
+   * A key/value cache resident in wasm memory for generation: options
+   * { batch, kvHeads, headDim, valueDim = headDim, capacity }. See
+   * bindings/kv-cache.mjs; dispose() it (or `using`) when done.
+   */
+  createKVCache(options) {
+    this.#checkAlive();
+    return new KVCache(this.#cacheEngine, resolveCacheLayout(options));
+  }
+
+  /**
    * The same computation with the scalar reference (double accumulation):
    * the oracle the kernels are tested against. Slow; for checking.
    */
@@ -183,6 +204,17 @@ class Runtime {
     const c = resolveAttentionCall(q, k, v, options, this.#generator);
     const [qp, kp, vp, op, wp, lp] = this.#stage(fn, [q, k, v],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength : 0]);
+    return this.#attend(fn, c, qp, kp, vp, op, wp, lp);
+  }
+
+  // A KV cache's keys and values stay where they are: only q goes in.
+  #attendCache(c, q, keys, values) {
+    const [qp, op, wp] = this.#stage('attention', [q],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
+    return this.#attend('attention', c, qp, keys, values, op, wp, 0);
+  }
+
+  #attend(fn, c, qp, kp, vp, op, wp, lp) {
     checkStatus(this.#mod, fn, this.#mod[fn](c.shape, c.options, qp, kp, vp, op, wp, lp));
     const result = { output: this.#copyOut(op, c.outLength, c.out) };
     if (c.returnWeights) result.weights = this.#copyOut(wp, c.weightsLength, c.weightsOut);
@@ -228,24 +260,30 @@ class Runtime {
 
   // One layer forward (src/layer.h) for a module: `c` holds the module's
   // parameters, the input, the core's LayerOptions and what to return.
+  // With a KV cache (c.options.cache, src/layer.h's KVCacheView) the layer
+  // writes this call's keys and values into it and attends over all of it.
   // With c.keep (a training forward), also `saved`: copies of what
   // AttentionLayerBackward reads (queries, keys, values, context,
   // logSumExp).
   #layerForward(c) {
     const p = c.params;
-    const { batch, tokens } = c.options;
+    const { batch, tokens, cache } = c.options;
     const dModel = p.numHeads * p.headDim;
+    const kvHeads = p.numKVHeads || p.numHeads;
     const outLength = batch * tokens * dModel;
-    const wLength = batch * p.numHeads * tokens * tokens;
+    const kvLength = batch * tokens * kvHeads * p.headDim;
+    const wLength = batch * p.numHeads * tokens * (cache.length + tokens);
     const rowsLength = batch * p.numHeads * tokens;
-    const headsLength = c.returnQKV || c.keep ? outLength : 0;
+    const heads = c.returnQKV || c.keep;
     const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
       y, weights, scores, queries, keys, values, context, logSumExp] = this.#stage('forward',
       [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
-        headsLength, headsLength, headsLength, c.keep ? outLength : 0, c.keep ? rowsLength : 0]);
+        ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
+        c.keep ? outLength : 0, c.keep ? rowsLength : 0]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
+      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0,
       wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
     };
     const outputs = { y, weights, scores, queries, keys, values, context, logSumExp };
@@ -255,14 +293,14 @@ class Runtime {
     if (c.returnScores) result.scores = this.#copyOut(scores, wLength);
     if (c.returnQKV) {
       result.queries = this.#copyOut(queries, outLength);
-      result.keys = this.#copyOut(keys, outLength);
-      result.values = this.#copyOut(values, outLength);
+      result.keys = this.#copyOut(keys, kvLength);
+      result.values = this.#copyOut(values, kvLength);
     }
     if (c.keep) {
       result.saved = {
         queries: this.#copyOut(queries, outLength),
-        keys: this.#copyOut(keys, outLength),
-        values: this.#copyOut(values, outLength),
+        keys: this.#copyOut(keys, kvLength),
+        values: this.#copyOut(values, kvLength),
         context: this.#copyOut(context, outLength),
         logSumExp: this.#copyOut(logSumExp, rowsLength),
       };
@@ -287,6 +325,7 @@ class Runtime {
       [batch * tokens * c.dIn]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
+      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0,
       wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
     };
     const saved = { queries, keys, values, context, logSumExp };
@@ -326,8 +365,9 @@ class Runtime {
 const joinSeed = (o) => (BigInt(o.seedHi) << 32n) | BigInt(o.seedLo);
 
 /**
- * The shape of one attention computation from its options, and q, k, v
- * checked against it. Throws TypeError/RangeError; never touches wasm.
+ * The shape of one attention computation from its options (`o`, the
+ * checked `options`), and q, k, v checked against it. Throws
+ * TypeError/RangeError; never touches wasm.
  */
 function resolveAttentionShape(o, options, q, k, v) {
   if (options === undefined) {
@@ -336,9 +376,6 @@ function resolveAttentionShape(o, options, q, k, v) {
   const batch = checkInteger('options.batch', o.batch);
   const heads = checkInteger('options.heads', o.heads);
   const kvHeads = checkInteger('options.kvHeads', o.kvHeads ?? heads);
-  if (heads % kvHeads !== 0) {
-    throw new RangeError(`options.kvHeads must divide heads ${heads}, got ${kvHeads}`);
-  }
   const queryLength = checkInteger('options.queryLength', o.queryLength);
   const keyLength = checkInteger('options.keyLength', o.keyLength ?? queryLength);
   const headDim = checkInteger('options.headDim', o.headDim);
@@ -346,21 +383,17 @@ function resolveAttentionShape(o, options, q, k, v) {
   if (keyLength > 0xffffffff) {
     throw new RangeError(`options.keyLength must be at most 2^32 - 1, got ${keyLength}`);
   }
-  const kvName = kvHeads === heads ? `heads ${heads}` : `kvHeads ${kvHeads}`;
-  const r = {
-    shape: { batch, heads, queryLength, keyLength, headDim, valueDim, kvHeads },
-    outLength: product(batch, heads, queryLength, valueDim),
-    outHow: `batch ${batch} × heads ${heads} × queryLength ${queryLength} × valueDim ${valueDim}`,
-    weightsLength: product(batch, heads, queryLength, keyLength),
-    rowsLength: product(batch, heads, queryLength),
-  };
+  checkKvGroups('options.heads must be a multiple of options.kvHeads', heads, kvHeads);
+
+  // k and v have kvHeads heads; say so when they differ from heads.
+  const kvName = o.kvHeads === undefined ? `heads ${heads}` : `kvHeads ${kvHeads}`;
   checkTensor('q', q, product(batch, heads, queryLength, headDim),
     `batch ${batch} × heads ${heads} × queryLength ${queryLength} × headDim ${headDim}`);
   checkTensor('k', k, product(batch, kvHeads, keyLength, headDim),
     `batch ${batch} × ${kvName} × keyLength ${keyLength} × headDim ${headDim}`);
   checkTensor('v', v, product(batch, kvHeads, keyLength, valueDim),
     `batch ${batch} × ${kvName} × keyLength ${keyLength} × valueDim ${valueDim}`);
-  return r;
+  return { batch, heads, queryLength, keyLength, headDim, valueDim, kvHeads, kvCapacity: 0 };
 }
 
 /**
@@ -369,40 +402,27 @@ function resolveAttentionShape(o, options, q, k, v) {
  */
 function resolveAttentionCall(q, k, v, options, generator) {
   const o = checkOptionNames('options', options, ATTENTION_OPTIONS);
-  const { shape, outLength, outHow, weightsLength, rowsLength } =
-    resolveAttentionShape(o, options, q, k, v);
-  const { batch, heads, queryLength, keyLength } = shape;
-
-  const coreOptions = resolveAttentionOptions('options', o, generator);
-  const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
-  const returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);
-  const out = o.out === undefined ? undefined : checkTensor('options.out', o.out, outLength, outHow);
-  let weightsOut;
-  if (o.weightsOut !== undefined) {
-    if (!returnWeights) {
-      throw new TypeError('options.weightsOut is only used with returnWeights: true');
-    }
-    weightsOut = checkTensor('options.weightsOut', o.weightsOut, weightsLength,
-      `batch ${batch} × heads ${heads} × queryLength ${queryLength} × keyLength ${keyLength}`);
-  }
-  return {
-    shape, options: coreOptions, outLength, weightsLength, rowsLength,
-    returnWeights, returnLogSumExp, out, weightsOut,
-  };
+  const shape = resolveAttentionShape(o, options, q, k, v);
+  const c = resolveAttentionOutputs('options', o, shape, generator);
+  c.returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);
+  c.rowsLength = product(shape.batch, shape.heads, shape.queryLength);
+  return c;
 }
 
 /** Validates one backward call (the forward's options, its results). */
 function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
   const o = checkOptionNames('options', options, SHAPE_AND_MASK_OPTIONS);
-  const { shape, outLength, outHow, rowsLength } = resolveAttentionShape(o, options, q, k, v);
+  const shape = resolveAttentionShape(o, options, q, k, v);
+  const { batch, heads, queryLength, valueDim } = shape;
+  const outHow = `batch ${batch} × heads ${heads} × queryLength ${queryLength} × valueDim ${valueDim}`;
+  const outLength = product(batch, heads, queryLength, valueDim);
   checkTensor('gradOutput', gradOutput, outLength, outHow);
   checkTensor('output', output, outLength, `${outHow}; the forward's output`);
   if (logSumExp === undefined || logSumExp === null) {
     throw new TypeError(
       `logSumExp must be a Float32Array (the forward's, from returnLogSumExp: true), got ${describe(logSumExp)}`);
   }
-  const { batch, heads, queryLength } = shape;
-  checkTensor('logSumExp', logSumExp, rowsLength,
+  checkTensor('logSumExp', logSumExp, product(batch, heads, queryLength),
     `batch ${batch} × heads ${heads} × queryLength ${queryLength}`);
   // The dropout mask is regenerated from the forward's seed: never drawn here.
   const dropoutRan = o.training === true && typeof o.dropout === 'number' && o.dropout > 0;

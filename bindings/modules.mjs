@@ -12,19 +12,29 @@
 // dict does; zeroGrad() resets them; parameters() hands them to an optimizer
 // (optim.mjs).
 //
-// Parameters and gradients are JS-owned Float32Arrays: a module holds no
-// wasm memory and needs no dispose(). Each forward copies x and the
-// parameters into the runtime's scratch heap and runs one C++ layer forward
-// (src/layer.cc: projections, split heads, attention, merge, out_proj); each
-// backward copies them and the kept activations in again and runs the
-// layer's backward.
+// Parameters and gradients are JS-owned Float32Arrays. Each forward copies x
+// and the parameters into the runtime's scratch heap and runs one C++ layer
+// forward (src/layer.cc: projections, RoPE, split heads, attention, merge,
+// out_proj); each backward copies them and the kept activations in again and
+// runs the layer's backward. The only wasm memory a module holds is its KV
+// cache between a forward(..., { useCache: true }) and resetCache() (or
+// dispose()).
 
+import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from './kv-cache.mjs';
 import {
-  checkBoolean, checkIndices, checkInteger, checkOptionNames, checkProbability, checkShape,
-  checkTensor, describe, product, resolveAttentionOptions,
+  checkBoolean, checkFinite, checkIndices, checkInteger, checkOptionNames, checkProbability,
+  checkShape, checkTensor, describe, product, resolveAttentionOptions,
 } from './validate.mjs';
 
-const FORWARD_OPTIONS = ['returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out'];
+const FORWARD_OPTIONS = [
+  'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
+];
+
+/** The core's KVCacheView for a forward without a cache. */
+const NO_CACHE = Object.freeze({ keys: 0, values: 0, capacity: 0, length: 0 });
+
+/** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
+const FIRST_CACHE_CAPACITY = 256;
 
 /** The nn.Linear weight bound, computed in double exactly as PyTorch does. */
 function kaimingBound(fanIn) {
@@ -121,19 +131,25 @@ class Module {
 class Kept {
   #value = null;
   #evalForward = false;
+  #unsupported;
 
   /**
    * After a forward: in training mode, keeps what `make()` returns (called
    * only then: eval mode copies nothing); in eval mode, drops what it had.
+   * `unsupported` (a reason) drops it too, and backward() then says why.
    */
-  set(training, make) {
-    this.#value = training ? make() : null;
+  set(training, make, unsupported) {
+    this.#value = training && !unsupported ? make() : null;
     this.#evalForward = !training;
+    this.#unsupported = training ? unsupported : undefined;
   }
 
   /** Takes them (one backward per forward, as PyTorch frees its graph). */
   take() {
     const value = this.#value;
+    if (!value && this.#unsupported) {
+      throw new TypeError(`backward() cannot follow the last forward(): ${this.#unsupported}`);
+    }
     if (!value) {
       throw new TypeError(this.#evalForward
         ? 'backward() needs a forward() in training mode; the last forward() ran in eval mode (call train() and forward() again)'
@@ -172,6 +188,7 @@ function toFloat32(value) {
  *   layerBackward(call)  runs its backward → { gradX, grads }
  *   linearForward(...)   runs Linear
  *   linearBackward(...)  runs LinearBackward → { gradX, weightGrad, biasGrad }
+ *   createCache(layout)  a KVCache (bindings/kv-cache.mjs) for useCache
  */
 export function defineModules(engine) {
   class Linear extends Module {
@@ -325,10 +342,11 @@ export function defineModules(engine) {
     }
   }
 
-  /** Shared by the four attention modules. */
+  /** Shared by the attention modules. */
   class AttentionLayer extends Module {
     #causal;
     #dropout;
+    #cache = null;
     #kept = new Kept();
 
     constructor(dIn, contextLength, dropout, causal) {
@@ -362,13 +380,18 @@ export function defineModules(engine) {
      * Returns the output Float32Array [batch, tokens, outputDim], or with
      * returnWeights / returnScores / returnQKV an object { output, weights,
      * scores, queries, keys, values }: weights [batch, heads, tokens,
-     * tokens] (post-dropout when dropout ran), scores the raw Q·Kᵀ (before
-     * scaling and masking), queries/keys/values the projected heads
-     * [batch, heads, tokens, headDim] that the attention ran on.
+     * keys] (post-dropout when dropout ran), scores the raw Q·Kᵀ (before
+     * scaling and masking), queries/keys/values this call's projected heads
+     * [batch, heads (keys, values: KV heads), tokens, headDim] (after RoPE).
      * Options: maskStrategy ('neg-inf' | 'renormalize'), seed (dropout
-     * seed; default: drawn from the runtime's generator), out.
-     * In training mode it keeps what backward() needs: x, the projected
-     * heads, the attention output and its log-sum-exp, the dropout seed.
+     * seed; default: drawn from the runtime's generator), out, useCache
+     * (the book's ch04/03 KV cache: append this call's keys and values to
+     * the module's cache and attend over all of it; positions continue,
+     * so a prompt and then one token per call give one full forward's
+     * outputs; keys = cached + tokens).
+     * In training mode (without useCache) it keeps what backward() needs:
+     * x, the projected heads, the attention output and its log-sum-exp, the
+     * dropout seed.
      */
     forward(x, shape, options) {
       engine.checkAlive();
@@ -386,8 +409,12 @@ export function defineModules(engine) {
       const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
       const returnScores = checkBoolean('options.returnScores', o.returnScores ?? false);
       const returnQKV = checkBoolean('options.returnQKV', o.returnQKV ?? false);
+      const useCache = checkBoolean('options.useCache', o.useCache ?? false);
+      // With a cache the new tokens come after the cached ones: the mask's
+      // bottom-right alignment (the same triangle without one).
+      const causal = useCache && this.#causal ? 'bottom-right' : this.#causal;
       const attention = resolveAttentionOptions('options', {
-        causal: this.#causal, maskStrategy: o.maskStrategy, dropout: this.dropout,
+        causal, maskStrategy: o.maskStrategy, dropout: this.dropout,
         training: this.training, seed: o.seed,
       }, engine.generator);
       const outputLength = batch * tokens * this.outputDim;
@@ -395,12 +422,17 @@ export function defineModules(engine) {
         checkTensor('options.out', o.out, outputLength,
           `batch ${batch} × tokens ${tokens} × output width ${this.outputDim}`);
       }
-      const layerOptions = { batch, tokens, attention };
+      const params = this.layerParams();
+      const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
+      const layerOptions = { batch, tokens, attention, cache: cache ? cache[CACHE_VIEW]() : NO_CACHE };
+      const keep = this.training && !useCache;
       const result = engine.layerForward({
-        params: this.layerParams(), x, dIn, options: layerOptions,
-        returnWeights, returnScores, returnQKV, out: o.out, keep: this.training,
+        params, x, dIn, options: layerOptions,
+        returnWeights, returnScores, returnQKV, out: o.out, keep,
       });
-      this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: result.saved }));
+      cache?.[CACHE_ADVANCE](tokens);
+      this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: result.saved }),
+        useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
       delete result.saved;
       return returnWeights || returnScores || returnQKV ? result : result.output;
     }
@@ -424,6 +456,57 @@ export function defineModules(engine) {
       });
       this.setLayerGrads(grads);
       return gradX;
+    }
+
+    /** Tokens in the module's KV cache (0 without one). */
+    get cacheLength() {
+      return this.#cache?.length ?? 0;
+    }
+
+    /**
+     * Empties the KV cache of forward(..., { useCache: true }) and frees its
+     * wasm memory, like the book's reset_cache(). Returns the module.
+     */
+    resetCache() {
+      this.#cache?.dispose();
+      this.#cache = null;
+      return this;
+    }
+
+    /** Frees what the module holds in wasm memory (its KV cache). The module stays usable. */
+    dispose() {
+      this.resetCache();
+    }
+
+    [Symbol.dispose]() {
+      this.dispose();
+    }
+
+    // The cache for `tokens` more tokens: created on first use, grown by
+    // doubling (never past contextLength).
+    #cacheFor(batch, tokens, params) {
+      const limit = this.contextLength ?? Infinity;
+      const cache = this.#cache;
+      const held = cache?.length ?? 0;
+      if (cache && cache.batch !== batch) {
+        throw new RangeError(
+          `useCache: the cache holds sequences of batch ${cache.batch}, got batch ${batch}; call resetCache() first`);
+      }
+      if (held + tokens > limit) {
+        throw new RangeError(
+          `useCache: the cache would hold ${held + tokens} tokens, past contextLength ${limit} ` +
+          `(it holds ${held}); call resetCache() first`);
+      }
+      const need = held + tokens;
+      if (!cache) {
+        this.#cache = engine.createCache({
+          batch, kvHeads: params.numKVHeads || params.numHeads, headDim: params.headDim,
+          valueDim: params.headDim, capacity: Math.min(limit, Math.max(need, FIRST_CACHE_CAPACITY)),
+        });
+      } else if (need > cache.capacity) {
+        cache[CACHE_RESERVE](Math.min(limit, Math.max(need, 2 * cache.capacity)));
+      }
+      return this.#cache;
     }
 
     /** The module called as a function, like PyTorch's module(x). */
@@ -499,23 +582,38 @@ export function defineModules(engine) {
     checkBoolean('qkvBias', qkvBias);
   }
 
-  /** Modules with one Q/K/V projection each, split into numHeads heads. */
+  /**
+   * Modules with one Q/K/V projection each, split into numHeads heads (K and
+   * V into numKVGroups heads for grouped-query attention).
+   */
   class ProjectedAttention extends AttentionLayer {
-    constructor(dIn, dOut, contextLength, dropout, causal, qkvBias, numHeads) {
+    constructor(dIn, dOut, contextLength, dropout, causal, qkvBias, numHeads, numKVGroups) {
       super(dIn, contextLength, dropout, causal);
       this.dOut = dOut;
       this.numHeads = numHeads;
       this.headDim = dOut / numHeads;
       this.outputDim = dOut;
-      // The book's __init__ order: W_query, W_key, W_value (then out_proj).
-      this.W_query = new Linear(dIn, dOut, qkvBias);
-      this.W_key = new Linear(dIn, dOut, qkvBias);
-      this.W_value = new Linear(dIn, dOut, qkvBias);
+      if (numKVGroups === undefined) {
+        // The book's __init__ order: W_query, W_key, W_value (then out_proj).
+        this.W_query = new Linear(dIn, dOut, qkvBias);
+        this.W_key = new Linear(dIn, dOut, qkvBias);
+        this.W_value = new Linear(dIn, dOut, qkvBias);
+        return;
+      }
+      // The Llama chapter's GroupedQueryAttention.__init__ order, without
+      // biases: W_key, W_value (numKVGroups heads), W_query, out_proj.
+      this.numKVGroups = numKVGroups;
+      this.groupSize = numHeads / numKVGroups;
+      this.W_key = new Linear(dIn, numKVGroups * this.headDim, false);
+      this.W_value = new Linear(dIn, numKVGroups * this.headDim, false);
+      this.W_query = new Linear(dIn, dOut, false);
+      this.outProj = new Linear(dOut, dOut, false);
     }
 
     layerParams() {
       return {
         numHeads: this.numHeads, headDim: this.headDim,
+        numKVHeads: this.numKVGroups ?? 0, ropeBase: this.ropeBase ?? 0,
         wq: this.W_query.weight, bq: this.W_query.bias,
         wk: this.W_key.weight, bk: this.W_key.bias,
         wv: this.W_value.weight, bv: this.W_value.bias,
@@ -547,6 +645,10 @@ export function defineModules(engine) {
     }
 
     namedLinears() {
+      if (this.numKVGroups !== undefined) {
+        return [['W_key', this.W_key], ['W_value', this.W_value], ['W_query', this.W_query],
+          ['out_proj', this.outProj]];
+      }
       const named = [['W_query', this.W_query], ['W_key', this.W_key], ['W_value', this.W_value]];
       return this.outProj ? [...named, ['out_proj', this.outProj]] : named;
     }
@@ -617,6 +719,8 @@ export function defineModules(engine) {
       }
     }
 
+
+
     namedLinears() {
       return this.heads.flatMap((h, i) => h.namedLinears().map(([n, l]) => [`heads.${i}.${n}`, l]));
     }
@@ -635,11 +739,48 @@ export function defineModules(engine) {
     }
   }
 
+  /**
+   * The Llama chapter's GroupedQueryAttention(d_in, d_out, num_heads,
+   * num_kv_groups) (ch05/07_gpt_to_llama): numKVGroups key/value heads
+   * shared by groups of numHeads / numKVGroups query heads (never repeated
+   * in memory), no biases, rotary position embedding on queries and keys as
+   * compute_rope_params / apply_rope with theta base ropeBase (default
+   * 10 000; Llama 3 uses 500 000) for up to contextLength positions
+   * (default 4096, compute_rope_params'), the causal mask, out_proj.
+   */
+  class GroupedQueryAttention extends ProjectedAttention {
+    constructor(dIn, dOut, numHeads, numKVGroups, options) {
+      const o = checkOptionNames('options', options, ['contextLength', 'ropeBase']);
+      checkInteger('dIn', dIn);
+      checkInteger('dOut', dOut);
+      checkInteger('numHeads', numHeads);
+      checkInteger('numKVGroups', numKVGroups);
+      if (dOut % numHeads !== 0) {
+        throw new RangeError(`dOut must be divisible by numHeads, got dOut ${dOut} and numHeads ${numHeads}`);
+      }
+      if (numHeads % numKVGroups !== 0) {
+        throw new RangeError(
+          `numHeads must be divisible by numKVGroups, got numHeads ${numHeads} and numKVGroups ${numKVGroups}`);
+      }
+      if ((dOut / numHeads) % 2 !== 0) {
+        throw new RangeError(
+          `the head size dOut / numHeads must be even for RoPE, got ${dOut} / ${numHeads} = ${dOut / numHeads}`);
+      }
+      const contextLength = checkInteger('options.contextLength', o.contextLength ?? 4096);
+      const ropeBase = checkFinite('options.ropeBase', o.ropeBase ?? 10000);
+      if (!(ropeBase > 0 && Number.isFinite(Math.fround(ropeBase)))) {
+        throw new RangeError(`options.ropeBase must be a positive float32, got ${describe(ropeBase)}`);
+      }
+      super(dIn, dOut, contextLength, 0, true, false, numHeads, numKVGroups);
+      this.ropeBase = ropeBase;
+    }
+  }
+
   return {
     Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
+    GroupedQueryAttention,
   };
 }
-
 /** The wrapper's projections: layer key, each head's attribute. */
 const WRAPPER_PROJECTIONS = [['q', 'W_query'], ['k', 'W_key'], ['v', 'W_value']];
 
@@ -654,3 +795,4 @@ function stack(parts) {
   }
   return all;
 }
+

@@ -201,6 +201,40 @@ export function resolveAttentionOptions(prefix, o, generator) {
   };
 }
 
+/**
+ * What every attention call resolves once its shape is known (ca.attention
+ * and a KV cache's attention alike): the core's AttentionOptions and the
+ * outputs asked for. `s` is the core's AttentionShape.
+ */
+export function resolveAttentionOutputs(prefix, o, s, generator) {
+  const options = resolveAttentionOptions(prefix, o, generator);
+  const outLength = product(s.batch, s.heads, s.queryLength, s.valueDim);
+  const weightsLength = product(s.batch, s.heads, s.queryLength, s.keyLength);
+  const returnWeights = checkBoolean(`${prefix}.returnWeights`, o.returnWeights ?? false);
+  const out = o.out === undefined ? undefined
+    : checkTensor(`${prefix}.out`, o.out, outLength,
+      `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × valueDim ${s.valueDim}`);
+  let weightsOut;
+  if (o.weightsOut !== undefined) {
+    if (!returnWeights) {
+      throw new TypeError(`${prefix}.weightsOut is only used with returnWeights: true`);
+    }
+    weightsOut = checkTensor(`${prefix}.weightsOut`, o.weightsOut, weightsLength,
+      `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × keyLength ${s.keyLength}`);
+  }
+  return { shape: s, options, outLength, weightsLength, returnWeights, out, weightsOut };
+}
+
+/**
+ * Grouped-query attention: heads must be a multiple of kvHeads (query head h
+ * reads KV head ⌊h / (heads / kvHeads)⌋). `rule` starts the message.
+ */
+export function checkKvGroups(rule, heads, kvHeads) {
+  if (heads % kvHeads !== 0) {
+    throw new RangeError(`${rule}, got heads ${heads} and kvHeads ${kvHeads}`);
+  }
+}
+
 /** Product of dims as a Number, or Infinity when it is not exact. */
 export function product(...dims) {
   let p = 1;

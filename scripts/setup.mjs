@@ -21,6 +21,10 @@ const requirements = [
   ['Highway headers and library', 'libhwy-dev', () => existsSync('/usr/include/hwy/highway.h')],
   ['GoogleTest', 'libgtest-dev', () => existsSync('/usr/include/gtest/gtest.h')],
   ['Google Benchmark', 'libbenchmark-dev', () => existsSync('/usr/include/benchmark/benchmark.h')],
+  // The wasm builds' GEMM side modules, SIMD128 and relaxed SIMD
+  // (CMakeLists.txt): a clang newer than Emscripten 3.1.6's, and its wasm-ld.
+  ['clang 19 (GEMM side modules)', 'clang-19', () => has('clang++-19')],
+  ['wasm-ld 19 (GEMM side modules)', 'lld-19', () => has('wasm-ld-19')],
 ];
 if (purpose === 'test') {
   requirements.push(

@@ -1,22 +1,34 @@
 // Attention kernels (compiled once per SIMD target) and their dispatch.
 //
-// Shapes: q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv],
-//         out [B, H, Tq, Dv], weights [B, H, Tq, Tk] (optional).
-// Work items: (b·H + h, query block of kQueryBlock rows), handed to the
-// thread pool largest-first; each writes its own rows only, so results do
-// not depend on the thread count.
+// Shapes: q [B, H, Tq, D], k [B, Hkv, cap, D], v [B, Hkv, cap, Dv],
+//         out [B, H, Tq, Dv], weights [B, H, Tq, Tk] (optional); query head
+//         h reads KV head h / G (G = H / Hkv, the group), whose keys are the
+//         first Tk of its cap rows (cap = Tk unless a KV cache's capacity).
+// A work item is a block of consecutive query rows of [B·H·Tq] that share
+// one KV head, and a key range; it writes its own rows (or its own partial
+// state) only, so results do not depend on the thread count.
 //
-// Two paths per work item:
+// Work items:
+//  * Decode-shaped (tiled path, G·Tq <= kQueryBlock): the block is the
+//    whole group, all G heads' Tq rows (contiguous in q and out), so each
+//    key tile is read once per KV head for the group; the keys are split
+//    into fixed chunks of kDecodeChunk, one item per (group, chunk). With
+//    more than one chunk, items leave partial (m, l, o) states and a second
+//    pass merges each row's chunks in chunk order (online_softmax-inl.h).
+//  * Otherwise: (b·H + h, query block of kQueryBlock rows) over all keys,
+//    handed to the pool largest-first.
+//
+// Two computations per work item:
 //  * Tiled (no weights requested, mask strategy -inf): for each key tile
-//    left of the causal diagonal
+//    of the item's range left of the causal diagonal
 //      1-2. S = Q·Kᵀ (dot-product microkernel of dot-inl.h on the key rows as
-//      they are;
-//           odd head sizes are padded to whole vectors first),
+//           they are; odd head sizes are padded to whole vectors first),
 //      3. scale, row max, running max/sum update (online softmax),
 //      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (matmul-inl.h);
-//    finally O /= l (and, when asked, L = m + log(l): the row's
-//    log-sum-exp for the backward). Key tiles right of the diagonal are never
-//    touched, and extra memory is O(tile) per thread.
+//    finally O /= l (or the partial state is kept; and, when asked, the
+//    row's log-sum-exp L = m + log(l) for the backward). Key tiles right of
+//    the diagonal are never touched; extra memory is O(tile) per thread (plus
+//    O(rows · chunks · Dv) partial states for split decode calls).
 //  * Rows (weights requested, or the renormalise strategy): S is written
 //    once into the weight rows (the caller's buffer, or a per-thread row
 //    buffer), softmax runs in place, then P·V reads the finished rows.
@@ -40,7 +52,9 @@
 #include "hwy/highway.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
+#include "src/few_rows-inl.h"
 #include "src/matmul-inl.h"
+#include "src/online_softmax-inl.h"
 #include "src/row_passes-inl.h"
 #include "src/simd-inl.h"
 
@@ -57,7 +71,9 @@ struct Plan {
   AttentionShape shape;
   CausalMask causal;
   size_t bh_count, tq, tk, d, dv, dv_pad, num_qblocks;
-  size_t d_pad;  // d rounded up to whole vectors (== d on SCALAR)
+  size_t group;      // query heads per KV head
+  size_t kv_stride;  // rows per KV head in k and v (>= tk)
+  size_t d_pad;      // d rounded up to whole vectors (== d on SCALAR)
   float scale;
   bool renormalize;
   bool drop;
@@ -76,24 +92,38 @@ struct Plan {
   }
 };
 
-// One work item: query rows [q0, q0 + rows) of head bh, and that head's
-// tensors.
+// The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
+// all reading the same KV head, and that KV head's tensors. One query
+// head's block, or (decode-shaped calls) a whole group: G heads' rows are
+// consecutive in q and out.
 struct Block {
-  size_t bh, q0, rows;
+  size_t row0, rows;
   const float* q;  // the block's first query row
-  const float* k;  // the head's keys
-  const float* v;  // the head's values
+  const float* k;  // the KV head's keys
+  const float* v;  // the KV head's values
 
-  Block(const Plan& p, size_t bh_, size_t q0_, size_t q1)
-      : bh(bh_),
-        q0(q0_),
-        rows(q1 - q0_),
-        q(p.q + (bh_ * p.tq + q0_) * p.d),
-        k(p.k + bh_ * p.tk * p.d),
-        v(p.v + bh_ * p.tk * p.dv) {}
+  Block(const Plan& p, size_t row0_, size_t rows_)
+      : row0(row0_), rows(rows_), q(p.q + row0_ * p.d) {
+    const size_t kv = internal::KvHeadOf(p.shape, row0_ / p.tq);
+    k = p.k + kv * p.kv_stride * p.d;
+    v = p.v + kv * p.kv_stride * p.dv;
+  }
 
   // Row index of query r of the block in [B·H·Tq] (dropout counter, output).
-  size_t Row(const Plan& p, size_t r) const { return bh * p.tq + q0 + r; }
+  size_t Row(size_t r) const { return row0 + r; }
+  // Keys [0, VisibleEnd) that query r of the block sees.
+  size_t VisibleEnd(const Plan& p, size_t r) const {
+    return p.VisibleEnd((row0 + r) % p.tq);
+  }
+};
+
+// Where a tiled work item leaves its rows: finished output rows, or (one
+// chunk of a split decode call) partial states: state[r] and o + r·ldo for
+// row r of the block.
+struct PartialRows {
+  SoftmaxState* state;
+  float* o;
+  size_t ldo;
 };
 
 // Per-thread scratch, carved from one allocation per call.
@@ -168,7 +198,11 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
     k = ws.keys;
     ldk = p.d_pad;
   }
-  DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+  if (rows == 1) {  // a decode step's lone row: block over keys instead
+    DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
+  } else {
+    DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+  }
 #endif
 }
 
@@ -199,94 +233,71 @@ HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
   return vp;
 }
 
-// The row's log-sum-exp L = m + log(l) of its visible scaled scores, where
-// m is a max and l = sum exp(s - m); -inf for a row that sees no key (l = 0),
-// NaN for one that saw a non-finite score.
-HWY_INLINE float LogSumExp(bool non_finite, float m, float l) {
-  if (non_finite) return std::numeric_limits<float>::quiet_NaN();
-  if (l == 0.0f) return -std::numeric_limits<float>::infinity();
-  return m + std::log(l);
-}
-
-// out row = o row · inv_l (first dv columns), or NaN / zeros.
-HWY_INLINE void WriteOutputRow(const Plan& p, const float* o, bool non_finite,
-                               float l, float* out_row) {
-  if (non_finite) {
-    for (size_t c = 0; c < p.dv; ++c) {
-      out_row[c] = std::numeric_limits<float>::quiet_NaN();
-    }
-    return;
-  }
-  if (l == 0.0f) {  // the row sees no key
-    memset(out_row, 0, p.dv * sizeof(float));
-    return;
-  }
-  const float inv = 1.0f / l;
-  for (size_t c = 0; c < p.dv; ++c) out_row[c] = o[c] * inv;
-}
-
 // ---------------------------------------------------------------------------
-// Tiled path: online softmax, no weights.
-void TiledBlock(const Plan& p, const Block& b, const Workspace& ws) {
+// Tiled path: online softmax over keys [key_begin, key_end), no weights.
+// Writes finished rows to p.out, or partial states to *partial.
+void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
+                const Workspace& ws, const PartialRows* partial) {
   const size_t rows = b.rows;
   size_t ldq;
   const float* q = QueryRows(p, b, ws, &ldq);
-  const float neg_inf = -std::numeric_limits<float>::infinity();
 
-  float m[kQueryBlock], l[kQueryBlock];
-  bool bad[kQueryBlock];
+  SoftmaxState st[kQueryBlock];
   size_t end[kQueryBlock], tile_end[kQueryBlock];
+  size_t range_end = key_begin;  // the keys any row of the block sees
   for (size_t r = 0; r < rows; ++r) {
-    m[r] = neg_inf;
-    l[r] = 0.0f;
-    bad[r] = false;
-    end[r] = p.VisibleEnd(b.q0 + r);
+    st[r] = SoftmaxState::Empty();
+    end[r] = HWY_MIN(b.VisibleEnd(p, r), key_end);
+    range_end = HWY_MAX(range_end, end[r]);
   }
   memset(ws.o, 0, rows * p.dv_pad * sizeof(float));
-  // VisibleEnd grows with the row, so the last row bounds the key range.
-  const size_t key_end = end[rows - 1];
 
-  for (size_t k0 = 0; k0 < key_end; k0 += kKeyBlock) {
-    const size_t kn = HWY_MIN(kKeyBlock, key_end - k0);
+  for (size_t k0 = key_begin; k0 < range_end; k0 += kKeyBlock) {
+    const size_t kn = HWY_MIN(kKeyBlock, range_end - k0);
     // 1-2. S = Q·Kᵀ for every row of the block.
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.d, rows, kn, ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
       const size_t ve = end[r] > k0 ? HWY_MIN(end[r] - k0, kn) : 0;
-      tile_end[r] = ve;
-      if (ve == 0 || bad[r]) {
-        tile_end[r] = 0;
-        continue;
-      }
       float* srow = ws.s + r * kKeyBlock;
-      const float tile_max = ScaleMaxRow(srow, ve, p.scale, &bad[r]);
-      if (bad[r]) {
-        tile_end[r] = 0;
+      tile_end[r] = 0;
+      if (ve == 0 || st[r].non_finite ||
+          !OnlineSoftmaxTile(srow, ve, p.scale, &st[r], ws.o + r * p.dv_pad,
+                             p.dv_pad)) {
         continue;
       }
-      const float m_new = HWY_MAX(m[r], tile_max);
-      const float corr = std::exp(m[r] - m_new);  // 0 on the first tile
-      const float sum = ExpSumRow(srow, ve, m_new);
-      if (corr != 1.0f) ScaleRow(ws.o + r * p.dv_pad, p.dv_pad, corr);
-      l[r] = l[r] * corr + sum;
-      m[r] = m_new;
+      tile_end[r] = ve;
       if (p.drop) {
         DropoutRow(srow, ve, static_cast<uint32_t>(k0),
-                   dropout::MakeRowKey(p.seed, b.Row(p, r)), p.threshold,
+                   dropout::MakeRowKey(p.seed, b.Row(r)), p.threshold,
                    p.keep_scale);
       }
     }
-    // 5. O += P·V over each row's visible keys.
+    // 5. O += P·V over each row's visible keys (one or two rows sharing
+    // their keys: blocked over columns instead of rows).
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
-                    p.dv_pad);
+    if (rows == 1 && tile_end[0] > 0) {
+      MatMulAddFewRows<1>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_pad, ws.o,
+                          p.dv_pad);
+    } else if (rows == 2 && tile_end[0] == tile_end[1] && tile_end[0] > 0) {
+      MatMulAddFewRows<2>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_pad, ws.o,
+                          p.dv_pad);
+    } else {
+      MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
+                      p.dv_pad);
+    }
   }
 
   for (size_t r = 0; r < rows; ++r) {
-    WriteOutputRow(p, ws.o + r * p.dv_pad, bad[r], l[r],
-                   p.out + b.Row(p, r) * p.dv);
-    if (p.lse) p.lse[b.Row(p, r)] = LogSumExp(bad[r], m[r], l[r]);
+    const float* o = ws.o + r * p.dv_pad;
+    if (partial) {
+      partial->state[r] = st[r];
+      memcpy(partial->o + r * partial->ldo, o, p.dv * sizeof(float));
+    } else {
+      FinishSoftmaxRow(st[r], o, p.dv, p.out + b.Row(r) * p.dv);
+      if (p.lse) p.lse[b.Row(r)] = st[r].LogSumExp();
+    }
   }
 }
 
@@ -303,7 +314,7 @@ HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
   bool non_finite = false;
   const float mx = ScaleMaxRow(w, scored, p.scale, &non_finite);
   if (non_finite) {
-    *lse = LogSumExp(true, 0.0f, 0.0f);
+    *lse = SoftmaxState{0.0f, 0.0f, true}.LogSumExp();
     return false;
   }
   if (p.renormalize) {
@@ -317,17 +328,17 @@ HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
       ScaleRow(w, scored, 1.0f / total);
       const float visible = SumRow(w, ve);  // visible share of the total
       ScaleRow(w, ve, 1.0f / visible);
-      *lse = LogSumExp(false, mx, total) + std::log(visible);
+      *lse = SoftmaxState{mx, total, false}.LogSumExp() + std::log(visible);
       return true;
     }
     const float sum = ExpSumRow(w, ve, visible_max);
     ScaleRow(w, ve, 1.0f / sum);
-    *lse = LogSumExp(false, visible_max, sum);
+    *lse = SoftmaxState{visible_max, sum, false}.LogSumExp();
     return true;
   }
   const float sum = ExpSumRow(w, ve, mx);
   ScaleRow(w, ve, 1.0f / sum);
-  *lse = LogSumExp(false, mx, sum);
+  *lse = SoftmaxState{mx, sum, false}.LogSumExp();
   return true;
 }
 
@@ -338,7 +349,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   float* w0;
   size_t ldw;
   if (p.weights) {
-    w0 = p.weights + b.Row(p, 0) * p.tk;
+    w0 = p.weights + b.Row(0) * p.tk;
     ldw = p.tk;
   } else {
     w0 = ws.rows;
@@ -348,7 +359,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   size_t end[kQueryBlock], scored[kQueryBlock], tile_end[kQueryBlock];
   bool ok[kQueryBlock];
   for (size_t r = 0; r < rows; ++r) {
-    end[r] = p.VisibleEnd(b.q0 + r);
+    end[r] = b.VisibleEnd(p, r);
     // A row that sees nothing is zeros; renormalise scores the full row.
     scored[r] = end[r] == 0 ? 0 : p.renormalize ? p.tk : end[r];
   }
@@ -370,11 +381,11 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   // 3-4. Softmax per row, dropout, zeros for the masked keys.
   for (size_t r = 0; r < rows; ++r) {
     float* w = w0 + r * ldw;
-    float lse = LogSumExp(false, 0.0f, 0.0f);  // -inf: no visible key
+    float lse = SoftmaxState::Empty().LogSumExp();  // -inf: no visible key
     ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r], &lse);
-    if (p.lse) p.lse[b.Row(p, r)] = lse;
+    if (p.lse) p.lse[b.Row(r)] = lse;
     if (ok[r] && end[r] > 0 && p.drop) {
-      DropoutRow(w, end[r], 0, dropout::MakeRowKey(p.seed, b.Row(p, r)),
+      DropoutRow(w, end[r], 0, dropout::MakeRowKey(p.seed, b.Row(r)),
                  p.threshold, p.keep_scale);
     }
     if (!p.weights) continue;
@@ -401,12 +412,49 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
                     p.dv_pad);
   }
   for (size_t r = 0; r < rows; ++r) {
-    WriteOutputRow(p, ws.o + r * p.dv_pad, !ok[r], end[r] > 0 ? 1.0f : 0.0f,
-                   p.out + b.Row(p, r) * p.dv);
+    // The weights are normalised already: l = 1 (0 for a row without keys).
+    const SoftmaxState done{0.0f, end[r] > 0 ? 1.0f : 0.0f, !ok[r]};
+    FinishSoftmaxRow(done, ws.o + r * p.dv_pad, p.dv, p.out + b.Row(r) * p.dv);
   }
 }
 
 // ---------------------------------------------------------------------------
+
+// Decode-shaped calls: one item per (group, chunk of kDecodeChunk keys).
+// With one chunk the items finish their rows; with more, each leaves partial
+// states and the rows are merged chunk by chunk, in chunk order.
+struct DecodeSplit {
+  size_t groups;      // B · Hkv: one block of G·Tq rows each
+  size_t group_rows;  // G · Tq
+  size_t chunks;
+  size_t key_end;  // keys any row sees: VisibleEnd of the last query
+
+  explicit DecodeSplit(const Plan& p) {
+    groups = p.bh_count / p.group;
+    group_rows = p.group * p.tq;
+    // VisibleEnd grows with the query index: the last query sees the most.
+    key_end = p.VisibleEnd(p.tq - 1);
+    const size_t chunk = static_cast<size_t>(kDecodeChunk);
+    chunks = HWY_MAX(size_t{1}, (key_end + chunk - 1) / chunk);
+  }
+};
+
+void MergeDecodeChunks(const Plan& p, const DecodeSplit& split,
+                       const SoftmaxState* states, float* partial_o,
+                       size_t group) {
+  const size_t total_rows = p.bh_count * p.tq;
+  for (size_t r = 0; r < split.group_rows; ++r) {
+    const size_t row = group * split.group_rows + r;
+    SoftmaxState acc = states[row];
+    float* o_acc = partial_o + row * p.dv;
+    for (size_t c = 1; c < split.chunks; ++c) {
+      const size_t at = c * total_rows + row;
+      MergeSoftmaxState(&acc, o_acc, states[at], partial_o + at * p.dv, p.dv);
+    }
+    FinishSoftmaxRow(acc, o_acc, p.dv, p.out + row * p.dv);
+    if (p.lse) p.lse[row] = acc.LogSumExp();
+  }
+}
 
 Status AttentionImpl(const AttentionShape& shape,
                      const AttentionOptions& options, const float* q,
@@ -423,6 +471,8 @@ Status AttentionImpl(const AttentionShape& shape,
   p.dv_pad = RoundUp(p.dv, PanelWidth());
   p.d_pad = RoundUp(p.d, hn::Lanes(hn::ScalableTag<float>()));
   p.num_qblocks = (p.tq + kQueryBlock - 1) / kQueryBlock;
+  p.group = static_cast<size_t>(shape.heads / internal::KvHeads(shape));
+  p.kv_stride = static_cast<size_t>(internal::KvCapacity(shape));
   p.scale = internal::ResolvedScale(shape, options);
   p.renormalize = options.mask_strategy == MaskStrategy::kRenormalize &&
                   options.causal != CausalMask::kNone;
@@ -439,40 +489,84 @@ Status AttentionImpl(const AttentionShape& shape,
 
   const bool rows_path = weights != nullptr || p.renormalize;
   const bool need_rows = rows_path && weights == nullptr;
+  // Decided by the shape alone (never the thread count): bit-identical
+  // results for any thread count.
+  const bool decode = !rows_path && p.group * p.tq <= kQueryBlock;
+  const DecodeSplit split(p);
 
   ThreadPool& pool = GlobalPool();
-  const size_t num_items = p.bh_count * p.num_qblocks;
-  const double flops = 2.0 * static_cast<double>(p.bh_count) * p.tq * p.tk *
+  const size_t num_items =
+      decode ? split.groups * split.chunks : p.bh_count * p.num_qblocks;
+  const double flops = 2.0 * static_cast<double>(p.bh_count) * p.tq *
+                       (decode ? split.key_end : p.tk) *
                        static_cast<double>(p.d + p.dv);
-  // One workspace per thread that may run an item.
+  // One workspace per thread that may run an item; partial states after
+  // them when a decode call is split.
   const int threads = pool.ThreadsFor(flops);
-
+  const size_t total_rows = p.bh_count * p.tq;
+  const bool merge = decode && split.chunks > 1;
   size_t per_thread = RoundUp(Workspace::Floats(p, need_rows), 16);
-  size_t total_floats;
+  size_t work_floats, partial_floats = 0, total_floats;
   if (!internal::MulSize(per_thread, static_cast<size_t>(threads),
-                         &total_floats) ||
-      total_floats > SIZE_MAX / sizeof(float) - 64) {
+                         &work_floats) ||
+      (merge &&
+       !internal::MulSize(total_rows * split.chunks, p.dv, &partial_floats)) ||
+      work_floats > SIZE_MAX / sizeof(float) - 64 - partial_floats) {
     return Status::kOutOfMemory;
   }
+  total_floats = work_floats + partial_floats;
   float* buffer = static_cast<float*>(
       aligned_alloc(64, RoundUp(total_floats * sizeof(float), 64)));
-  if (!buffer) return Status::kOutOfMemory;
+  SoftmaxState* states =
+      merge ? static_cast<SoftmaxState*>(
+                  malloc(total_rows * split.chunks * sizeof(SoftmaxState)))
+            : nullptr;
+  if (!buffer || (merge && !states)) {
+    free(buffer);
+    free(states);
+    return Status::kOutOfMemory;
+  }
+  float* partial_o = buffer + work_floats;
 
-  // Item order: all largest (last) query blocks first, across heads.
   const auto run_item = [&](size_t item, int thread) {
+    const Workspace ws = Workspace::Carve(p, buffer + thread * per_thread);
+    if (decode) {
+      const size_t chunk = item / split.groups;
+      const size_t group = item % split.groups;
+      const Block block(p, group * split.group_rows, split.group_rows);
+      const size_t k0 = chunk * static_cast<size_t>(kDecodeChunk);
+      const size_t k1 =
+          HWY_MIN(k0 + static_cast<size_t>(kDecodeChunk), split.key_end);
+      if (!merge) {
+        TiledBlock(p, block, 0, split.key_end, ws, nullptr);
+        return;
+      }
+      const size_t at = chunk * total_rows + block.row0;
+      const PartialRows partial{states + at, partial_o + at * p.dv, p.dv};
+      TiledBlock(p, block, k0, k1, ws, &partial);
+      return;
+    }
+    // Item order: all largest (last) query blocks first, across heads.
     const size_t qb = p.num_qblocks - 1 - item / p.bh_count;
     const size_t bh = item % p.bh_count;
     const size_t q0 = qb * kQueryBlock;
     const size_t q1 = HWY_MIN(q0 + kQueryBlock, p.tq);
-    const Workspace ws = Workspace::Carve(p, buffer + thread * per_thread);
-    const Block block(p, bh, q0, q1);
+    const Block block(p, bh * p.tq + q0, q1 - q0);
     if (rows_path) {
       RowsBlock(p, block, ws);
     } else {
-      TiledBlock(p, block, ws);
+      TiledBlock(p, block, 0, p.tk, ws, nullptr);
     }
   };
   pool.Run(num_items, flops, run_item);
+  if (merge) {
+    const double merge_flops =
+        4.0 * static_cast<double>(total_rows) * split.chunks * p.dv;
+    pool.Run(split.groups, merge_flops, [&](size_t group, int) {
+      MergeDecodeChunks(p, split, states, partial_o, group);
+    });
+  }
+  free(states);
   free(buffer);
   return Status::kOk;
 }

@@ -3,11 +3,16 @@
 // structs, the SIMD kernel and its scalar oracle.
 //
 // Layout conventions (all tensors row-major float32, no padding):
-//   q       [batch, heads, query_len, head_dim]
-//   k       [batch, heads, key_len,   head_dim]
-//   v       [batch, heads, key_len,   value_dim]
-//   out     [batch, heads, query_len, value_dim]
-//   weights [batch, heads, query_len, key_len]   (optional)
+//   q       [batch, heads,    query_len, head_dim]
+//   k       [batch, kv_heads, key_len,   head_dim]
+//   v       [batch, kv_heads, key_len,   value_dim]
+//   out     [batch, heads,    query_len, value_dim]
+//   weights [batch, heads,    query_len, key_len]   (optional)
+// Grouped-query attention (GQA; multi-query when kv_heads == 1): query head
+// h reads KV head h / (heads / kv_heads), as PyTorch's SDPA enable_gqa and
+// the book's repeat_interleave. The KV heads are never repeated in memory.
+// A KV cache (kv_capacity > key_len) keeps its rows at stride kv_capacity:
+//   k [batch, kv_heads, kv_capacity, head_dim], first key_len rows used.
 
 #ifndef CAUSAL_ATTENTION_SRC_ATTENTION_H_
 #define CAUSAL_ATTENTION_SRC_ATTENTION_H_
@@ -51,7 +56,11 @@ struct AttentionShape {
   int64_t key_len = 1;
   int64_t head_dim = 1;
   int64_t value_dim = 1;
-  int64_t kv_heads = 0;  // 0 means heads
+  int64_t kv_heads = 0;  // 0 means heads; else must divide heads
+  // Rows allocated per KV head in k and v (a resident KV cache's capacity):
+  // head j's keys start at k + j·kv_capacity·head_dim. 0 means key_len (the
+  // dense layout); else must be >= key_len.
+  int64_t kv_capacity = 0;
 };
 
 struct AttentionOptions {
@@ -86,6 +95,9 @@ struct AttentionOptions {
 // tested shapes (see tests/native/attention_test.cc).
 // Runs on NumThreads() threads; the result is bit-identical for every
 // thread count.
+// Decode-shaped calls (without weights, query rows of one KV head's group
+// <= 32) read each KV tile once for the whole group and split the keys into
+// fixed chunks of kDecodeChunk across threads, merged by log-sum-exp.
 Status Attention(const AttentionShape& shape, const AttentionOptions& options,
                  const float* q, const float* k, const float* v, float* out,
                  float* weights);
@@ -118,6 +130,10 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
                                        const float* q, const float* k,
                                        const float* v, float* out,
                                        float* weights, float* log_sum_exp);
+
+// Keys per work item of the decode-shaped kernel: fixed, so that chunk
+// boundaries (and the merge order) never depend on the thread count.
+constexpr int64_t kDecodeChunk = 256;
 
 // 1/sqrt(head_dim) rounded to float: the scale when options.scale is empty.
 float DefaultScale(int64_t head_dim);

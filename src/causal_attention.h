@@ -8,6 +8,7 @@
 //   status.h       Status codes (errors are values, never exceptions)
 //   attention.h    shapes, options, Attention and its scalar oracle
 //   linear.h       Linear (nn.Linear on pointers) and its oracle
+//   rope.h         rotary position embedding (the Llama chapter)
 //   layer.h        one attention layer of the book's modules
 //   thread_pool.h  the thread pool and SetNumThreads / NumThreads
 
@@ -17,6 +18,7 @@
 #include "src/attention.h"    // IWYU pragma: export
 #include "src/layer.h"        // IWYU pragma: export
 #include "src/linear.h"       // IWYU pragma: export
+#include "src/rope.h"         // IWYU pragma: export
 #include "src/status.h"       // IWYU pragma: export
 #include "src/thread_pool.h"  // IWYU pragma: export
 

@@ -54,9 +54,18 @@ inline size_t FirstVisibleQuery(const AttentionShape& s, CausalMask causal,
   return static_cast<size_t>(first);
 }
 
-// Key/value heads: kv_heads, or heads when it is 0 (no sharing).
+// KV heads and rows per KV head with the 0 = default rule resolved.
 inline int64_t KvHeads(const AttentionShape& s) {
   return s.kv_heads == 0 ? s.heads : s.kv_heads;
+}
+inline int64_t KvCapacity(const AttentionShape& s) {
+  return s.kv_capacity == 0 ? s.key_len : s.kv_capacity;
+}
+// The KV head (in [B·kv_heads]) that query head bh (in [B·H]) reads.
+inline size_t KvHeadOf(const AttentionShape& s, size_t bh) {
+  const size_t h = static_cast<size_t>(s.heads);
+  const size_t group = h / static_cast<size_t>(KvHeads(s));
+  return bh / h * static_cast<size_t>(KvHeads(s)) + bh % h / group;
 }
 
 inline float ResolvedScale(const AttentionShape& s, const AttentionOptions& o) {

@@ -1,17 +1,21 @@
 // One attention layer (the book's modules) on pointers.
 //
-// Shapes: x [B, T, d_in] -> y [B, T, d_model], d_model = H · hd.
-// Forward passes:
-//   1. Q, K, V = x · Wᵀ + b, each [B, T, H·hd], split into [B, H, T, hd]
-//      (into the caller's queries/keys/values when given)
+// Shapes: x [B, T, d_in] -> y [B, T, d_model], d_model = H · hd; the K/V
+// projections have Hkv heads (Hkv = H unless grouped-query attention).
+// Passes:
+//   1. Q, K, V = x · Wᵀ + b, each [B, T, heads·hd]; RoPE on Q and K (token
+//      positions start at the cache length); split into [B, heads, T, hd]
+//      (into the caller's queries/keys/values when given, K and V into the
+//      cache rows [length, length + T) when there is a cache)
 //   2. (optional) raw scores Q·Kᵀ per head, for the demo's first panel
 //   3. scaled dot-product attention with the causal mask -> ctx [B, H, T, hd]
-//      (and its log-sum-exp per row, when kept for a backward)
+//      (over the cached keys, without repeating KV heads)
 //   4. merge heads -> [B, T, H·hd], then the output projection (if any)
-// Backward passes (the forward's in reverse, see layer.h):
+// Backward passes (the forward's in reverse, see layer.h; no cache):
 //   4. output projection backward, split dctx into heads
-//   3. attention backward -> dQ, dK, dV [B, H, T, hd]
-//   1. merge each, projection backward; grad_x summed over Q, K, V
+//   3. attention backward -> dQ [B, H, T, hd], dK, dV [B, Hkv, T, hd]
+//   1. merge each, RoPE transposed on dQ and dK, projection backward;
+//      grad_x summed over Q, K, V
 
 #include "src/layer.h"
 
@@ -24,6 +28,7 @@
 #include "src/attention_backward.h"
 #include "src/internal.h"
 #include "src/linear.h"
+#include "src/rope.h"
 
 namespace causal_attention {
 namespace {
@@ -46,14 +51,17 @@ struct FreeDeleter {
   void operator()(float* p) const { free(p); }
 };
 
-// [B, T, H, hd] -> [B, H, T, hd] (split) or back (merge).
+// [B, T, H, hd] -> [B, H, rows, hd] at rows [row0, row0 + T) of each head
+// (split; rows = T, row0 = 0 for a dense tensor, a cache's capacity and
+// length for a cache), or back (merge, dense only).
 void Permute(const float* src, size_t b, size_t t, size_t h, size_t hd,
-             bool split, float* dst) {
+             bool split, float* dst, size_t rows = 0, size_t row0 = 0) {
+  if (rows == 0) rows = t;
   for (size_t ib = 0; ib < b; ++ib) {
     for (size_t it = 0; it < t; ++it) {
       for (size_t ih = 0; ih < h; ++ih) {
         const size_t merged = ((ib * t + it) * h + ih) * hd;
-        const size_t heads = ((ib * h + ih) * t + it) * hd;
+        const size_t heads = ((ib * h + ih) * rows + row0 + it) * hd;
         if (split) {
           memcpy(dst + heads, src + merged, hd * sizeof(float));
         } else {
@@ -64,32 +72,59 @@ void Permute(const float* src, size_t b, size_t t, size_t h, size_t hd,
   }
 }
 
+Status ValidateLayer(const AttentionLayerParams& p, const LayerOptions& o,
+                     const float* x, const LayerOutputs& out) {
+  if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
+      o.tokens < 1 || p.num_kv_heads < 0) {
+    return Status::kInvalidShape;
+  }
+  const KVCacheView& c = o.cache;
+  if (c.keys &&
+      (c.length < 0 || c.capacity < 1 || c.length > c.capacity - o.tokens)) {
+    return Status::kInvalidShape;
+  }
+  if (p.rope_base != 0.0f) {
+    const Status st = ValidateRope(p.rope_base, p.head_dim, 0);
+    if (st != Status::kOk) return st;
+  }
+  if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
+      (c.keys != nullptr) != (c.values != nullptr)) {
+    return Status::kNullPointer;
+  }
+  return Status::kOk;
+}
+
 Status LayerForward(LinearFn linear, AttentionFn attention,
                     const AttentionLayerParams& p, const LayerOptions& o,
                     const float* x, const LayerOutputs& out) {
-  if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
-      o.tokens < 1) {
-    return Status::kInvalidShape;
-  }
-  if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value) {
-    return Status::kNullPointer;
-  }
-  // Validates the attention shape and options (and all their sizes).
-  const AttentionShape shape{o.batch,  p.num_heads, o.tokens,
-                             o.tokens, p.head_dim,  p.head_dim};
-  Status st = ValidateAttention(shape, o.attention);
+  Status st = ValidateLayer(p, o, x, out);
+  if (st != Status::kOk) return st;
+  const KVCacheView& cache = o.cache;
+  const int64_t past = cache.keys ? cache.length : 0;
+  const int64_t kv_heads = p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads;
+  // Validates the attention shape (kv heads dividing heads) and options,
+  // and all their sizes.
+  const AttentionShape shape{
+      o.batch,    p.num_heads, o.tokens, past + o.tokens,
+      p.head_dim, p.head_dim,  kv_heads, cache.keys ? cache.capacity : 0};
+  st = ValidateAttention(shape, o.attention);
   if (st != Status::kOk) return st;
 
   const size_t b = static_cast<size_t>(o.batch);
   const size_t t = static_cast<size_t>(o.tokens);
-  const size_t h = static_cast<size_t>(p.num_heads);
   const size_t hd = static_cast<size_t>(p.head_dim);
+  const size_t heads[3] = {static_cast<size_t>(p.num_heads),
+                           static_cast<size_t>(kv_heads),
+                           static_cast<size_t>(kv_heads)};
   const int64_t d_model = p.num_heads * p.head_dim;
-  // Scratch: the projection before the split, the attention output and
-  // Q/K/V unless the caller keeps them.
+  const int64_t widths[3] = {d_model, kv_heads * p.head_dim,
+                             kv_heads * p.head_dim};
+  // Scratch: the projection before the split, the attention output, and
+  // Q/K/V unless the caller keeps them (K, V: or the cache holds them).
   float* const kept[3] = {out.queries, out.keys, out.values};
+  float* const cached[3] = {nullptr, cache.keys, cache.values};
   size_t buffers = out.context ? 1 : 2;
-  for (float* k : kept) buffers += k ? 0 : 1;
+  for (int i = 0; i < 3; ++i) buffers += kept[i] || cached[i] ? 0 : 1;
   size_t n, total;
   if (!internal::MulSize(b * t, static_cast<size_t>(d_model), &n) ||
       !internal::MulSize(n, buffers * sizeof(float), &total)) {
@@ -101,24 +136,41 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   float* next = buffer.get();
   float* proj = next;
   float* ctx = out.context ? out.context : (next += n);
-  float* heads[3];
-  for (int i = 0; i < 3; ++i) heads[i] = kept[i] ? kept[i] : (next += n);
-  const float *q = heads[0], *k = heads[1], *v = heads[2];
+  float* split[3];
+  for (int i = 0; i < 3; ++i) {
+    split[i] = kept[i] ? kept[i] : cached[i] ? nullptr : (next += n);
+  }
+  const float* q = split[0];
+  const float* k = cache.keys ? cache.keys : split[1];
+  const float* v = cache.keys ? cache.values : split[2];
   const int64_t rows = o.batch * o.tokens;
 
-  // 1. Projections, split into heads.
+  // 1. Projections, RoPE, split into heads (and into the cache).
   const float* w[3] = {p.w_query, p.w_key, p.w_value};
   const float* bias[3] = {p.b_query, p.b_key, p.b_value};
   for (int i = 0; i < 3; ++i) {
-    st = linear(x, rows, p.d_in, d_model, w[i], bias[i], proj);
+    st = linear(x, rows, p.d_in, widths[i], w[i], bias[i], proj);
     if (st != Status::kOk) return st;
-    Permute(proj, b, t, h, hd, /*split=*/true, heads[i]);
+    if (p.rope_base != 0.0f && i < 2) {
+      st = ApplyRope(p.rope_base, o.batch, o.tokens,
+                     static_cast<int64_t>(heads[i]), p.head_dim, past, proj);
+      if (st != Status::kOk) return st;
+    }
+    if (split[i]) Permute(proj, b, t, heads[i], hd, /*split=*/true, split[i]);
+    if (cached[i]) {
+      Permute(proj, b, t, heads[i], hd, /*split=*/true, cached[i],
+              static_cast<size_t>(cache.capacity), static_cast<size_t>(past));
+    }
   }
-  // 2. Raw scores per head: Q·Kᵀ is a Linear with K as the weight.
+  // 2. Raw scores per head: Q·Kᵀ is a Linear with the head's keys (all
+  // cached ones) as the weight.
+  const size_t tk = static_cast<size_t>(shape.key_len);
+  const size_t kv_stride = cache.keys ? static_cast<size_t>(cache.capacity) : t;
   if (out.scores) {
-    for (size_t bh = 0; bh < b * h; ++bh) {
-      st = linear(q + bh * t * hd, o.tokens, p.head_dim, o.tokens,
-                  k + bh * t * hd, nullptr, out.scores + bh * t * t);
+    for (size_t bh = 0; bh < b * heads[0]; ++bh) {
+      const size_t kv = internal::KvHeadOf(shape, bh);
+      st = linear(q + bh * t * hd, o.tokens, p.head_dim, shape.key_len,
+                  k + kv * kv_stride * hd, nullptr, out.scores + bh * t * tk);
       if (st != Status::kOk) return st;
     }
   }
@@ -128,10 +180,10 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   if (st != Status::kOk) return st;
   // 4. Merge heads, output projection.
   if (!p.w_out) {
-    Permute(ctx, b, t, h, hd, /*split=*/false, out.y);
+    Permute(ctx, b, t, heads[0], hd, /*split=*/false, out.y);
     return Status::kOk;
   }
-  Permute(ctx, b, t, h, hd, /*split=*/false, proj);
+  Permute(ctx, b, t, heads[0], hd, /*split=*/false, proj);
   return linear(proj, rows, d_model, d_model, p.w_out, p.b_out, out.y);
 }
 
@@ -142,12 +194,20 @@ Status LayerBackward(LinearBackwardFn linear_backward,
                      const float* grad_y, float* grad_x,
                      const AttentionLayerGrads& g) {
   if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
-      o.tokens < 1) {
+      o.tokens < 1 || p.num_kv_heads < 0) {
     return Status::kInvalidShape;
   }
-  const AttentionShape shape{o.batch,  p.num_heads, o.tokens,
-                             o.tokens, p.head_dim,  p.head_dim};
-  Status st = ValidateAttention(shape, o.attention);
+  // A training step sees its own tokens only: no KV cache.
+  if (o.cache.keys || o.cache.values) return Status::kInvalidOption;
+  Status st;
+  if (p.rope_base != 0.0f) {
+    st = ValidateRope(p.rope_base, p.head_dim, 0);
+    if (st != Status::kOk) return st;
+  }
+  const int64_t kv_heads = p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads;
+  const AttentionShape shape{o.batch,    p.num_heads, o.tokens, o.tokens,
+                             p.head_dim, p.head_dim,  kv_heads};
+  st = ValidateAttention(shape, o.attention);
   if (st != Status::kOk) return st;
   // Every parameter needs its gradient, and only those.
   const bool grads_match = !p.b_query == !g.b_query && !p.b_key == !g.b_key &&
@@ -161,17 +221,23 @@ Status LayerBackward(LinearBackwardFn linear_backward,
 
   const size_t b = static_cast<size_t>(o.batch);
   const size_t t = static_cast<size_t>(o.tokens);
-  const size_t h = static_cast<size_t>(p.num_heads);
   const size_t hd = static_cast<size_t>(p.head_dim);
   const size_t d_in = static_cast<size_t>(p.d_in);
+  const size_t heads[3] = {static_cast<size_t>(p.num_heads),
+                           static_cast<size_t>(kv_heads),
+                           static_cast<size_t>(kv_heads)};
   const int64_t d_model = p.num_heads * p.head_dim;
+  const int64_t widths[3] = {d_model, kv_heads * p.head_dim,
+                             kv_heads * p.head_dim};
   const int64_t rows = o.batch * o.tokens;
-  // Scratch: a merged [B, T, d_model] buffer, the heads' dO, dQ, dK, dV and
-  // one grad_x term.
-  size_t n, nx, total;
+  // Scratch: a merged [B, T, d_model] buffer, the heads' dO and dQ, dK, dV
+  // (K, V: kv heads only) and one grad_x term.
+  size_t n, nkv, nx, total;
   if (!internal::MulSize(b * t, static_cast<size_t>(d_model), &n) ||
+      !internal::MulSize(b * t, static_cast<size_t>(widths[1]), &nkv) ||
       !internal::MulSize(b * t, d_in, &nx) || n > SIZE_MAX / 8 ||
-      !internal::MulSize(5 * n + nx, sizeof(float), &total)) {
+      nx > SIZE_MAX / 8 ||
+      !internal::MulSize(3 * n + 2 * nkv + nx, sizeof(float), &total)) {
     return Status::kTooLarge;
   }
   std::unique_ptr<float, FreeDeleter> buffer(
@@ -179,33 +245,40 @@ Status LayerBackward(LinearBackwardFn linear_backward,
   if (!buffer) return Status::kOutOfMemory;
   float* merged = buffer.get();
   float* dout = merged + n;
-  float* dheads[3] = {dout + n, dout + 2 * n, dout + 3 * n};
-  float* grad_x_term = dout + 4 * n;
+  float* dheads[3] = {dout + n, dout + 2 * n, dout + 2 * n + nkv};
+  float* grad_x_term = dout + 2 * n + 2 * nkv;
 
   // 4. Output projection (its input is the merged context), split dctx.
   if (p.w_out) {
-    Permute(saved.context, b, t, h, hd, /*split=*/false, merged);
+    Permute(saved.context, b, t, heads[0], hd, /*split=*/false, merged);
     // dctx (merged) goes to dheads[0], free until step 3.
     st = linear_backward(merged, rows, d_model, d_model, p.w_out, grad_y,
                          dheads[0], g.w_out, g.b_out);
     if (st != Status::kOk) return st;
-    Permute(dheads[0], b, t, h, hd, /*split=*/true, dout);
+    Permute(dheads[0], b, t, heads[0], hd, /*split=*/true, dout);
   } else {
-    Permute(grad_y, b, t, h, hd, /*split=*/true, dout);
+    Permute(grad_y, b, t, heads[0], hd, /*split=*/true, dout);
   }
-  // 3. Attention.
+  // 3. Attention (gradients of shared KV heads summed over their group).
   st = attention_backward(shape, o.attention, dout, saved.queries, saved.keys,
                           saved.values, saved.context, saved.log_sum_exp,
                           dheads[0], dheads[1], dheads[2]);
   if (st != Status::kOk) return st;
-  // 1. Projections, in the order Q, K, V (grad_x summed in that order).
+  // 1. Merge, RoPE transposed (Q, K), projections, in the order Q, K, V
+  // (grad_x summed in that order).
   const float* w[3] = {p.w_query, p.w_key, p.w_value};
   float* gw[3] = {g.w_query, g.w_key, g.w_value};
   float* gb[3] = {g.b_query, g.b_key, g.b_value};
   for (int i = 0; i < 3; ++i) {
-    Permute(dheads[i], b, t, h, hd, /*split=*/false, merged);
+    Permute(dheads[i], b, t, heads[i], hd, /*split=*/false, merged);
+    if (p.rope_base != 0.0f && i < 2) {
+      st = ApplyRopeTranspose(p.rope_base, o.batch, o.tokens,
+                              static_cast<int64_t>(heads[i]), p.head_dim, 0,
+                              merged);
+      if (st != Status::kOk) return st;
+    }
     float* gx = i == 0 ? grad_x : grad_x_term;
-    st = linear_backward(x, rows, p.d_in, d_model, w[i], merged, gx, gw[i],
+    st = linear_backward(x, rows, p.d_in, widths[i], w[i], merged, gx, gw[i],
                          gb[i]);
     if (st != Status::kOk) return st;
     if (i > 0) {

@@ -1,14 +1,16 @@
 // One attention layer of the book's modules (CausalAttention,
-// MultiHeadAttentionWrapper, MultiHeadAttention, SelfAttention_v2) on
-// pointers, forward and backward. The modules themselves, which own their
-// parameters, live in JS (bindings/modules.mjs); this is the computation they
-// call.
+// MultiHeadAttentionWrapper, MultiHeadAttention, SelfAttention_v2, and the
+// Llama chapter's GroupedQueryAttention with RoPE) on pointers, forward and
+// backward, the forward optionally appending to and attending over a KV
+// cache. The modules themselves, which own their parameters, live in JS
+// (bindings/modules.mjs); this is the computation they call.
 //
 // Layouts (row-major float32): x [batch, tokens, d_in]; a projection weight
 // is [out_features, in_features] and its bias [out_features], as nn.Linear;
 // y [batch, tokens, d_model] with d_model = num_heads · head_dim and the
 // heads concatenated on the last axis; per-head tensors [batch, heads,
-// tokens, ·].
+// tokens, ·]. With grouped-query attention the K/V projections produce
+// num_kv_heads heads: w_key/w_value [num_kv_heads · head_dim, d_in].
 
 #ifndef CAUSAL_ATTENTION_SRC_LAYER_H_
 #define CAUSAL_ATTENTION_SRC_LAYER_H_
@@ -28,6 +30,10 @@ struct AttentionLayerParams {
   int64_t d_in = 1;
   int64_t num_heads = 1;
   int64_t head_dim = 1;
+  int64_t num_kv_heads = 0;  // 0 means num_heads; else divides num_heads
+  // Rotary position embedding on queries and keys after the head split
+  // (src/rope.h) with this theta base; 0 means none. Needs an even head_dim.
+  float rope_base = 0.0f;
   const float* w_query = nullptr;
   const float* b_query = nullptr;
   const float* w_key = nullptr;
@@ -38,24 +44,44 @@ struct AttentionLayerParams {
   const float* b_out = nullptr;
 };
 
+// A KV cache the layer appends to (not owned), in Attention's cache layout:
+// keys [batch, num_kv_heads, capacity, head_dim], values the same; the first
+// `length` rows of each KV head hold earlier calls' keys and values. A
+// forward writes its own at rows [length, length + tokens) and attends over
+// all length + tokens; its RoPE positions start at `length`. The caller owns
+// the length (and advances it after a successful call). keys == null: no
+// cache.
+struct KVCacheView {
+  float* keys = nullptr;
+  float* values = nullptr;
+  int64_t capacity = 0;
+  int64_t length = 0;
+};
+
 // The input's size and the attention options, passed on to Attention as
-// they are (the scale is usually left empty: 1/sqrt(head_dim)).
+// they are (the scale is usually left empty: 1/sqrt(head_dim)). With a
+// cache, causal = kBottomRight continues the positions (the book's
+// ch04/03 KV cache: the new tokens come after the cached ones).
 struct LayerOptions {
   int64_t batch = 1;
   int64_t tokens = 1;
   AttentionOptions attention;
+  KVCacheView cache;
 };
 
 // Where a forward writes. y is required; every other output is optional
 // (null: not computed or not kept).
+// With a cache, "keys" below (the weights' and scores' last axis) are all
+// length + tokens cached keys.
 struct LayerOutputs {
   float* y = nullptr;        // [batch, tokens, d_model]
-  float* weights = nullptr;  // [batch, heads, tokens, tokens], post-dropout
-  float* scores = nullptr;   // [batch, heads, tokens, tokens], raw Q·Kᵀ
+  float* weights = nullptr;  // [batch, heads, tokens, keys], post-dropout
+  float* scores = nullptr;   // [batch, heads, tokens, keys], raw Q·Kᵀ
                              // (before scaling and masking)
-  float* queries = nullptr;  // [batch, heads, tokens, head_dim]: Q, K, V
-  float* keys = nullptr;     // after the projection and the head split
-  float* values = nullptr;
+  float* queries = nullptr;  // [batch, heads, tokens, head_dim]: this call's
+  float* keys = nullptr;     // Q, K, V after the projection, the head split
+  float* values = nullptr;   // and RoPE; keys/values [batch, num_kv_heads,
+                             // tokens, head_dim]
   // What a backward needs besides Q, K, V: the attention output before the
   // head merge [batch, heads, tokens, head_dim] and each row's log-sum-exp
   // [batch, heads, tokens] (see AttentionWithLogSumExp).
@@ -63,10 +89,10 @@ struct LayerOutputs {
   float* log_sum_exp = nullptr;
 };
 
-// One forward pass: project, split heads, scaled dot-product attention,
-// merge heads, output projection. Accuracy: within 1e-5·(1 + |ref|) of
-// AttentionLayerReference on the tested shapes; bit-identical for any thread
-// count.
+// One forward pass: project, RoPE, split heads (K/V into the cache, if
+// any), scaled dot-product attention, merge heads, output projection. Accuracy:
+// within 1e-5·(1 + |ref|) of AttentionLayerReference on the tested shapes;
+// bit-identical for any thread count.
 Status AttentionLayerForward(const AttentionLayerParams& params,
                              const LayerOptions& options, const float* x,
                              const LayerOutputs& outputs);

@@ -4,8 +4,7 @@
 // null, y [rows, out].
 //   forward:  y = x · weightᵀ + bias                   (B transposed)
 //   backward: grad_x = grad_y · weight                 (no transposes)
-//             grad_weight += grad_yᵀ · x               (A transposed, in
-//                                                       blocks of rows)
+//             grad_weight += grad_yᵀ · x               (A transposed)
 //             grad_bias += column sums of grad_y       (double, row order)
 
 #include "src/linear.h"
@@ -15,16 +14,6 @@
 #include "src/matmul.h"
 
 namespace causal_attention {
-namespace {
-
-// grad_weight's product sums over every row: one MatMul with depth `rows`
-// streams a [rows, 128] slice of x per tile from memory (B·T = 8192 rows
-// of 768 in the book's module: 4.7× slower than in blocks, measured). In
-// blocks of this many rows the slice stays in L2; the blocks are added in
-// order, so the result stays independent of the thread count.
-constexpr int64_t kWeightGradRows = 1024;
-
-}  // namespace
 
 Status Linear(const float* x, int64_t rows, int64_t in, int64_t out,
               const float* weight, const float* bias, float* y) {
@@ -55,14 +44,11 @@ Status LinearBackward(const float* x, int64_t rows, int64_t in, int64_t out,
   MatMulShape s;
   s.m = out;
   s.n = in;
+  s.k = rows;
   s.transpose_a = true;
   s.accumulate = true;
-  for (int64_t r0 = 0; r0 < rows; r0 += kWeightGradRows) {
-    s.k = rows - r0 < kWeightGradRows ? rows - r0 : kWeightGradRows;
-    st = MatMul(s, grad_y + r0 * out, out, x + r0 * in, in, nullptr,
-                grad_weight, in);
-    if (st != Status::kOk) return st;
-  }
+  st = MatMul(s, grad_y, out, x, in, nullptr, grad_weight, in);
+  if (st != Status::kOk) return st;
   if (grad_bias) {
     double* sums = static_cast<double*>(calloc(out, sizeof(double)));
     if (!sums) return Status::kOutOfMemory;

@@ -59,6 +59,61 @@ HWY_INLINE void BroadcastMicrokernel(const float* HWY_RESTRICT a, size_t lda,
   }
 }
 
+// The packed GEMM microkernel (MatMul): an MR x 2-vector tile of C held in
+// 2·MR accumulators over kc steps of depth,
+//   c[r][0..2N) = (c[r][..] if load_c, else 0) + Σ_i ap[i][r] · bp[i][0..2N)
+//                 (+ bias[0..2N) if bias),
+// ap packed [kc][MR] (one scalar per row and step: a load-splat each) and bp
+// packed [kc][2N] (two aligned loads per step). c rows and bias are user
+// memory (unaligned).
+//
+// Sized for wasm SIMD128 in V8 on x64 (MatMul uses MR = kGemmRows = 5): V8 allocates 15
+// xmm registers and, without FMA, each mul+add needs a temporary, so 10
+// accumulators + 2 vectors of B + a splat + the product fill 14 of them.
+// MR = 6 (12 accumulators) spills one accumulator per step. Ten chains are
+// enough: only the add is loop-carried. Not inlined: as its own function the
+// loop has nesting depth 1, and V8 neither unrolls it (its unrolled copies
+// hoisted the splats and spilled) nor mixes it with the caller's registers.
+constexpr size_t kGemmRows = 5;  // the MR MatMul uses
+
+template <size_t MR>
+HWY_NOINLINE void GemmMicrokernel(size_t kc, const float* HWY_RESTRICT ap,
+                                const float* HWY_RESTRICT bp,
+                                float* HWY_RESTRICT c, size_t ldc, bool load_c,
+                                const float* HWY_RESTRICT bias) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  using V = hn::Vec<DF>;
+  V acc0[MR], acc1[MR];
+  for (size_t r = 0; r < MR; ++r) {
+    acc0[r] = load_c ? hn::LoadU(df, c + r * ldc) : hn::Zero(df);
+    acc1[r] = load_c ? hn::LoadU(df, c + r * ldc + N) : hn::Zero(df);
+  }
+  for (size_t i = 0; i < kc; ++i) {
+    const V b0 = hn::Load(df, bp);
+    const V b1 = hn::Load(df, bp + N);
+    for (size_t r = 0; r < MR; ++r) {
+      const V av = hn::Set(df, ap[r]);
+      acc0[r] = MulAddRelaxed(av, b0, acc0[r]);
+      acc1[r] = MulAddRelaxed(av, b1, acc1[r]);
+    }
+    ap += MR;
+    bp += 2 * N;
+  }
+  if (bias) {
+    const V bias0 = hn::LoadU(df, bias);
+    const V bias1 = hn::LoadU(df, bias + N);
+    for (size_t r = 0; r < MR; ++r) {
+      acc0[r] = hn::Add(acc0[r], bias0);
+      acc1[r] = hn::Add(acc1[r], bias1);
+    }
+  }
+  for (size_t r = 0; r < MR; ++r) {
+    hn::StoreU(acc0[r], df, c + r * ldc);
+    hn::StoreU(acc1[r], df, c + r * ldc + N);
+  }
+}
+
 template <size_t MR>
 HWY_INLINE void MatMulPackedMicrokernel(const float* HWY_RESTRICT a, size_t lda,
                                         const float* HWY_RESTRICT b, size_t ldb,

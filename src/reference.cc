@@ -3,8 +3,10 @@
 // everything accumulated in double.
 //
 // Attention. Shapes as in attention.h:
-//   q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv] -> out [B, H, Tq, Dv],
-//   weights [B, H, Tq, Tk].
+//   q [B, H, Tq, D], k [B, Hkv, cap, D], v [B, Hkv, cap, Dv] ->
+//   out [B, H, Tq, Dv], weights [B, H, Tq, Tk]; query head h reads KV head
+//   h / (H / Hkv), whose first Tk of cap rows are the keys (cap = Tk unless
+//   a KV cache's capacity is given).
 // One query row at a time, in five numbered passes, everything in double:
 //   1. scores s_j = scale · q_i·k_j for the keys the row needs
 //   2. the row max
@@ -75,6 +77,7 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
   const size_t tk = static_cast<size_t>(shape.key_len);
   const size_t d = static_cast<size_t>(shape.head_dim);
   const size_t dv = static_cast<size_t>(shape.value_dim);
+  const size_t cap = static_cast<size_t>(internal::KvCapacity(shape));
   const double scale = internal::ResolvedScale(shape, options);
   const bool renormalize =
       options.mask_strategy == MaskStrategy::kRenormalize &&
@@ -87,8 +90,9 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
   std::vector<double> s(tk), w(tk), acc(dv);
   for (size_t bh = 0; bh < bh_count; ++bh) {
     const float* qh = q + bh * tq * d;
-    const float* kh = k + bh * tk * d;
-    const float* vh = v + bh * tk * dv;
+    const size_t kv = internal::KvHeadOf(shape, bh);
+    const float* kh = k + kv * cap * d;
+    const float* vh = v + kv * cap * dv;
     for (size_t i = 0; i < tq; ++i) {
       const size_t ve = internal::VisibleEnd(shape, options.causal, i);
       // kRenormalize scores every key (the book's first softmax sees them).

@@ -1,9 +1,39 @@
 #include "src/thread_pool.h"
 
+#include <chrono>
 #include <memory>
 #include <system_error>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace causal_attention {
+namespace {
+
+// One polling step: a pause hint where the CPU has one (wasm has none).
+inline void Relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Polls `done` until it returns true or about `micros` have passed; the
+// clock is read every 64 polls (in wasm it is a call into JS).
+template <class Done>
+bool SpinUntil(const Done& done, int micros) {
+  using Clock = std::chrono::steady_clock;
+  const auto end = Clock::now() + std::chrono::microseconds(micros);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      Relax();
+    }
+    if (Clock::now() >= end) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
 #ifndef CAUSAL_ATTENTION_NO_THREADS
@@ -24,9 +54,9 @@ ThreadPool::ThreadPool(int num_threads) {
 }
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
   }
   work_cv_.notify_all();
   for (std::thread& w : workers_) w.join();
@@ -42,37 +72,73 @@ void ThreadPool::RunItems(int thread) {
 
 void ThreadPool::RunJob(size_t num_items, const void* fn,
                         Trampoline trampoline) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = fn;
-    trampoline_ = trampoline;
-    num_items_ = num_items;
-    next_item_.store(0, std::memory_order_relaxed);
-    job_active_ = true;
-    ++generation_;
+  // No worker is inside a job here (the previous RunJob waited for them),
+  // so the fields can be written; opening the job publishes them.
+  fn_ = fn;
+  trampoline_ = trampoline;
+  num_items_ = num_items;
+  next_item_.store(0, std::memory_order_relaxed);
+  state_.store(kOpen, std::memory_order_release);
+  jobs_.fetch_add(1);  // seq_cst: ordered against the read of sleepers_
+  if (sleepers_.load() > 0) {
+    // A worker between its last check of jobs_ and its wait holds the
+    // mutex: taking it here means the notify cannot fall in between.
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();
   RunItems(0);
-  // Every item has been handed out; wait for workers still inside one. A
-  // worker that wakes after job_active_ is cleared never touches this job.
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, [this] { return in_job_ == 0; });
-  job_active_ = false;
+  // Every item has been handed out: close the job (late workers skip it)
+  // and wait for the workers inside it.
+  // seq_cst, like the workers' exit and caller_sleeps_: of a worker leaving
+  // and the caller going to sleep, one sees the other.
+  const auto inside = [this] { return (state_.load() & ~kOpen) == 0; };
+  state_.fetch_and(~kOpen, std::memory_order_acq_rel);
+  if (!SpinUntil(inside, kSpinMicros)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    caller_sleeps_.store(true);
+    done_cv_.wait(lock, inside);
+    caller_sleeps_.store(false);
+  }
+}
+
+uint64_t ThreadPool::AwaitJob(uint64_t seen) {
+  const auto ready = [&] {
+    return jobs_.load(std::memory_order_acquire) != seen ||
+           stop_.load(std::memory_order_relaxed);
+  };
+  if (!SpinUntil(ready, kSpinMicros)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    sleepers_.fetch_add(1);  // seq_cst, before the re-check of jobs_
+    work_cv_.wait(lock, [&] { return jobs_.load() != seen || stop_.load(); });
+    sleepers_.fetch_sub(1);
+  }
+  return jobs_.load(std::memory_order_acquire);
 }
 
 void ThreadPool::WorkerLoop(int thread) {
-  size_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex_);
+  uint64_t seen = 0;
   for (;;) {
-    work_cv_.wait(
-        lock, [&] { return stop_ || (job_active_ && generation_ != seen); });
-    if (stop_) return;
-    seen = generation_;
-    ++in_job_;
-    lock.unlock();
+    seen = AwaitJob(seen);
+    if (stop_.load()) return;
+    // Enter the job while it is open; a closed one was finished without
+    // this worker.
+    uint32_t s = state_.load(std::memory_order_relaxed);
+    bool entered = false;
+    while (s & kOpen) {
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+        entered = true;
+        break;
+      }
+    }
+    if (!entered) continue;
     RunItems(thread);
-    lock.lock();
-    if (--in_job_ == 0) done_cv_.notify_all();
+    // The last worker out of a closed job wakes a sleeping caller.
+    if (state_.fetch_sub(1) == 1 &&
+        caller_sleeps_.load()) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      done_cv_.notify_all();
+    }
   }
 }
 

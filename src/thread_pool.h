@@ -4,11 +4,22 @@
 // item varies; callers keep results deterministic by making every item
 // independent (the attention kernels split over batch x heads x query
 // blocks, and each output element is computed by exactly one item).
+//
+// Waking: a worker that finishes a job spins for a while (kSpinMicros) on
+// the job counter before it sleeps on a condition variable, so back-to-back
+// jobs (MatMul's passes, a layer's projections and attention, consecutive
+// calls from JS) start on every thread at once instead of after a futex
+// wake-up (tens to hundreds of microseconds, more for a browser worker's
+// Atomics.wait). The calling thread waits for the workers the same way:
+// spin, then sleep (a browser page's thread cannot block: Emscripten spins
+// there anyway). A worker that wakes after the caller has run out of items
+// skips the job; the caller never waits for a sleeping worker.
 
 #ifndef CAUSAL_ATTENTION_SRC_THREAD_POOL_H_
 #define CAUSAL_ATTENTION_SRC_THREAD_POOL_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -59,19 +70,33 @@ class ThreadPool {
   void RunJob(size_t num_items, const void* fn, Trampoline trampoline);
   void RunItems(int thread);
   void WorkerLoop(int thread);
+  // Waits until the job counter differs from `seen` (or stop_); returns
+  // the new count.
+  uint64_t AwaitJob(uint64_t seen);
+
+  // How long an idle thread polls before sleeping.
+  static constexpr int kSpinMicros = 500;
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  bool stop_ = false;
-  bool job_active_ = false;
-  size_t generation_ = 0;
-  int in_job_ = 0;  // workers currently inside RunItems
+  // The current job: written by the caller before it opens the job
+  // (release), read by workers after they enter it (acquire).
   const void* fn_ = nullptr;
   Trampoline trampoline_ = nullptr;
   size_t num_items_ = 0;
   std::atomic<size_t> next_item_{0};
+  // Jobs started so far; workers poll it, then sleep on work_cv_.
+  std::atomic<uint64_t> jobs_{0};
+  // kOpen while workers may enter the current job, plus the number of
+  // workers inside it.
+  static constexpr uint32_t kOpen = 1u << 31;
+  std::atomic<uint32_t> state_{0};
+  std::atomic<bool> stop_{false};
+  // Sleeping: workers waiting for a job, the caller waiting for workers.
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> caller_sleeps_{false};
 };
 
 // The process-wide pool used by Attention, Linear and the layer.

@@ -39,16 +39,17 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
       s.head_dim < 1 || s.value_dim < 1) {
     return Status::kInvalidShape;
   }
+  // GQA: the KV heads divide the query heads; a KV cache holds its keys.
+  if (s.kv_heads < 0 || s.kv_capacity < 0) return Status::kInvalidShape;
+  const int64_t kvh = internal::KvHeads(s), cap = internal::KvCapacity(s);
+  if (s.heads % kvh != 0 || cap < s.key_len) return Status::kInvalidShape;
   // Key indices must fit the dropout counter (32 bits; rows use 64) and
   // every size must fit size_t.
-  // The forward reads k and v as [B, heads, ...]: shared key/value heads
-  // (kv_heads < heads) are the decode issue's (11); until then, only the
-  // backward accepts them (ValidateAttentionBackward).
-  if (s.kv_heads != 0 && s.kv_heads != s.heads) return Status::kInvalidShape;
   if (s.key_len > static_cast<int64_t>(UINT32_MAX)) return Status::kTooLarge;
   const int64_t b = s.batch, h = s.heads, tq = s.query_len, tk = s.key_len;
-  if (!BytesFit({b, h, tq, s.head_dim}) || !BytesFit({b, h, tk, s.head_dim}) ||
-      !BytesFit({b, h, tk, s.value_dim}) ||
+  if (!BytesFit({b, h, tq, s.head_dim}) ||
+      !BytesFit({b, kvh, cap, s.head_dim}) ||
+      !BytesFit({b, kvh, cap, s.value_dim}) ||
       !BytesFit({b, h, tq, s.value_dim}) || !BytesFit({b, h, tq, tk})) {
     return Status::kTooLarge;
   }
@@ -71,15 +72,13 @@ Status ValidateAttentionBackward(const AttentionShape& s,
                                  const float* out, const float* log_sum_exp,
                                  const float* grad_q, const float* grad_k,
                                  const float* grad_v) {
-  if (s.kv_heads < 0 || (s.kv_heads > 0 && s.heads % s.kv_heads != 0)) {
+  // The forward's checks; k and v dense (a cache's capacity layout is the
+  // forward's only: the backward trains on a call's own keys).
+  const Status st = ValidateAttention(s, o);
+  if (st != Status::kOk) return st;
+  if (s.kv_capacity != 0 && s.kv_capacity != s.key_len) {
     return Status::kInvalidShape;
   }
-  // Everything else as the forward's checks (k and v with kv_heads <= heads
-  // are no larger than with heads).
-  AttentionShape all_heads = s;
-  all_heads.kv_heads = 0;
-  const Status st = ValidateAttention(all_heads, o);
-  if (st != Status::kOk) return st;
   if (!grad_out || !q || !k || !v || !out || !log_sum_exp || !grad_q ||
       !grad_k || !grad_v) {
     return Status::kNullPointer;

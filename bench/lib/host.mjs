@@ -35,6 +35,10 @@ let prepared;
 
 async function open({ peer, config, shape, variant, seed, policy, reference, returnOutput }) {
   const mod = await import(peer);
+  // Cold start: loading the implementation (ours: import + init(), which
+  // compiles the wasm; onnxruntime: backend start-up), session or module
+  // creation, and the first run.
+  const coldStart = now();
   try {
     impl = await mod.create(config);
   } catch (e) {
@@ -54,6 +58,7 @@ async function open({ peer, config, shape, variant, seed, policy, reference, ret
   const result = { threads: impl.threads, label: impl.label };
   // Correctness before timing: the first output against ours.
   const first = await prepared.run();
+  result.coldMs = now() - coldStart;
   if (reference) {
     result.maxAbsDiff = maxAbsDiff(first, new Float32Array(reference));
     if (!(result.maxAbsDiff <= TOLERANCE)) return { ...result, status: 'mismatch' };
@@ -68,6 +73,7 @@ async function open({ peer, config, shape, variant, seed, policy, reference, ret
 async function run({ count }) {
   const samples = [];
   for (let i = 0; i < count; ++i) {
+    prepared.before?.(); // untimed: e.g. the decode table's cold caches
     const t0 = now();
     await prepared.run();
     samples.push(now() - t0);

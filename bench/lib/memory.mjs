@@ -52,6 +52,9 @@ export function installWasmMemoryTracker() {
   }
 }
 
+// sweepCaches lives in sweep.mjs (no node: import: the browser bench runs it too).
+export { sweepCaches } from './sweep.mjs';
+
 /** Total bytes of the wasm memories seen in this thread (null when none). */
 export function trackedWasmBytes() {
   if (memories.size === 0) return null;

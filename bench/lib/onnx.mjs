@@ -9,6 +9,10 @@
 //   onnxAttentionModel   the ONNX Attention op (opset 23), is_causal=1, 4-D q,k,v
 //   msMhaModel           com.microsoft MultiHeadAttention, unidirectional=1:
 //                        q,k,v transposed to [B,T,H·D] and back
+//   gqaDecodeModel       com.microsoft GroupQueryAttention, one decode step:
+//                        the new token's query [B,1,H·D], key/value [B,1,Hkv·D]
+//                        and the cache so far past_key/value [B,Hkv,L-1,D] →
+//                        out [B,1,H·D] (and present_key/value [B,Hkv,L,D])
 //   mhaModuleModel       the book's MultiHeadAttention module: x [B,T,dIn] →
 //                        Q/K/V projections (no bias) → causal attention per head
 //                        → out_proj (with bias) → [B,T,dOut]
@@ -84,6 +88,7 @@ class Writer {
 }
 
 const FLOAT = 1; // TensorProto.DataType
+const INT32 = 6;
 const INT64 = 7;
 const ATTR_FLOAT = 1; // AttributeProto.AttributeType
 const ATTR_INT = 2;
@@ -118,11 +123,11 @@ function writeNode(w, node, index) {
   });
 }
 
-/** An initializer: { name, dims, data: Float32Array | BigInt64Array } */
+/** An initializer: { name, dims, data: Float32Array | Int32Array | BigInt64Array } */
 function writeTensor(w, field, t) {
   w.message(field, (m) => {
     for (const d of t.dims) m.int(1, d);
-    m.int(2, t.data instanceof BigInt64Array ? INT64 : FLOAT);
+    m.int(2, t.data instanceof BigInt64Array ? INT64 : t.data instanceof Int32Array ? INT32 : FLOAT);
     m.string(8, t.name);
     m.bytes(9, new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
   });
@@ -245,6 +250,44 @@ export function msMhaModel({ batch, heads, length, headDim }) {
 }
 
 /**
+ * onnxruntime's GroupQueryAttention (com.microsoft) for one decode step of a
+ * cache of L tokens (L - 1 past plus the new one): seqlens_k = L - 1 and
+ * total_sequence_length = L as int32 initializers, no rotary, default scale
+ * 1/√D. With `present`, the updated cache (past + new, [B,Hkv,L,D]) is a
+ * graph output too, as a generation loop needs it for the next step.
+ */
+export function gqaDecodeModel({ batch, heads, kvHeads, headDim, cacheLength }, present) {
+  const L = cacheLength;
+  const past = [batch, kvHeads, L - 1, headDim];
+  const outputs = [{ name: 'out', dims: [batch, 1, heads * headDim] }];
+  if (present) {
+    for (const n of ['present_key', 'present_value']) outputs.push({ name: n, dims: [batch, kvHeads, L, headDim] });
+  }
+  return encodeModel({
+    nodes: [{
+      op: 'GroupQueryAttention', domain: 'com.microsoft',
+      inputs: ['query', 'key', 'value', 'past_key', 'past_value', 'seqlens_k', 'total_sequence_length'],
+      outputs: ['out', 'present_key', 'present_value'],
+      attrs: { num_heads: heads, kv_num_heads: kvHeads },
+    }],
+    inputs: [
+      { name: 'query', dims: [batch, 1, heads * headDim] },
+      { name: 'key', dims: [batch, 1, kvHeads * headDim] },
+      { name: 'value', dims: [batch, 1, kvHeads * headDim] },
+      { name: 'past_key', dims: past },
+      { name: 'past_value', dims: past },
+    ],
+    outputs,
+    initializers: [
+      { name: 'seqlens_k', dims: [batch], data: new Int32Array(batch).fill(L - 1) },
+      { name: 'total_sequence_length', dims: [], data: Int32Array.of(L) },
+    ],
+    opsets: [['', 17], ['com.microsoft', 1]],
+    irVersion: 8,
+  });
+}
+
+/**
  * The book's MultiHeadAttention module as a graph, weights as initializers
  * (W_query, W_key, W_value [dIn, dOut] without bias; out_proj [dOut, dOut]
  * with bias). `attention`: 'graph' (reshape/transpose + the plain MatMul
@@ -327,3 +370,9 @@ export const ATTENTION_MODELS = {
 };
 
 export const MODULE_VARIANTS = ['graph', 'com.microsoft MultiHeadAttention'];
+
+/** The decode step's graphs by variant name. */
+export const DECODE_MODELS = {
+  'GroupQueryAttention, present K/V out': (shape) => gqaDecodeModel(shape, true),
+  GroupQueryAttention: (shape) => gqaDecodeModel(shape, false),
+};

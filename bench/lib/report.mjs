@@ -1,5 +1,7 @@
 // Turns the results object of bench/run.mjs (also saved as
 // bench/out/results.json) into the printed report and bench/RESULTS.md.
+import { renderBrowserTable } from '../browser/report.mjs';
+import { renderDecode } from './decode.mjs';
 import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
 } from './format.mjs';
@@ -280,6 +282,32 @@ function headerLines(results) {
   ];
 }
 
+/**
+ * Cold start in Node, from each case's own worker: loading the
+ * implementation, creating its session or module, the first run.
+ */
+function coldLines(results) {
+  const r = results.attention.find((x) => shapeName(x.shape) === '(1,12,512,64)');
+  if (!r) return [];
+  const keys = ['ours-1', 'ours-2', 'ort-web-1', 'ort-web-2'].filter((k) => r.rows[k]?.coldMs !== undefined);
+  if (!keys.length) return [];
+  return [
+    `Cold start at (1,12,512,64) in Node (a fresh worker thread: ours = import + init() + first attention(); ` +
+      'onnxruntime-web = import + backend start-up + session creation + first run of the variant in the table):',
+    '',
+    '| implementation | ms |',
+    '|---|--:|',
+    ...keys.map((k) => `| ${r.rows[k].label ?? k} (${r.rows[k].threads} thread${r.rows[k].threads > 1 ? 's' : ''}${r.rows[k].variant ? `, ${r.rows[k].variant}` : ''}) | ${fmtMs(r.rows[k].coldMs)} |`),
+  ];
+}
+
+function browserLines(results) {
+  const b = results.browser;
+  if (!b) return [];
+  if (b.error) return [`Chromium table failed: ${b.error}`];
+  return [renderBrowserTable(b)];
+}
+
 /** The text printed by `npm run bench`. */
 export function renderReport(results) {
   const wasm = wasmSection(results);
@@ -293,8 +321,15 @@ export function renderReport(results) {
     '',
     numbered(wasm.notes),
     '',
+    ...coldLines(results),
+    '',
+    'In headless Chromium (bench/browser/run.mjs):',
+    '',
+    ...browserLines(results),
+    '',
     'Targets (issue 4):',
     ...targetLines(results, native?.ratios),
+    ...(results.decode ? ['', 'Decode step against a KV cache (generation), wasm:', '', renderDecode(results.decode)] : []),
     ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
@@ -324,9 +359,18 @@ export function renderResultsMd(results) {
     '',
     numbered(wasm.notes),
     '',
+    '## Cold start (Node)',
+    '',
+    ...coldLines(results),
+    '',
+    '## In headless Chromium',
+    '',
+    ...browserLines(results),
+    '',
     '## Targets of issue 4',
     '',
     ...targetLines(results, native?.ratios),
+    ...(results.decode ? ['', '## Decode step against a KV cache (generation), wasm', '', renderDecode(results.decode)] : []),
     ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
@@ -337,6 +381,7 @@ export function renderResultsMd(results) {
     'npm run bench                   # set-up, native + wasm builds, then node bench/run.mjs (about 10 min)',
     'node bench/run.mjs --quick      # sanity run: small shapes, short budgets; leaves this file alone',
     'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
+    'node bench/run.mjs --decode     # only the decode table (KV cache); leaves this file alone',
     'node bench/run.mjs --training   # the training table alone (forward + backward)',
     '```',
     '',

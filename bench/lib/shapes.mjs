@@ -25,7 +25,28 @@ export const MEMORY_CHECK_SHAPE = {
   kind: 'attention', batch: 1, heads: 1, length: 16384, headDim: 64,
 };
 
+/**
+ * The decode table: one new token (q [1, H, 1, D]) against a KV cache of
+ * cacheLength tokens (k, v [1, kvHeads, cacheLength, D]).
+ */
+export const DECODE_MODELS = [
+  { model: 'GPT-2 small', heads: 12, kvHeads: 12, headDim: 64 },
+  { model: 'Llama-3-8B', heads: 32, kvHeads: 8, headDim: 128 },
+];
+export const DECODE_LENGTHS = [1024, 4096, 16384];
+export const DECODE_SHAPES = DECODE_MODELS.flatMap((m) => DECODE_LENGTHS.map((cacheLength) => ({
+  kind: 'decode', batch: 1, ...m, cacheLength,
+})));
+
+/** Bytes of cached keys and values a decode step reads: B·Hkv·L·D·2·4. */
+export function decodeBytes(s) {
+  return s.batch * s.kvHeads * s.cacheLength * s.headDim * 2 * 4;
+}
+
 export function shapeName(s) {
+  if (s.kind === 'decode') {
+    return `${s.model} (${s.heads}/${s.kvHeads} heads, D ${s.headDim}), ${s.cacheLength} cached`;
+  }
   if (s.kind === 'mha') {
     return `MHA module (B ${s.batch}, T ${s.length}, d ${s.dIn}, ${s.heads} heads)`;
   }
@@ -39,6 +60,7 @@ export function attentionFlops({ batch, heads, length, headDim }) {
 
 /** FLOPs of a shape: for the module, the Q, K, V and out projections plus causal attention. */
 export function flops(s) {
+  if (s.kind === 'decode') return 4 * s.batch * s.heads * s.cacheLength * s.headDim;
   if (s.kind === 'mha') {
     const projections = 2 * s.batch * s.length * s.dIn * s.dOut * 3 + 2 * s.batch * s.length * s.dOut * s.dOut;
     const headDim = s.dOut / s.heads;
@@ -68,11 +90,16 @@ function uniform(n, random) {
 
 /**
  * Same inputs for every implementation: q, k, v uniform in [-1, 1) for
- * attention; x for the module.
+ * attention (for decode: the new token's q and the whole cache's k, v, the
+ * last token included); x for the module.
  */
 export function makeInputs(s, seed = 1234) {
   const next = makeUniform(seed);
   if (s.kind === 'mha') return { x: next(s.batch * s.length * s.dIn) };
+  if (s.kind === 'decode') {
+    const kv = s.batch * s.kvHeads * s.cacheLength * s.headDim;
+    return { q: next(s.batch * s.heads * s.headDim), k: next(kv), v: next(kv) };
+  }
   // Training (bench/lib/training.mjs): also the gradient of the output.
   if (s.kind === 'mha-train') {
     const x = next(s.batch * s.length * s.dIn);
@@ -81,6 +108,28 @@ export function makeInputs(s, seed = 1234) {
   const n = s.batch * s.heads * s.length * s.headDim;
   const qkv = { q: next(n), k: next(n), v: next(n) };
   return s.kind === 'attention-train' ? { ...qkv, gradOutput: next(n) } : qkv;
+}
+
+/**
+ * A decode step's inputs split as a generation loop holds them: the cache
+ * before this step (k, v [B, Hkv, L - 1, D]) and this step's token's k, v
+ * [B, Hkv, 1, D].
+ */
+export function decodeParts(s, { k, v }) {
+  const heads = s.batch * s.kvHeads;
+  const L = s.cacheLength;
+  const D = s.headDim;
+  const rows = (a, from, to) => {
+    const out = new Float32Array(heads * (to - from) * D);
+    for (let h = 0; h < heads; h++) {
+      out.set(a.subarray((h * L + from) * D, (h * L + to) * D), h * (to - from) * D);
+    }
+    return out;
+  };
+  return {
+    past: { k: rows(k, 0, L - 1), v: rows(v, 0, L - 1) },
+    last: { k: rows(k, L - 1, L), v: rows(v, L - 1, L) },
+  };
 }
 
 /** A seeded source of uniform [-1, 1) Float32Arrays: makeUniform(seed)(n). */

@@ -12,18 +12,11 @@
 //           n -= 1; br_if n != 0
 //     return lane 0 of Σ acc)
 
-const leb = (n) => {
-  const out = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-};
-const section = (id, bytes) => [id, ...leb(bytes.length), ...bytes];
-const vector = (items) => [...leb(items.length), ...items.flat()];
+import {
+  F32, F32X4_ADD, F32X4_EXTRACT_LANE, F32X4_MUL, GET, HEADER, I32, SET, TEE, V128, leb, name, section,
+  vector,
+} from './wasm-bytes.mjs';
+
 const f32x4Const = (x) => {
   const b = new Uint8Array(16);
   const dv = new DataView(b.buffer);
@@ -31,15 +24,6 @@ const f32x4Const = (x) => {
   return [0xfd, 0x0c, ...b];
 };
 
-const I32 = 0x7f;
-const F32 = 0x7d;
-const V128 = 0x7b;
-const GET = 0x20;
-const SET = 0x21;
-const TEE = 0x22;
-const F32X4_ADD = [0xfd, ...leb(0xe4)];
-const F32X4_MUL = [0xfd, ...leb(0xe6)];
-const F32X4_EXTRACT_LANE = [0xfd, 0x1f];
 
 /** The module bytes for `chains` accumulators. */
 export function simdKernelBytes(chains) {
@@ -64,10 +48,10 @@ export function simdKernelBytes(chains) {
   const locals = vector([[...leb(chains + 2), V128]]);
   const func = [...locals, ...body];
   return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...HEADER,
     ...section(1, vector([[0x60, 1, I32, 1, F32]])), // type: (i32) -> f32
     ...section(3, vector([[0]])), // function 0 has type 0
-    ...section(7, vector([[...leb(6), ...new TextEncoder().encode('kernel'), 0x00, 0]])),
+    ...section(7, vector([[...name('kernel'), 0x00, 0]])),
     ...section(10, vector([[...leb(func.length), ...func]])),
   ]);
 }

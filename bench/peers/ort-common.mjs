@@ -1,16 +1,21 @@
 // What onnxruntime-web and onnxruntime-node share: the models (built in
 // bench/lib/onnx.mjs, same bytes for both) and the run loop.
 import {
-  ATTENTION_MODELS, MODULE_VARIANTS, mhaModuleModel, randomModuleWeights,
+  ATTENTION_MODELS, DECODE_MODELS, MODULE_VARIANTS, mhaModuleModel, randomModuleWeights,
 } from '../lib/onnx.mjs';
-import { makeUniform } from '../lib/shapes.mjs';
+import { sweepCaches } from '../lib/sweep.mjs';
+import { decodeParts, makeUniform } from '../lib/shapes.mjs';
 
-export const ortVariants = (shape) => (shape.kind === 'mha' ? MODULE_VARIANTS : Object.keys(ATTENTION_MODELS));
+export function ortVariants(shape) {
+  if (shape.kind === 'decode') return Object.keys(DECODE_MODELS);
+  return shape.kind === 'mha' ? MODULE_VARIANTS : Object.keys(ATTENTION_MODELS);
+}
 
 /** Module weights: fixed seed, same for every run of the bench. */
 export const moduleWeights = (shape) => randomModuleWeights(shape, makeUniform(777));
 
 export function modelBytes(variant, shape) {
+  if (shape.kind === 'decode') return DECODE_MODELS[variant](shape);
   if (shape.kind === 'mha') return mhaModuleModel(shape, moduleWeights(shape), variant);
   return ATTENTION_MODELS[variant](shape);
 }
@@ -22,18 +27,38 @@ export function modelBytes(variant, shape) {
  */
 export async function prepareSession(ort, variant, shape, inputs, sessionOptions) {
   const session = await ort.InferenceSession.create(modelBytes(variant, shape), sessionOptions);
-  const dims = shape.kind === 'mha'
-    ? { x: [shape.batch, shape.length, shape.dIn] }
-    : Object.fromEntries(['q', 'k', 'v'].map((n) => [n, [shape.batch, shape.heads, shape.length, shape.headDim]]));
+  const feedsOf = graphInputs(shape, inputs);
   return {
     async run() {
       const feeds = {};
-      for (const [n, d] of Object.entries(dims)) feeds[n] = new ort.Tensor('float32', inputs[n], d);
+      for (const [n, [data, d]] of Object.entries(feedsOf)) feeds[n] = new ort.Tensor('float32', data, d);
       const result = await session.run(feeds);
       return result.out.data;
     },
     release: () => session.release(),
+    // A decode step starts with cold caches, as ours does (bench/lib/decode.mjs).
+    before: shape.kind === 'decode' ? sweepCaches : undefined,
   };
+}
+
+/** The graph's inputs by name: [data, dims]. */
+function graphInputs(shape, inputs) {
+  if (shape.kind === 'mha') return { x: [inputs.x, [shape.batch, shape.length, shape.dIn]] };
+  if (shape.kind === 'decode') {
+    // [B, H, 1, D] and [B, Hkv, 1, D] are [B, 1, H·D] and [B, 1, Hkv·D] in memory.
+    const { batch, heads, kvHeads, headDim, cacheLength } = shape;
+    const { past, last } = decodeParts(shape, inputs);
+    const pastDims = [batch, kvHeads, cacheLength - 1, headDim];
+    return {
+      query: [inputs.q, [batch, 1, heads * headDim]],
+      key: [last.k, [batch, 1, kvHeads * headDim]],
+      value: [last.v, [batch, 1, kvHeads * headDim]],
+      past_key: [past.k, pastDims],
+      past_value: [past.v, pastDims],
+    };
+  }
+  const dims = [shape.batch, shape.heads, shape.length, shape.headDim];
+  return Object.fromEntries(['q', 'k', 'v'].map((n) => [n, [inputs[n], dims]]));
 }
 
 /**
@@ -48,4 +73,23 @@ export async function initBackend(ort, sessionOptions) {
   }, sessionOptions);
   await s.run();
   await s.release();
+}
+
+/**
+ * onnxruntime-web's wasm backend with `threads` threads, its .wasm and glue
+ * at `wasmPaths` (a URL ending in /): Node and the browser bench.
+ */
+export async function createOrtWeb(ort, threads, wasmPaths) {
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.simd = true;
+  ort.env.wasm.proxy = false;
+  ort.env.wasm.wasmPaths = wasmPaths;
+  ort.env.logLevel = 'error';
+  const sessionOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  await initBackend(ort, sessionOptions);
+  return {
+    label: 'onnxruntime-web',
+    threads,
+    prepare: (variant, shape, inputs) => prepareSession(ort, variant, shape, inputs, sessionOptions),
+  };
 }

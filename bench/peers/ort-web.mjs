@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { initBackend, ortVariants, prepareSession } from './ort-common.mjs';
+import { createOrtWeb, ortVariants } from './ort-common.mjs';
 
 export const name = 'onnxruntime-web';
 export const variants = ortVariants;
@@ -15,16 +15,5 @@ export async function create({ threads }) {
   const require = createRequire(import.meta.url);
   // The package's require entry lies in dist/, next to the .wasm and its glue.
   const dist = dirname(require.resolve('onnxruntime-web'));
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.simd = true;
-  ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = `${pathToFileURL(dist).href}/`;
-  ort.env.logLevel = 'error';
-  const sessionOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
-  await initBackend(ort, sessionOptions);
-  return {
-    label: 'onnxruntime-web',
-    threads,
-    prepare: (variant, shape, inputs) => prepareSession(ort, variant, shape, inputs, sessionOptions),
-  };
+  return createOrtWeb(ort, threads, `${pathToFileURL(dist).href}/`);
 }

@@ -1,19 +1,32 @@
 // causal-attention (this package), imported by name like a user would:
 // the single-threaded build, or the pthreads build with n threads.
+import { sweepCaches } from '../lib/sweep.mjs';
+import { decodeParts } from '../lib/shapes.mjs';
 import { Unavailable } from '../lib/unavailable.mjs';
 import { moduleWeights } from './ort-common.mjs';
 
 export const name = 'ours';
 
-export const variants = (shape) => [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention'];
+/** The decode step's three routes (the last only where KV heads are shared). */
+export const DECODE_VARIANTS = ['resident KV cache', 'attention(), K/V copied in', 'attention(), K/V repeated per head'];
 
-export async function create({ threads }) {
-  const { init } = await import('causal-attention');
+export function variants(shape) {
+  if (shape.kind === 'decode') return DECODE_VARIANTS.slice(0, shape.kvHeads < shape.heads ? 3 : 2);
+  return [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention'];
+}
+
+/**
+ * `load` imports the package: by name in Node; the browser bench passes
+ * its URL (bench/browser/peers.mjs).
+ */
+export async function create({ threads }, load = () => import('causal-attention')) {
+  const { init } = await load();
   const ca = await init(threads === 1 ? { build: 'single' } : { build: 'threads', threads });
   return {
     label: `ours (${ca.build})`,
     threads: ca.threads,
     prepare(variant, shape, inputs) {
+      if (shape.kind === 'decode') return prepareDecode(ca, variant, shape, inputs);
       return shape.kind === 'mha' ? prepareModule(ca, shape, inputs) : prepareAttention(ca, shape, inputs);
     },
     memoryBytes: () => ca.memoryBytes,
@@ -30,6 +43,56 @@ function prepareAttention(ca, s, { q, k, v }) {
     batch: s.batch, heads: s.heads, queryLength: s.length, headDim: s.headDim, causal: true, out,
   };
   return { run: () => ca.attention(q, k, v, options).output };
+}
+
+/**
+ * One generation step at cacheLength L: the new token's keys and values go
+ * in, its query attends over all L. Resident: the cache holds L - 1 tokens
+ * in wasm memory; a step appends one and attends (truncating back first, so
+ * every run is the same step). The attention() routes copy the whole cache
+ * in on every call: with kvHeads (no repetition), or, as before grouped
+ * heads existed, with every KV head repeated for its query heads. Every
+ * timed step starts with cold caches (sweepCaches, untimed).
+ */
+function prepareDecode(ca, variant, s, inputs) {
+  return { ...decodeRoute(ca, variant, s, inputs), before: sweepCaches };
+}
+
+function decodeRoute(ca, variant, s, inputs) {
+  const { batch, heads, kvHeads, headDim, cacheLength: L } = s;
+  const out = new Float32Array(batch * heads * headDim);
+  if (variant === 'resident KV cache') {
+    const { past, last } = decodeParts(s, inputs);
+    const cache = ca.createKVCache({ batch, kvHeads, headDim, capacity: L });
+    cache.append(past.k, past.v);
+    const options = { heads, queryLength: 1, out };
+    return {
+      run() {
+        cache.truncate(L - 1);
+        return cache.append(last.k, last.v).attention(inputs.q, options).output;
+      },
+      release: () => cache.dispose(),
+    };
+  }
+  const options = {
+    batch, heads, kvHeads, queryLength: 1, keyLength: L, headDim, causal: 'bottom-right', out,
+  };
+  if (variant === 'attention(), K/V copied in') {
+    return { run: () => ca.attention(inputs.q, inputs.k, inputs.v, options).output };
+  }
+  const group = heads / kvHeads;
+  const repeat = (a) => {
+    const size = a.length / (batch * kvHeads);
+    const r = new Float32Array(a.length * group);
+    for (let h = 0; h < batch * kvHeads; h++) {
+      for (let g = 0; g < group; g++) r.set(a.subarray(h * size, (h + 1) * size), (h * group + g) * size);
+    }
+    return r;
+  };
+  const k = repeat(inputs.k);
+  const v = repeat(inputs.v);
+  const repeated = { ...options, kvHeads: heads };
+  return { run: () => ca.attention(inputs.q, k, v, repeated).output };
 }
 
 /** [rows, cols] row-major → [cols, rows]: x·W layout to nn.Linear's [out, in]. */

@@ -1,8 +1,10 @@
-// libFuzzer target over the C++ entry points: Attention, Linear (MatMul)
-// and its backward, AttentionLayerForward (what the JS modules call) and
+// libFuzzer target over the C++ entry points: Attention (with grouped-query
+// KV heads, a KV cache's capacity and decode-shaped calls whose keys are
+// split into chunks), Linear (MatMul) and its backward, AttentionLayerForward
+// (what the JS modules call; with GQA, RoPE and a KV cache it appends to) and
 // AttentionBackward, with random shapes, options (valid and not) and data.
-// Built with ASan + UBSan
-// (-DCA_FUZZ=ON, clang), so any out-of-bounds access or UB aborts. Checks:
+// Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds access
+// or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
 //   * with finite data in [-1, 1], their results agree within
 //     1e-5 (1 + |ref|) (weights and outputs; 2e-5 for gradients), and NaN
@@ -15,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -128,10 +131,29 @@ void FuzzAttention(Input& in, bool raw) {
   s.value_dim = in.Bool() ? s.head_dim : in.Range(1, 40);
   const causal_attention::AttentionOptions o = FuzzOptions(in);
   const bool weights = in.Bool();
+  // Grouped-query / multi-query KV heads, sometimes ones that do not divide.
+  const uint8_t kv_mode = in.Byte();
+  if (kv_mode < 96) {
+    s.kv_heads = s.heads;
+    s.heads *= in.Range(1, 4);
+  } else if (kv_mode < 100) {
+    s.kv_heads = in.Range(-1, 5);
+  }
+  // Decode-shaped: a few queries against more keys than one chunk.
+  if (in.Byte() < 64) {
+    s.query_len = in.Range(1, 4);
+    s.key_len = in.Range(1, 3 * causal_attention::kDecodeChunk);
+  }
+  // A KV cache's capacity (rows past key_len unused), sometimes too small.
+  if (in.Bool()) s.kv_capacity = s.key_len + in.Range(-2, 9);
   const size_t bh = s.batch > 0 ? static_cast<size_t>(s.batch * s.heads) : 0;
+  const size_t kvh = s.batch > 0 && s.kv_heads > 0
+                         ? static_cast<size_t>(s.batch * s.kv_heads)
+                         : bh;
+  const size_t cap = static_cast<size_t>(std::max(s.kv_capacity, s.key_len));
   const auto q = in.Floats(bh * s.query_len * s.head_dim, raw);
-  const auto k = in.Floats(bh * s.key_len * s.head_dim, raw);
-  const auto v = in.Floats(bh * s.key_len * s.value_dim, raw);
+  const auto k = in.Floats(kvh * cap * s.head_dim, raw);
+  const auto v = in.Floats(kvh * cap * s.value_dim, raw);
   const size_t n_out = bh * s.query_len * s.value_dim;
   const size_t n_w = bh * s.query_len * s.key_len;
   std::vector<float> out(n_out), ref_out(n_out), w(n_w), ref_w(n_w);
@@ -186,8 +208,9 @@ void FuzzLinear(Input& in, bool raw) {
 }
 
 // The layer the JS modules call: random sizes (sometimes invalid), optional
-// biases, output projection and outputs; the SIMD layer against the
-// reference layer, as for Attention.
+// biases, output projection and outputs, grouped KV heads, RoPE and a KV
+// cache (sometimes too full); the SIMD layer against the reference layer,
+// as for Attention, and the cache rows each wrote.
 void FuzzLayer(Input& in, bool raw) {
   causal_attention::AttentionLayerParams p;
   const bool bad_shape = in.Byte() < 8;
@@ -204,8 +227,23 @@ void FuzzLayer(Input& in, bool raw) {
   o.attention.training = in.Bool();
   o.attention.dropout = (in.Float(false) + 1) * 0.45f;
   o.attention.seed = in.U32();
+  if (in.Byte() < 96 && p.num_heads > 0) {
+    p.num_kv_heads = p.num_heads;
+    p.num_heads *= in.Range(1, 3);
+  }
+  if (in.Bool()) p.rope_base = in.Bool() ? 10000.0f : 500000.0f;
+  const bool cached = in.Bool();
+  int64_t capacity = 0, length = 0;
+  if (cached) {
+    capacity = o.tokens + in.Range(0, 30);
+    length = in.Range(0, capacity - o.tokens + 1);  // one past: too full
+    o.attention.causal = causal_attention::CausalMask::kBottomRight;
+  }
   const size_t heads = p.num_heads > 0 ? static_cast<size_t>(p.num_heads) : 0;
+  const size_t kv_heads =
+      p.num_kv_heads > 0 ? static_cast<size_t>(p.num_kv_heads) : heads;
   const size_t dm = heads * p.head_dim, rows = o.batch * o.tokens;
+  const size_t dkv = kv_heads * p.head_dim;
   const size_t d_in = static_cast<size_t>(p.d_in);
   // nn.Linear's scale keeps the scores moderate (see layer_test.cc).
   const float bound = 1.0f / std::sqrt(static_cast<float>(d_in));
@@ -215,9 +253,16 @@ void FuzzLayer(Input& in, bool raw) {
     return v;
   };
   const auto x = in.Floats(rows * d_in, raw);
-  const auto wq = params(dm * d_in), wk = params(dm * d_in),
-             wv = params(dm * d_in), wo = params(dm * dm), bq = params(dm),
-             bk = params(dm), bv = params(dm), bo = params(dm);
+  const auto wq = params(dm * d_in), wk = params(dkv * d_in),
+             wv = params(dkv * d_in), wo = params(dm * dm), bq = params(dm),
+             bk = params(dkv), bv = params(dkv), bo = params(dm);
+  // The cache before the call, one copy for each side (the layer writes it).
+  const size_t cache_n = o.batch * dkv * static_cast<size_t>(capacity);
+  std::vector<float> keys = in.Floats(cache_n, raw), values = keys;
+  std::vector<float> keys_ref = keys, values_ref = keys;
+  if (cached) {
+    o.cache = {keys.data(), values.data(), capacity, length};
+  }
   p.w_query = wq.data();
   p.w_key = wk.data();
   p.w_value = wv.data();
@@ -230,7 +275,7 @@ void FuzzLayer(Input& in, bool raw) {
     p.w_out = wo.data();
     p.b_out = bo.data();
   }
-  const size_t n_w = o.batch * heads * o.tokens * o.tokens;
+  const size_t n_w = o.batch * heads * o.tokens * (length + o.tokens);
   std::vector<float> y(rows * dm), y_ref(rows * dm), w(n_w), w_ref(n_w), s(n_w),
       s_ref(n_w), q(rows * dm), q_ref(rows * dm);
   const bool extras = in.Bool();
@@ -246,11 +291,14 @@ void FuzzLayer(Input& in, bool raw) {
     ref.queries = q_ref.data();
   }
   const Status a = causal_attention::AttentionLayerForward(p, o, x.data(), out);
+  if (cached) o.cache = {keys_ref.data(), values_ref.data(), capacity, length};
   const Status b =
       causal_attention::AttentionLayerReference(p, o, x.data(), ref);
   Check(a == b);
   if (a != Status::kOk || raw) return;
   CheckClose(y, y_ref);
+  CheckClose(keys, keys_ref);
+  CheckClose(values, values_ref);
   if (extras) {
     CheckClose(w, w_ref);
     CheckClose(s, s_ref);
@@ -260,8 +308,8 @@ void FuzzLayer(Input& in, bool raw) {
 
 // AttentionBackward against its reference: random shapes (shared KV heads
 // included, sometimes invalid), options, dO, and the forward's own output
-// and log-sum-exp (computed on K, V repeated per query head); in raw mode
-// every input is arbitrary bits (out and log-sum-exp included).
+// and log-sum-exp; in raw mode every input is arbitrary bits (out and
+// log-sum-exp included).
 void FuzzBackward(Input& in, bool raw) {
   causal_attention::AttentionShape s;
   const bool bad_shape = in.Byte() < 8;
@@ -289,21 +337,9 @@ void FuzzBackward(Input& in, bool raw) {
       causal_attention::ValidateAttentionBackward(
           s, o, dout.data(), q.data(), k.data(), v.data(), out.data(),
           lse.data(), q.data(), k.data(), v.data()) == Status::kOk;
-  if (valid && !raw) {
-    // The forward on K and V with every KV head repeated for its group.
-    const size_t group = heads / kvh;
-    std::vector<float> kr(b * heads * s.key_len * s.head_dim),
-        vr(b * heads * s.key_len * s.value_dim);
-    for (size_t bh = 0; bh < b * heads; ++bh) {
-      const size_t src = bh / heads * kvh + bh % heads / group;
-      const size_t nk = s.key_len * s.head_dim, nv = s.key_len * s.value_dim;
-      memcpy(kr.data() + bh * nk, k.data() + src * nk, nk * sizeof(float));
-      memcpy(vr.data() + bh * nv, v.data() + src * nv, nv * sizeof(float));
-    }
-    causal_attention::AttentionShape all = s;
-    all.kv_heads = 0;
+  if (valid && !raw) {  // the forward's own output and log-sum-exp
     Check(causal_attention::AttentionWithLogSumExp(
-              all, o, q.data(), kr.data(), vr.data(), out.data(), nullptr,
+              s, o, q.data(), k.data(), v.data(), out.data(), nullptr,
               lse.data()) == Status::kOk);
   }
   std::vector<float> gq(n_q), gk(n_k), gv(n_v), rq(n_q), rk(n_k), rv(n_v);

@@ -51,24 +51,6 @@ double WorstError(const std::vector<float>& got,
   return worst;
 }
 
-// K or V with kv heads repeated for every query head of their group
-// ([B, kvH, T, X] -> [B, H, T, X]): the forward runs on these (its GQA is
-// issue 11's), which is what repeat_interleave does in PyTorch's
-// enable_gqa.
-std::vector<float> RepeatKv(const std::vector<float>& x,
-                            const AttentionShape& s, int64_t width) {
-  const int64_t kvh = internal::KvHeads(s), group = s.heads / kvh;
-  const int64_t head = s.key_len * width;
-  std::vector<float> out(s.batch * s.heads * head);
-  for (int64_t b = 0; b < s.batch; ++b) {
-    for (int64_t h = 0; h < s.heads; ++h) {
-      std::copy_n(x.begin() + (b * kvh + h / group) * head, head,
-                  out.begin() + (b * s.heads + h) * head);
-    }
-  }
-  return out;
-}
-
 // One backward problem: inputs, the forward's output and log-sum-exp.
 struct Problem {
   AttentionShape shape;
@@ -89,17 +71,13 @@ struct Problem {
     return static_cast<size_t>(shape.batch * shape.heads * shape.query_len *
                                shape.value_dim);
   }
-  // out and lse from the forward (with K, V repeated per query head).
+  // out and lse from the forward (shared KV heads included).
   void Forward(bool reference) {
-    AttentionShape all = shape;
-    all.kv_heads = 0;
-    const auto kr = RepeatKv(k, shape, shape.head_dim);
-    const auto vr = RepeatKv(v, shape, shape.value_dim);
     out.assign(OutSize(), 0.0f);
     lse.assign(shape.batch * shape.heads * shape.query_len, 0.0f);
     const auto fn =
         reference ? AttentionWithLogSumExpReference : AttentionWithLogSumExp;
-    ASSERT_EQ(fn(all, options, q.data(), kr.data(), vr.data(), out.data(),
+    ASSERT_EQ(fn(shape, options, q.data(), k.data(), v.data(), out.data(),
                  nullptr, lse.data()),
               Status::kOk);
   }
@@ -532,12 +510,13 @@ TEST(AttentionBackwardStatus, RejectsBadArguments) {
               Status::kNullPointer)
         << missing;
   }
-  // The forward accepts no shared key/value heads yet (issue 11's).
+  // Shared key/value heads, but k and v dense: no KV cache capacity.
   AttentionShape gqa = good;
   gqa.kv_heads = 1;
-  EXPECT_EQ(Attention(gqa, opts, in, in, in, out, nullptr),
-            Status::kInvalidShape);
   EXPECT_EQ(call(gqa, opts), Status::kOk);
+  gqa.kv_capacity = 3;
+  EXPECT_EQ(Attention(gqa, opts, in, in, in, out, nullptr), Status::kOk);
+  EXPECT_EQ(call(gqa, opts), Status::kInvalidShape);
 }
 
 }  // namespace

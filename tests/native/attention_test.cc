@@ -25,14 +25,7 @@ class AttentionTest : public hwy::TestWithParamTarget {
   // Runs the SIMD kernel with and without weights and the reference, and
   // checks all three agree.
   void CheckAgainstReference(Problem& p) {
-    SCOPED_TRACE(Describe(p.shape, p.options));
-    std::vector<float> ref_out, ref_w, out, w, out_tiled;
-    ASSERT_EQ(p.Run(AttentionReference, &ref_out, &ref_w), Status::kOk);
-    ASSERT_EQ(p.Run(Attention, &out, &w), Status::kOk);
-    EXPECT_TRUE(NearReference(out, ref_out)) << "output, with weights";
-    EXPECT_TRUE(NearReference(w, ref_w)) << "weights";
-    ASSERT_EQ(p.Run(Attention, &out_tiled, nullptr), Status::kOk);
-    EXPECT_TRUE(NearReference(out_tiled, ref_out)) << "output, no weights";
+    testing_util::ExpectMatchesReference(p);
   }
 };
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(AttentionTest);

@@ -82,30 +82,6 @@ TEST_P(LinearTest, BackwardMatchesReference) {
   }
 }
 
-// More rows than one block of grad_weight's product (linear.cc sums
-// blocks of 1024 rows): a float sum over 2500 products of magnitude <= 1
-// is off by up to ~√2500 ulps of its terms, so the tolerance scales up.
-TEST_P(LinearTest, BackwardOverManyRowsMatchesReference) {
-  std::mt19937 rng(10);
-  const int64_t rows = 2500, in = 9, out = 13;
-  const auto x = RandomVector(rows * in, &rng);
-  const auto w = RandomVector(out * in, &rng);
-  const auto gy = RandomVector(rows * out, &rng);
-  std::vector<float> gw = RandomVector(out * in, &rng), gw_ref = gw;
-  std::vector<float> gb(out, 0.5f), gb_ref = gb;
-  std::vector<float> gx(rows * in), gx_ref(rows * in);
-  ASSERT_EQ(LinearBackward(x.data(), rows, in, out, w.data(), gy.data(),
-                           gx.data(), gw.data(), gb.data()),
-            Status::kOk);
-  ASSERT_EQ(
-      LinearBackwardReference(x.data(), rows, in, out, w.data(), gy.data(),
-                              gx_ref.data(), gw_ref.data(), gb_ref.data()),
-      Status::kOk);
-  EXPECT_TRUE(NearReference(gx, gx_ref)) << "grad_x";
-  EXPECT_TRUE(NearReference(gw, gw_ref, 5e-5)) << "grad_weight";
-  EXPECT_TRUE(NearReference(gb, gb_ref)) << "grad_bias";
-}
-
 // The reference itself against central finite differences of the loss
 // L = sum(grad_y ∘ (x · wᵀ + b)), whose gradients are exactly what
 // LinearBackward returns.

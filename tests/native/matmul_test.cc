@@ -52,7 +52,13 @@ TEST_P(MatMulTest, MatchesReference) {
   std::mt19937 rng(11);
   const Case cases[] = {{1, 1, 1, 0},      {1, 7, 3, 2},     {5, 1, 9, 0},
                         {12, 3, 2, 1},     {33, 17, 31, 0},  {64, 64, 64, 3},
-                        {100, 129, 65, 0}, {37, 300, 70, 5}, {3, 5, 768, 0}};
+                        {100, 129, 65, 0}, {37, 300, 70, 5}, {3, 5, 768, 0},
+                        // Packed path: several depth passes (uneven), row
+                        // blocks with a partial microtile, column blocks.
+                        {41, 1100, 300, 1}, {97, 33, 513, 2},
+                        // Skinny path (fewer rows than a microtile): column
+                        // chunks, depth not a multiple of any vector.
+                        {1, 300, 70, 0},   {4, 129, 257, 3},  {2, 1, 1, 0}};
   for (const Case& c : cases) {
     for (int variant = 0; variant < 16; ++variant) {
       MatMulShape s;
@@ -73,25 +79,31 @@ TEST_P(MatMulTest, MatchesReference) {
 
 TEST(MatMul, BitIdenticalForAnyThreadCount) {
   std::mt19937 rng(4);
-  MatMulShape s;
-  s.m = 200;
-  s.n = 300;
-  s.k = 150;
-  s.transpose_a = true;
-  s.accumulate = true;
-  const auto a = RandomVector(s.k * s.m, &rng),
-             b = RandomVector(s.k * s.n, &rng);
-  const auto c0 = RandomVector(s.m * s.n, &rng);
-  std::vector<float> first;
-  for (int threads : {1, 2, 4}) {
-    ASSERT_EQ(SetNumThreads(threads), threads);
-    std::vector<float> c = c0;
-    ASSERT_EQ(MatMul(s, a.data(), s.m, b.data(), s.n, nullptr, c.data(), s.n),
-              Status::kOk);
-    if (first.empty()) {
-      first = c;
-    } else {
-      EXPECT_EQ(c, first) << threads << " threads";
+  // {m, n, k}: one depth pass; three passes with row and column blocks and
+  // edge tiles; the skinny path's column chunks.
+  const int64_t shapes[][3] = {{200, 300, 150}, {203, 1100, 600}, {3, 700, 900}};
+  for (const auto& shape : shapes) {
+    MatMulShape s;
+    s.m = shape[0];
+    s.n = shape[1];
+    s.k = shape[2];
+    s.transpose_a = true;
+    s.accumulate = true;
+    const auto a = RandomVector(s.k * s.m, &rng),
+               b = RandomVector(s.k * s.n, &rng), bias = RandomVector(s.n, &rng);
+    const auto c0 = RandomVector(s.m * s.n, &rng);
+    std::vector<float> first;
+    for (int threads : {1, 2, 4}) {
+      ASSERT_EQ(SetNumThreads(threads), threads);
+      std::vector<float> c = c0;
+      ASSERT_EQ(MatMul(s, a.data(), s.m, b.data(), s.n, bias.data(), c.data(),
+                       s.n),
+                Status::kOk);
+      if (first.empty()) {
+        first = c;
+      } else {
+        EXPECT_EQ(c, first) << threads << " threads, m=" << s.m;
+      }
     }
   }
   SetNumThreads(1);

@@ -3,7 +3,9 @@
 #ifndef CAUSAL_ATTENTION_TESTS_NATIVE_TEST_UTIL_H_
 #define CAUSAL_ATTENTION_TESTS_NATIVE_TEST_UTIL_H_
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -72,10 +74,27 @@ inline std::string Describe(const AttentionShape& s,
          " strategy=" + std::to_string(static_cast<int>(o.mask_strategy)) +
          " dropout=" + std::to_string(o.dropout) +
          " training=" + std::to_string(o.training) +
-         " scale=" + (o.scale ? std::to_string(*o.scale) : "default");
+         " scale=" + (o.scale ? std::to_string(*o.scale) : "default") +
+         (s.kv_heads ? " kv_heads=" + std::to_string(s.kv_heads) : "") +
+         (s.kv_capacity ? " kv_capacity=" + std::to_string(s.kv_capacity) : "");
 }
 
-// Inputs and outputs of one attention call.
+// [heads, rows, d] -> [heads, cap, d], rows rows.. cap of each head NaN: a KV
+// cache's unused capacity, which no computation may read.
+inline std::vector<float> PadRows(const std::vector<float>& dense,
+                                  int64_t heads, int64_t rows, int64_t cap,
+                                  int64_t d) {
+  std::vector<float> out(static_cast<size_t>(heads * cap * d),
+                         std::numeric_limits<float>::quiet_NaN());
+  for (int64_t h = 0; h < heads; ++h) {
+    std::copy(dense.begin() + h * rows * d, dense.begin() + (h + 1) * rows * d,
+              out.begin() + h * cap * d);
+  }
+  return out;
+}
+
+// Inputs and outputs of one attention call: q [B, H, Tq, D], k and v
+// [B, Hkv, cap, ·] (with GQA and a cache's capacity; rows past key_len NaN).
 struct Problem {
   AttentionShape shape;
   AttentionOptions options;
@@ -83,10 +102,13 @@ struct Problem {
 
   Problem(const AttentionShape& s, const AttentionOptions& o, std::mt19937* rng)
       : shape(s), options(o) {
-    const size_t bh = static_cast<size_t>(s.batch * s.heads);
-    q = RandomVector(bh * s.query_len * s.head_dim, rng);
-    k = RandomVector(bh * s.key_len * s.head_dim, rng);
-    v = RandomVector(bh * s.key_len * s.value_dim, rng);
+    const int64_t kvh = s.batch * (s.kv_heads ? s.kv_heads : s.heads);
+    const int64_t cap = s.kv_capacity ? s.kv_capacity : s.key_len;
+    q = RandomVector(s.batch * s.heads * s.query_len * s.head_dim, rng);
+    k = PadRows(RandomVector(kvh * s.key_len * s.head_dim, rng), kvh, s.key_len,
+                cap, s.head_dim);
+    v = PadRows(RandomVector(kvh * s.key_len * s.value_dim, rng), kvh,
+                s.key_len, cap, s.value_dim);
   }
   size_t OutSize() const {
     return static_cast<size_t>(shape.batch * shape.heads * shape.query_len *
@@ -173,6 +195,19 @@ struct RandomLayer {
            " H=" + std::to_string(c.heads);
   }
 };
+
+// The SIMD kernel, with and without weights, against the reference (use
+// with ASSERT_NO_FATAL_FAILURE or check HasFailure()).
+inline void ExpectMatchesReference(Problem& p) {
+  SCOPED_TRACE(Describe(p.shape, p.options));
+  std::vector<float> ref_out, ref_w, out, w, out_tiled;
+  ASSERT_EQ(p.Run(AttentionReference, &ref_out, &ref_w), Status::kOk);
+  ASSERT_EQ(p.Run(Attention, &out, &w), Status::kOk);
+  EXPECT_TRUE(NearReference(out, ref_out)) << "output, with weights";
+  EXPECT_TRUE(NearReference(w, ref_w)) << "weights";
+  ASSERT_EQ(p.Run(Attention, &out_tiled, nullptr), Status::kOk);
+  EXPECT_TRUE(NearReference(out_tiled, ref_out)) << "output, no weights";
+}
 
 }  // namespace testing_util
 }  // namespace causal_attention

@@ -1,6 +1,9 @@
 #include "src/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -42,6 +45,55 @@ TEST(ThreadPool, ManyConsecutiveJobs) {
     });
   }
   EXPECT_EQ(total.load(), 2000L * 21);
+}
+
+// Item 0 waits (up to 10 s) for another thread to take an item: true when
+// a worker joined the job.
+bool WorkerJoins(ThreadPool& pool) {
+  std::atomic<bool> other{false};
+  pool.Run(2, 1e9, [&](size_t item, int thread) {
+    if (thread != 0) other.store(true);
+    if (item != 0) return;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!other.load() && std::chrono::steady_clock::now() < end) {
+      std::this_thread::yield();
+    }
+  });
+  return other.load();
+}
+
+TEST(ThreadPool, WorkersWakeForAJobAfterSleeping) {
+  ThreadPool pool(2);
+  for (int round = 0; round < 3; ++round) {
+    // Longer than the workers' spin: they are asleep on the condition
+    // variable when the job comes.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(WorkerJoins(pool)) << "round " << round;
+    // Right after a job: the worker is still spinning.
+    EXPECT_TRUE(WorkerJoins(pool)) << "round " << round << ", back to back";
+  }
+}
+
+TEST(ThreadPool, JobsWithGapsAroundTheSpinTime) {
+  // Jobs whose workers are spinning, falling asleep or asleep, and jobs
+  // the caller finishes before a late worker arrives (it must skip them).
+  ThreadPool pool(4);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> gap_us(0, 1500), items(2, 40);
+  long expected = 0;
+  std::atomic<long> total{0};
+  for (int job = 0; job < 300; ++job) {
+    const int n = items(rng);
+    std::vector<std::atomic<int>> hits(n);
+    pool.Run(n, 1e9, [&](size_t item, int) {
+      hits[item].fetch_add(1);
+      total.fetch_add(static_cast<long>(item));
+    });
+    for (int i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << job;
+    expected += static_cast<long>(n) * (n - 1) / 2;
+    std::this_thread::sleep_for(std::chrono::microseconds(gap_us(rng)));
+  }
+  EXPECT_EQ(total.load(), expected);
 }
 
 TEST(ThreadPool, GlobalPoolResizes) {

@@ -18,7 +18,9 @@ const expected = (() => {
 })();
 
 // [description, (ca, q, k, v, ctx) => call, ErrorType, message pattern]
-// ctx.module is a MultiHeadAttention(3, 4, 6, 0, 2) and ctx.linear a Linear(3, 2).
+// ctx.module is a MultiHeadAttention(3, 4, 6, 0, 2) and ctx.linear a Linear(3, 2);
+// ctx.cache a KV cache { batch 1, kvHeads 1, headDim 4, capacity 8 } holding
+// 3 tokens, ctx.gqa a GroupedQueryAttention(3, 4, 2, 1, { contextLength: 6 }).
 const cases = [
   ['q is an Array', (ca, q, k, v) => ca.attention(Array.from(q), k, v, shape), TypeError, /^q must be a Float32Array, got an Array of length 24$/],
   ['k is a Float64Array', (ca, q, k, v) => ca.attention(q, new Float64Array(24), v, shape), TypeError, /^k must be a Float32Array, got a Float64Array of length 24$/],
@@ -80,8 +82,7 @@ const cases = [
 
   // Training: the log-sum-exp, the attention backward.
   ['returnLogSumExp not boolean', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, returnLogSumExp: 1 }), TypeError, /^options.returnLogSumExp must be true or false, got 1$/],
-  ['kvHeads not dividing heads', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, kvHeads: 3 }), RangeError, /^options.kvHeads must divide heads 2, got 3$/],
-  ['kvHeads 0', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, kvHeads: 0 }), RangeError, /^options.kvHeads must be an integer >= 1, got 0$/],
+  ['attentionBackward kvHeads not dividing heads', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, kvHeads: 3 }), RangeError, /^options.heads must be a multiple of options.kvHeads, got heads 2 and kvHeads 3$/],
   ['attentionBackward k sized for heads, not kvHeads', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, kvHeads: 1 }), RangeError, /^k must have length 12 \(batch 1 × kvHeads 1 × keyLength 3 × headDim 4\), got length 24$/],
   ['attentionBackward gradOutput too short', (ca, q, k, v) => ca.attentionBackward(q.subarray(1), q, k, v, q, new Float32Array(6), shape), RangeError, /^gradOutput must have length 24 \(batch 1 × heads 2 × queryLength 3 × valueDim 4\), got length 23$/],
   ['attentionBackward gradOutput a Float64Array', (ca, q, k, v) => ca.attentionBackward(new Float64Array(24), q, k, v, q, new Float32Array(6), shape), TypeError, /^gradOutput must be a Float32Array, got a Float64Array of length 24$/],
@@ -116,6 +117,15 @@ const cases = [
     m.forward(ctx.x, [2, 6, 3]);
     return m.backward(Array(48).fill(0));
   }, TypeError, /^gradOutput must be a Float32Array, got an Array of length 48$/],
+  ['backward after a forward with useCache', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3], { useCache: true });
+    try {
+      return m.backward(new Float32Array(48));
+    } finally {
+      m.dispose();
+    }
+  }, TypeError, /^backward\(\) cannot follow the last forward\(\): it used the KV cache \(useCache\), which has no backward$/],
   ['Linear.backward before forward', (ca) => new ca.Linear(3, 2).backward(new Float32Array(2)), TypeError, /^backward\(\) needs a forward\(\) in training mode first/],
   ['Linear.backward gradOutput of the wrong length', (ca) => {
     const lin = new ca.Linear(3, 2);
@@ -191,6 +201,48 @@ const cases = [
   ['Linear.forward x a Float64Array', (ca, q, k, v, ctx) => ctx.linear.forward(new Float64Array(6), [2, 3]), TypeError, /^x must be a Float32Array, got a Float64Array of length 6$/],
   ['Linear.forward inFeatures mismatch', (ca, q, k, v, ctx) => ctx.linear.forward(new Float32Array(8), [2, 4]), RangeError, /^shape\[1\] must be inFeatures 3, got 4$/],
 
+  // Grouped-query attention and the KV cache.
+  ['kvHeads not dividing heads', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, kvHeads: 3 }), RangeError, /^options.heads must be a multiple of options.kvHeads, got heads 2 and kvHeads 3$/],
+  ['kvHeads 0', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, kvHeads: 0 }), RangeError, /^options.kvHeads must be an integer >= 1, got 0$/],
+  ['kvHeads a string', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, kvHeads: '1' }), TypeError, /^options.kvHeads must be an integer >= 1, got the string "1"$/],
+  ['k with heads where kvHeads are expected', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, kvHeads: 1 }), RangeError, /^k must have length 12 \(batch 1 × kvHeads 1 × keyLength 3 × headDim 4\), got length 24$/],
+  ['createKVCache without options', (ca) => ca.createKVCache(), TypeError, /^options must be an object with batch, kvHeads, headDim and capacity, got undefined$/],
+  ['createKVCache capacity 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 0 }), RangeError, /^options.capacity must be an integer >= 1, got 0$/],
+  ['createKVCache kvHeads missing', (ca) => ca.createKVCache({ batch: 1, headDim: 4, capacity: 8 }), TypeError, /^options.kvHeads must be an integer >= 1, got undefined$/],
+  ['createKVCache unknown option', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, heads: 2 }), TypeError, /^options has an unknown option 'heads'; known options: batch, kvHeads, headDim, valueDim, capacity$/],
+  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 }), RangeError, /^a KV cache needs 2\.29 GiB of wasm memory \(batch 1 × kvHeads 8 × capacity 300000 × \(headDim 128 \+ valueDim 128\) × 4 bytes\); a wasm32 module holds at most 2\.00 GiB$/],
+  ['cache append k an Array', (ca, q, k, v, ctx) => ctx.cache.append([1, 2, 3, 4], new Float32Array(4)), TypeError, /^k must be a Float32Array, got an Array of length 4$/],
+  ['cache append k of a partial token', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(6), new Float32Array(6)), RangeError, /^k must have a length that is a positive multiple of batch 1 × kvHeads 1 × headDim 4 = 4 \(one token per 4 values\), got length 6$/],
+  ['cache append v of the wrong length', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(8), new Float32Array(4)), RangeError, /^v must have length 8 \(batch 1 × kvHeads 1 × 2 tokens \(from k\) × valueDim 4\), got length 4$/],
+  ['cache append past capacity', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(24), new Float32Array(24)), RangeError, /^append of 6 tokens would hold 9, past the cache's capacity 8 \(it holds 3\)$/],
+  ['cache attention with a size the cache fixes', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, kvHeads: 1 }), TypeError, /^options has an unknown option 'kvHeads'; known options: heads, queryLength, /],
+  ['cache attention heads not a multiple of kvHeads', (ca, q) => {
+    const c = ca.createKVCache({ batch: 1, kvHeads: 2, headDim: 4, capacity: 2 }).append(q.subarray(0, 8), q.subarray(0, 8));
+    return c.attention(q.subarray(0, 24), { heads: 3, queryLength: 2 });
+  }, RangeError, /^options.heads must be a multiple of the cache's kvHeads, got heads 3 and kvHeads 2$/],
+  ['cache attention without queryLength', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2 }), TypeError, /^options.queryLength must be an integer >= 1, got undefined$/],
+  ['cache attention q of the wrong length', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 2 }), RangeError, /^q must have length 16 \(batch 1 × heads 2 × queryLength 2 × headDim 4\), got length 24$/],
+  ['cache attention on an empty cache', (ca, q) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 }).attention(q, { heads: 2, queryLength: 3 }), RangeError, /^the cache is empty \(length 0\): append keys and values before attention$/],
+  ['cache attention dropout 1', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, dropout: 1 }), RangeError, /^options.dropout must be a number in \[0, 1\), got 1$/],
+  ['cache truncate beyond its length', (ca, q, k, v, ctx) => ctx.cache.truncate(4), RangeError, /^n must be at most the cache's length 3, got 4$/],
+  ['cache truncate negative', (ca, q, k, v, ctx) => ctx.cache.truncate(-1), RangeError, /^n must be an integer >= 0, got -1$/],
+  ['cache used after dispose', (ca, q) => {
+    const c = ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 });
+    c.dispose();
+    return c.append(q.subarray(0, 4), q.subarray(0, 4));
+  }, TypeError, /^this KV cache has been disposed; create a new one with ca.createKVCache\(\)$/],
+  ['GroupedQueryAttention numHeads not divisible by numKVGroups', (ca) => new ca.GroupedQueryAttention(3, 12, 6, 4), RangeError, /^numHeads must be divisible by numKVGroups, got numHeads 6 and numKVGroups 4$/],
+  ['GroupedQueryAttention odd head size', (ca) => new ca.GroupedQueryAttention(3, 6, 2, 1), RangeError, /^the head size dOut \/ numHeads must be even for RoPE, got 6 \/ 2 = 3$/],
+  ['GroupedQueryAttention ropeBase negative', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { ropeBase: -1 }), RangeError, /^options.ropeBase must be a positive float32, got -1$/],
+  ['GroupedQueryAttention ropeBase NaN', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { ropeBase: NaN }), RangeError, /^options.ropeBase must be a finite number, got NaN$/],
+  ['GroupedQueryAttention unknown option', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { dropout: 0.1 }), TypeError, /^options has an unknown option 'dropout'; known options: contextLength, ropeBase$/],
+  ['GroupedQueryAttention numKVGroups 0', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 0), RangeError, /^numKVGroups must be an integer >= 1, got 0$/],
+  ['forward useCache a string', (ca, q, k, v, ctx) => ctx.gqa.forward(ctx.x.subarray(0, 6), [2, 3], { useCache: 'yes' }), TypeError, /^options.useCache must be true or false, got the string "yes"$/],
+  ['forward useCache past contextLength', (ca, q, k, v, ctx) => {
+    ctx.gqa.resetCache().forward(ctx.x.subarray(0, 12), [4, 3], { useCache: true });
+    return ctx.gqa.forward(ctx.x.subarray(0, 9), [3, 3], { useCache: true });
+  }, RangeError, /^useCache: the cache would hold 7 tokens, past contextLength 6 \(it holds 4\); call resetCache\(\) first$/],
+
   // State dicts.
   ['loadStateDict missing an entry', (ca, q, k, v, ctx) => { const d = ctx.module.stateDict(); delete d['W_key.weight']; return ctx.module.loadStateDict(d); }, RangeError, /^loadStateDict: 1 problem: missing 'W_key.weight' \(12 values\)$/],
   ['loadStateDict with an extra entry', (ca, q, k, v, ctx) => ctx.module.loadStateDict({ ...ctx.module.stateDict(), 'heads.0.W_query.weight': new Float32Array(6) }), RangeError, /^loadStateDict: 1 problem: unexpected 'heads.0.W_query.weight'$/],
@@ -212,7 +264,10 @@ describe('bad input', async () => {
     module: new ca.MultiHeadAttention(3, 4, 6, 0.0, 2),
     linear: new ca.Linear(3, 2),
     x: randomArray(2 * 6 * 3, 9),
+    cache: ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8 }),
+    gqa: new ca.GroupedQueryAttention(3, 4, 2, 1, { contextLength: 6 }),
   };
+  ctx.cache.append(randomArray(12, 7), randomArray(12, 8));
   const moduleExpected = ctx.module.forward(ctx.x, [2, 6, 3]);
   const linearExpected = ctx.linear.forward(ctx.x, [12, 3]);
 
@@ -295,16 +350,24 @@ describe('the codes at the boundary', () => {
   it('a status from the core reaches the caller as a RangeError naming the call', async () => {
     // The JS checks catch everything first, so call the core with a shape it rejects.
     const mod = await loadModule('single', 1);
-    const shape = { batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0 };
+    const shape = {
+      batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
+    };
     const options = { causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false, seedLo: 0, seedHi: 0 };
     const status = mod.attention(shape, options, 0, 0, 0, 0, 0, 0);
     assert.equal(status, Status.INVALID_SHAPE);
     assert.throws(() => checkStatus(mod, 'attention', status), RangeError);
     assert.equal(mod.attention({ ...shape, heads: 1 }, { ...options, dropout: 1 }, 8, 8, 8, 8, 0, 0), Status.INVALID_OPTION);
     assert.equal(mod.attention({ ...shape, heads: 1 }, options, 0, 8, 8, 8, 0, 0), Status.NULL_POINTER);
-    // The backward: kvHeads must divide heads; every tensor is required.
+    // Grouped KV heads that do not divide the query heads, a cache shorter than its keys.
+    assert.equal(mod.attention({ ...shape, heads: 4, kvHeads: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
+    assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0, 0),
+      Status.INVALID_SHAPE);
+    // The backward: kvHeads must divide heads, k and v dense (no cache
+    // capacity); every tensor is required.
     const g = [8, 8, 8, 8, 8, 8, 8, 8, 8];
     assert.equal(mod.attentionBackward({ ...shape, heads: 2, kvHeads: 3 }, options, ...g), Status.INVALID_SHAPE);
+    assert.equal(mod.attentionBackward({ ...shape, heads: 1, kvCapacity: 4 }, options, ...g), Status.INVALID_SHAPE);
     assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, options, 8, 8, 8, 8, 8, 0, 8, 8, 8), Status.NULL_POINTER);
     assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, { ...options, dropout: 1 }, ...g), Status.INVALID_OPTION);
   });

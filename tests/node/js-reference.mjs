@@ -40,9 +40,14 @@ export function visibleEnd(causal, i, tq, tk) {
   return Math.max(0, Math.min(tk, end));
 }
 
-/** attention(q, k, v, options) with the package's option names. */
+/**
+ * attention(q, k, v, options) with the package's option names. With kvHeads,
+ * query head h reads KV head ⌊h / (heads / kvHeads)⌋ (PyTorch's enable_gqa).
+ */
 export function referenceAttention(q, k, v, o) {
   const B = o.batch, H = o.heads, tq = o.queryLength, tk = o.keyLength ?? tq;
+  const kvHeads = o.kvHeads ?? H;
+  const kvOf = (bh) => Math.floor(bh / H) * kvHeads + Math.floor((bh % H) / (H / kvHeads));
   const d = o.headDim, dv = o.valueDim ?? d;
   const causal = o.causal ?? true;
   const scale = o.scale ?? Math.fround(1 / Math.sqrt(d));
@@ -60,7 +65,7 @@ export function referenceAttention(q, k, v, o) {
       let bad = false;
       for (let j = 0; j < n; j++) {
         let dot = 0;
-        for (let c = 0; c < d; c++) dot += q[(bh * tq + i) * d + c] * k[(bh * tk + j) * d + c];
+        for (let c = 0; c < d; c++) dot += q[(bh * tq + i) * d + c] * k[(kvOf(bh) * tk + j) * d + c];
         s[j] = dot * scale;
         if (!Number.isFinite(s[j])) bad = true;
       }
@@ -89,7 +94,7 @@ export function referenceAttention(q, k, v, o) {
       }
       for (let c = 0; c < dv; c++) {
         let acc = 0;
-        for (let j = 0; j < ve; j++) acc += w[j] * v[(bh * tk + j) * dv + c];
+        for (let j = 0; j < ve; j++) acc += w[j] * v[(kvOf(bh) * tk + j) * dv + c];
         output[(bh * tq + i) * dv + c] = bad ? NaN : acc;
       }
       for (let j = 0; j < tk; j++) weights[(bh * tq + i) * tk + j] = bad ? NaN : w[j];

@@ -1,8 +1,9 @@
 // Long runs and memory: 100 000 calls of mixed shapes keep the wasm heap
-// and the JS heap flat and every result identical to the first call's; a
-// call that grows wasm memory in the middle of other work leaves earlier
-// results and later calls correct (heap views are re-read); non-finite
-// inputs behave as documented.
+// and the JS heap flat and every result identical to the first call's; so
+// do 100 000 KV-cache appends with truncates, decode steps and module
+// caches; a call that grows wasm memory in the middle of other work leaves
+// earlier results and later calls correct (heap views are re-read);
+// non-finite inputs behave as documented.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
@@ -83,6 +84,61 @@ for (const [build, initOptions] of [['single', { build: 'single' }], ['threads',
   });
 }
 
+for (const [build, initOptions] of [['single', { build: 'single' }], ['threads', { build: 'threads', threads: 2 }]]) {
+  describe(`KV cache soak (${build} build)`, () => {
+    it('100 000 appends with truncates, decode steps and module caches: flat heaps, the same results', async () => {
+      const ca = await init(initOptions);
+      const KV = 2, H = 4, D = 16;
+      // Position p always holds token p % 64, so a decode step's result
+      // depends on the cache length only: equal lengths give equal bits.
+      const keys = Array.from({ length: 64 }, (_, i) => randomArray(KV * D, 100 + i));
+      const values = Array.from({ length: 64 }, (_, i) => randomArray(KV * D, 200 + i));
+      const q = randomArray(H * D, 300);
+      const out = new Float32Array(H * D);
+      const cache = ca.createKVCache({ batch: 1, kvHeads: KV, headDim: D, capacity: 512 });
+      ca.manualSeed(4);
+      const gqa = new ca.GroupedQueryAttention(8, 16, H, KV, { contextLength: 64 }).eval();
+      const x = randomArray(40 * 8, 400);
+      const firstAt = new Map();
+      let mismatches = 0;
+      let steps = 0;
+      const step = (i) => {
+        const p = cache.length;
+        cache.append(keys[p % 64], values[p % 64]);
+        if (cache.length === 500) cache.truncate(100);
+        if (i % 7 === 0) {
+          cache.attention(q, { heads: H, queryLength: 1, out });
+          const first = firstAt.get(cache.length);
+          if (!first) firstAt.set(cache.length, out.slice());
+          else if (!first.every((y, j) => Object.is(y, out[j]))) mismatches++;
+          steps++;
+        }
+        if (i % 5000 === 0) {
+          // A module's cache: a prompt, tokens (growing past its first block), reset.
+          gqa.forward(x.subarray(0, 8 * 8), [8, 8], { useCache: true });
+          for (let t = 8; t < 40; t++) gqa.forward(x.subarray(t * 8, (t + 1) * 8), [1, 8], { useCache: true });
+          gqa.resetCache();
+        }
+      };
+      for (let i = 0; i < 2000; i++) step(i);
+      const wasmBefore = ca.memoryBytes;
+      const jsBefore = heapAfterGc();
+      const total = 100000;
+      const started = performance.now();
+      for (let i = 0; i < total; i++) step(i);
+      const seconds = (performance.now() - started) / 1000;
+      const jsAfter = heapAfterGc();
+      console.log(`# ${build}: ${total} appends, ${steps} decode steps in ${seconds.toFixed(1)} s; ` +
+        `wasm ${ca.memoryBytes} bytes; JS heap ${(jsBefore / 2 ** 20).toFixed(1)} -> ${(jsAfter / 2 ** 20).toFixed(1)} MiB`);
+      assert.equal(mismatches, 0);
+      assert.ok(firstAt.size > 300, `decode steps at ${firstAt.size} distinct lengths`);
+      assert.equal(ca.memoryBytes, wasmBefore, 'wasm memory did not grow');
+      assert.ok(jsAfter - jsBefore < 8 * 2 ** 20, `JS heap grew by ${jsAfter - jsBefore} bytes`);
+      cache.dispose();
+    });
+  });
+}
+
 describe('memory growth in the middle of work', () => {
   for (const [build, initOptions] of [['single', { build: 'single' }], ['threads', { build: 'threads', threads: 3 }]]) {
     it(`${build}: a call that grows wasm memory leaves earlier and later results correct`, async () => {
@@ -109,7 +165,9 @@ describe('memory growth in the middle of work', () => {
       assert.ok(Math.abs(grown.weights.subarray(8 * T * T - T).reduce((s, w) => s + w, 0) - 1) < 1e-4);
 
       ca.manualSeed(9);
-      const m = new ca.MultiHeadAttention(64, 64, 4096, 0, 4);
+      // In eval mode: a training forward stages what it keeps for a backward
+      // in the JS-side arena first, so less of its growth happens in wasm.
+      const m = new ca.MultiHeadAttention(64, 64, 4096, 0, 4).eval();
       const x = randomArray(4 * 4096 * 64, 23);
       const memoryBeforeForward = ca.memoryBytes;
       const y = m.forward(x, [4, 4096, 64]);

@@ -32,7 +32,7 @@ const block = (marker) => {
 
 describe('README examples', () => {
   it('has the examples this test expects', () => {
-    assert.ok(blocks.length >= 4, `found ${blocks.length} runnable blocks`);
+    assert.ok(blocks.length >= 5, `found ${blocks.length} runnable blocks`);
   });
 
   it('opens with npm install and a short example that prints the book\'s context vectors', () => {
@@ -47,6 +47,11 @@ describe('README examples', () => {
   it('the quick attention example runs and reports its build', () => {
     const out = run(block('ca.attention('));
     assert.match(out, /^(single|threads) \d+ WASM$/m);
+  });
+
+  it('the generation example: cached tokens equal one full forward, a resident cache decodes', () => {
+    const out = run(block('ca.createKVCache('));
+    assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128']);
   });
 
   it("the book's modules example prints the book's numbers", () => {

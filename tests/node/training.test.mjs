@@ -34,12 +34,9 @@ function problem(o, seed = 1) {
   };
 }
 
-/** The forward (on k, v repeated per query head: the forward's GQA is issue 11's) and the backward. */
+/** The forward (with its log-sum-exp) and the backward. */
 function forwardBackward(ca, o, { q, k, v, dO }, fn = 'attentionBackward') {
-  const kvH = o.kvHeads ?? o.heads;
-  const { kvHeads, ...forward } = o;
-  const fw = ca.attention(q, repeatKv(k, o.batch, o.heads, kvH), repeatKv(v, o.batch, o.heads, kvH),
-    { ...forward, returnLogSumExp: true });
+  const fw = ca.attention(q, k, v, { ...o, returnLogSumExp: true });
   const seed = fw.seed ?? o.seed;
   const options = seed === undefined ? o : { ...o, seed };
   return { fw, grads: ca[fn](dO, q, k, v, fw.output, fw.logSumExp, options), options };
@@ -188,36 +185,72 @@ describe('bit-identical gradients for any build and thread count', () => {
 // Modules against float64 finite differences.
 
 /**
+ * RoPE as the Llama chapter's apply_rope in float64 on [B, T, heads, hd]
+ * rows in place: pairs (i, i + hd/2) rotated by position · inv_freq[i], the
+ * angles' float32 steps as compute_rope_params (src/rope.h).
+ */
+function rope64(y, B, T, heads, hd, base) {
+  const f = Math.fround;
+  const half = hd / 2;
+  for (let i = 0; i < half; i++) {
+    const inv = f(1 / f(base ** f(f(2 * i) / f(hd))));
+    for (let t = 0; t < T; t++) {
+      const angle = f(t * inv);
+      const c = f(Math.cos(angle)), s = f(Math.sin(angle));
+      for (let b = 0; b < B; b++) {
+        for (let h = 0; h < heads; h++) {
+          const at = ((b * T + t) * heads + h) * hd;
+          const x1 = y[at + i], x2 = y[at + i + half];
+          y[at + i] = x1 * c - x2 * s;
+          y[at + i + half] = x2 * c + x1 * s;
+        }
+      }
+    }
+  }
+}
+
+/**
  * The attention layer of the modules in float64, from the book's
  * definitions: p = { wq, bq, wk, bk, wv, bv, wo, bo } (stacked heads, as
- * layerParams), x [B, T, dIn] → y [B, T, out].
+ * layerParams), x [B, T, dIn] → y [B, T, out]; with kvHeads (grouped-query
+ * attention: K and V projections of kvHeads heads, query head h reading
+ * h / (numHeads / kvHeads)) and ropeBase (RoPE on Q and K) for the Llama
+ * chapter's GroupedQueryAttention.
  */
-function layerForward64(p, x, [B, T, dIn], { numHeads, headDim, causal, dropout = 0, seed }) {
+function layerForward64(p, x, [B, T, dIn], {
+  numHeads, headDim, causal, dropout = 0, seed, kvHeads = numHeads, ropeBase = 0,
+}) {
   const dm = numHeads * headDim;
-  const project = (w, b) => {
-    const y = new Float64Array(B * T * dm);
+  const project = (w, b, width) => {
+    const y = new Float64Array(B * T * width);
     for (let r = 0; r < B * T; r++) {
-      for (let o = 0; o < dm; o++) {
+      for (let o = 0; o < width; o++) {
         let acc = b ? b[o] : 0;
         for (let i = 0; i < dIn; i++) acc += x[r * dIn + i] * w[o * dIn + i];
-        y[r * dm + o] = acc;
+        y[r * width + o] = acc;
       }
     }
     return y;
   };
-  const Q = project(p.wq, p.bq), K = project(p.wk, p.bk), V = project(p.wv, p.bv);
+  const dkv = kvHeads * headDim;
+  const Q = project(p.wq, p.bq, dm), K = project(p.wk, p.bk, dkv), V = project(p.wv, p.bv, dkv);
+  if (ropeBase) {
+    rope64(Q, B, T, numHeads, headDim, ropeBase);
+    rope64(K, B, T, kvHeads, headDim, ropeBase);
+  }
   const ctx = new Float64Array(B * T * dm);
   const scale = Math.fround(1 / Math.sqrt(headDim));
   const keep = Math.fround(1 / (1 - Math.fround(dropout)));
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < numHeads; h++) {
+      const kh = Math.floor(h / (numHeads / kvHeads)) * headDim;
       for (let i = 0; i < T; i++) {
         const ve = visibleEnd(causal, i, T, T);
         const s = new Float64Array(ve);
         let m = -Infinity;
         for (let j = 0; j < ve; j++) {
           for (let c = 0; c < headDim; c++) {
-            s[j] += Q[(b * T + i) * dm + h * headDim + c] * K[(b * T + j) * dm + h * headDim + c];
+            s[j] += Q[(b * T + i) * dm + h * headDim + c] * K[(b * T + j) * dkv + kh + c];
           }
           s[j] *= scale;
           m = Math.max(m, s[j]);
@@ -228,7 +261,7 @@ function layerForward64(p, x, [B, T, dIn], { numHeads, headDim, causal, dropout 
           let w = s[j] / sum;
           if (dropout > 0) w *= dropoutKeeps(seed, (b * numHeads + h) * T + i, j, dropout) ? keep : 0;
           for (let c = 0; c < headDim; c++) {
-            ctx[(b * T + i) * dm + h * headDim + c] += w * V[(b * T + j) * dm + h * headDim + c];
+            ctx[(b * T + i) * dm + h * headDim + c] += w * V[(b * T + j) * dkv + kh + c];
           }
         }
       }
@@ -294,6 +327,8 @@ describe('modules: parameter and input gradients against float64 finite differen
       { numHeads: 2, headDim: 2, causal: true }],
     ['MultiHeadAttention', () => new ca.MultiHeadAttention(dIn, 4, T, 0.0, 2),
       { numHeads: 2, headDim: 2, causal: true }],
+    ['GroupedQueryAttention', () => new ca.GroupedQueryAttention(dIn, 8, 4, 2, { contextLength: T, ropeBase: 10000 }),
+      { numHeads: 4, headDim: 2, causal: true, kvHeads: 2, ropeBase: 10000 }],
   ];
   let worst = 0;
 

@@ -50,6 +50,20 @@ const noGrad: null = embedding.backward(e);
 ca.attentionBackward(q, q, q, q, fw.output);
 // @ts-expect-error betas is a pair
 new ca.optim.AdamW(layer, { betas: 0.9 });
+// Generation: GQA, a resident KV cache, a module's cache.
+const gqa = ca.attention(q, q.subarray(0, 2 * 2 * 6 * 8), q.subarray(0, 2 * 2 * 6 * 8), { ...options, kvHeads: 2 });
+const cache = ca.createKVCache({ batch: 2, kvHeads: 2, headDim: 8, capacity: 64 });
+cache.append(q.subarray(0, 2 * 2 * 8), q.subarray(0, 2 * 2 * 8)).truncate(cache.length).reset();
+const step = cache.attention(q.subarray(0, 2 * 4 * 8), { heads: 4, queryLength: 1, returnWeights: true });
+const stepWeights: Float32Array = step.weights;
+// @ts-expect-error the cache fixes the head size
+cache.attention(q, { heads: 4, queryLength: 1, headDim: 8 });
+cache[Symbol.dispose]();
+const llama = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 64, ropeBase: 500000 });
+const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true });
+const held: number = llama.resetCache().cacheLength + llama.numKVGroups;
+llama.dispose();
+const gqaGrad: Float32Array = llama.train().backward(llama.forward(new Float32Array(16), [2, 8]));
 ca.dispose();
 
 // @ts-expect-error q must be a Float32Array
@@ -78,14 +92,14 @@ await remote.manualSeed(1);
 remoteLayer.dropout = 0.5;
 // @ts-expect-error calls return promises
 const notSync: Float32Array = remoteLayer.forward(x, [2, 6, 3]);
-await remote.dispose();
-
 // Training in worker mode: the same calls, awaited.
 const remoteFw = await remote.attention(q, q, q, { ...options, returnLogSumExp: true });
 const remoteGrads = await remote.attentionBackward(q, q, q, q, remoteFw.output, remoteFw.logSumExp!, options);
 const remoteGradQ: Float32Array = remoteGrads.gradQ;
 
+await remote.dispose();
+
 export {
   sum, maybe, label, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
-  weight, projected, remoteSum, notSync, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ,
+  weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
 };

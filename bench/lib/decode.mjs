@@ -1,0 +1,199 @@
+// The decode table: one generation step (one new token per head against a
+// KV cache of L tokens) for GPT-2-small- and Llama-3-8B-shaped layers, ours
+// with the cache resident in wasm memory against ours through attention()
+// (the whole cache copied in per call: with kvHeads, and with the KV heads
+// repeated as before grouped-query attention), onnxruntime-web's
+// GroupQueryAttention and plain JS; beside the machine's single-thread read
+// bandwidth for the same number of bytes, measured in the same run.
+//
+// Timing as the attention table (bench/run.mjs): every case in its own
+// worker, ours resident (1 and 2 threads) stay open per shape and every
+// other case is timed interleaved with them. Every timed step starts with
+// cold caches (an untimed sweep of other memory, bench/lib/memory.mjs): the
+// state a layer's KV cache is in when the rest of a model ran since its
+// last step, and the same for every row whatever ran before it.
+
+import { fmtBytes, fmtMs, fmtPct, fmtX, table } from './format.mjs';
+import { measureReadBandwidth } from './read-bandwidth.mjs';
+import { interleave, openCase } from './runner.mjs';
+import { DECODE_LENGTHS, DECODE_SHAPES, decodeBytes, shapeName } from './shapes.mjs';
+
+const peer = (file) => new URL(`../peers/${file}`, import.meta.url);
+
+/** The rows of each shape, in display order. `variant` null: the peer's fastest. */
+const CASES = [
+  { key: 'resident-1', label: 'ours, resident KV cache', peer: 'ours.mjs', variant: 'resident KV cache', threads: 1 },
+  { key: 'resident-2', label: 'ours, resident KV cache', peer: 'ours.mjs', variant: 'resident KV cache', threads: 2 },
+  { key: 'copied-1', label: 'ours, attention() (K/V copied in)', peer: 'ours.mjs', variant: 'attention(), K/V copied in', threads: 1 },
+  { key: 'copied-2', label: 'ours, attention() (K/V copied in)', peer: 'ours.mjs', variant: 'attention(), K/V copied in', threads: 2 },
+  { key: 'repeated-1', label: 'ours, attention() (K/V repeated per head)', peer: 'ours.mjs', variant: 'attention(), K/V repeated per head', threads: 1 },
+  { key: 'repeated-2', label: 'ours, attention() (K/V repeated per head)', peer: 'ours.mjs', variant: 'attention(), K/V repeated per head', threads: 2 },
+  { key: 'ort-web-1', label: 'onnxruntime-web GroupQueryAttention', peer: 'ort-web.mjs', variant: null, threads: 1 },
+  { key: 'ort-web-2', label: 'onnxruntime-web GroupQueryAttention', peer: 'ort-web.mjs', variant: null, threads: 2 },
+  { key: 'plain-js-1', label: 'plain JS loops', peer: 'plain-js.mjs', variant: null, threads: 1 },
+];
+
+/**
+ * Runs the table (`quick`: the shortest cache only). Resolves to { shapes:
+ * [{ shape, bytes, bandwidth (cold), warm, rows }] } (bandwidths in GB/s).
+ */
+export async function runDecodeTable({ policy, seed, log, quick = false }) {
+  const shapes = quick ? DECODE_SHAPES.filter((s) => s.cacheLength === DECODE_LENGTHS[0]) : DECODE_SHAPES;
+  const results = [];
+  for (const shape of shapes) {
+    log(`decode: ${shapeName(shape)}`);
+    const bytes = decodeBytes(shape);
+    const bandwidth = [measureReadBandwidth(bytes, { cold: true })];
+    const rows = {};
+    const open = async (c, variant, extra) => {
+      const r = await openCase({
+        peer: peer(c.peer), config: { threads: c.threads }, shape, variant, seed, policy: { ...policy }, ...extra,
+      });
+      if (r.status !== 'ready') log(`  ${c.key} ${variant}: ${r.status} ${r.reason ?? ''}`);
+      return r;
+    };
+    // Ours resident, 1 and 2 threads: the reference output, and our scaling.
+    let reference;
+    const ours = [];
+    for (const c of CASES.slice(0, 2)) {
+      const r = await open(c, c.variant, { returnOutput: !reference, reference });
+      if (r.output) reference = r.output;
+      delete r.output;
+      if (r.status === 'ready') ours.push({ c, r });
+      else rows[c.key] = { status: r.status, reason: r.reason };
+    }
+    if (ours.length) {
+      const { stats, otherLoad } = await interleave(ours.map((o) => o.r), policy);
+      ours.forEach(({ c, r }, i) => {
+        rows[c.key] = { status: 'ok', variant: c.variant, threads: r.threads, ...stats[i], otherLoad };
+      });
+      if (ours.length === 2) rows['resident-2'].scaling = stats[0].medianMs / stats[1].medianMs;
+    }
+    for (const c of CASES.slice(2)) {
+      const peerModule = await import(peer(c.peer));
+      const variants = c.variant ? [c.variant] : peerModule.variants(shape);
+      if (!peerModule.variants(shape).includes(variants[0])) continue; // e.g. no repetition without GQA
+      const tried = [];
+      for (const variant of variants) {
+        const r = await open(c, variant, { reference });
+        if (r.status !== 'ready') {
+          tried.push({ variant, status: r.status, reason: r.reason, maxAbsDiff: r.maxAbsDiff });
+          continue;
+        }
+        const session = [...ours.map((o) => o.r), r];
+        const { stats, otherLoad } = await interleave(session, policy);
+        const mine = stats[stats.length - 1];
+        const row = { status: 'ok', variant, threads: r.threads, ...mine, otherLoad, maxAbsDiff: r.maxAbsDiff };
+        if (ours.length) row.vsResident1 = mine.medianMs / stats[0].medianMs;
+        if (ours.length === 2) row.vsResident2 = mine.medianMs / stats[1].medianMs;
+        const { wasmBytes } = await r.close();
+        row.wasmBytes = wasmBytes;
+        log(`  ${c.key} ${variant}: ${fmtMs(row.medianMs)} ms`);
+        tried.push(row);
+      }
+      const ok = tried.filter((t) => t.status === 'ok').sort((a, b) => a.medianMs - b.medianMs);
+      rows[c.key] = { ...(ok[0] ?? tried[0]), tried };
+    }
+    for (const { c, r } of ours) {
+      const { wasmBytes } = await r.close();
+      rows[c.key].wasmBytes = wasmBytes;
+      log(`  ${c.key}: ${fmtMs(rows[c.key].medianMs)} ms`);
+    }
+    // Other load only lowers a bandwidth reading: the higher of before and after.
+    bandwidth.push(measureReadBandwidth(bytes, { cold: true }));
+    results.push({ shape, bytes, bandwidth: Math.max(...bandwidth), warm: measureReadBandwidth(bytes), rows });
+  }
+  return { shapes: results };
+}
+
+const gbps = (bytes, ms) => bytes / (ms * 1e6);
+
+/** The table, its notes and the issue's targets, as lines. */
+export function renderDecode(decode) {
+  const lines = [];
+  const cells = [];
+  for (const { shape, bytes, bandwidth, rows } of decode.shapes) {
+    for (const c of CASES) {
+      const r = rows[c.key];
+      if (!r) continue;
+      const head = [shapeName(shape), c.label, String(r.threads ?? c.threads)];
+      if (r.status !== 'ok') {
+        cells.push([...head, `${r.status}${r.reason ? `: ${String(r.reason).slice(0, 60)}` : ''}`, '', '', '', '', '', '']);
+        continue;
+      }
+      const rate = gbps(bytes, r.medianMs);
+      const how = c.key.startsWith('resident-2') && r.scaling ? `${fmtX(r.scaling)} over 1 thread`
+        : (r.tried?.length > 1 ? `${r.variant} (vs ${r.tried.filter((t) => t !== r).map((t) =>
+          (t.status === 'ok' ? `${fmtMs(t.medianMs)} ms` : t.status)).join(', ')})` : (c.variant ? '' : r.variant));
+      cells.push([
+        ...head, how, fmtMs(r.medianMs), rate.toFixed(1), fmtPct(rate / bandwidth),
+        r.vsResident1 === undefined ? '—' : fmtX(r.vsResident1),
+        r.vsResident2 === undefined ? '—' : fmtX(r.vsResident2),
+        r.wasmBytes == null ? '— (JS)' : fmtBytes(r.wasmBytes),
+      ]);
+    }
+  }
+  lines.push(table(
+    ['decode step (heads/KV heads, head size), cache', 'implementation', 'thr', 'how', 'ms/token',
+      'GB/s K+V', '% read BW', 'resident 1T speed-up', 'resident 2T speed-up', 'wasm memory'],
+    cells, ['l', 'l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+  ));
+  lines.push('');
+  lines.push('Single-thread read bandwidth measured in this run (bench/lib/read-bandwidth.mjs), one read of the K+V ' +
+    'bytes of each row from cold caches (the "% read BW" column), and in brackets read again and again ' +
+    '(warm: from the cache level that holds them): ' + decode.shapes.map((s) =>
+    `${fmtBytes(s.bytes)} ${s.bandwidth.toFixed(1)} GB/s (warm ${s.warm.toFixed(1)})`).join(', ') + '.');
+  lines.push('');
+  lines.push(...[
+    'A step: one new token per head (q [1, H, 1, D]) attends over a cache of L tokens; its own key and value ' +
+      'are part of the step (ours resident: truncate to L − 1, append, attention; onnxruntime: past_key/' +
+      'past_value [1, Hkv, L − 1, D] in, the new token\'s key/value beside the query). ms/token: median of ' +
+      'the interleaved runs, after warm-up, each run from cold caches (128 MiB of other memory swept ' +
+      'before it, untimed: a model\'s other layers run between two steps of one layer). GB/s K+V: the ' +
+      'cache\'s keys and values (B·Hkv·L·D·2·4 bytes) over that time; % read BW: of the single-thread ' +
+      'read bandwidth for one cold read of the same number of bytes.',
+    'Ours resident: ca.createKVCache, keys and values stay in wasm memory; only q goes in, the output out ' +
+      '(into a preallocated `out`). attention() routes: the whole cache copied into wasm memory on every ' +
+      'call, with kvHeads, or with every KV head repeated for its query heads (the only route before ' +
+      'kvHeads; Llama rows only).',
+    'onnxruntime-web: com.microsoft GroupQueryAttention (wasm backend, SIMD, ort.env.wasm.numThreads), ' +
+      'past K/V copied in per run; "present K/V out" also returns the updated cache, as a generation loop ' +
+      'must to feed the next step; the fastest of the two is shown. Plain JS: the loops over the cache in ' +
+      'doubles. Every output is checked against ours resident single-threaded (max |Δ| ≤ 1e-3) before timing.',
+    'Speed-up columns: that row\'s median over ours resident\'s in the same interleaved session (> 1: ours ' +
+      'resident is faster).',
+  ].map((n, i) => `${i + 1}. ${n}`));
+  lines.push('', 'Targets (issue 11), Llama-3-8B shape at 4096 cached tokens:');
+  lines.push(...decodeTargets(decode));
+  return lines.join('\n');
+}
+
+function decodeTargets(decode) {
+  const at = decode.shapes.find((s) => s.shape.heads === 32 && s.shape.cacheLength === 4096);
+  if (!at) return ['- not measured in this run'];
+  const { rows, bytes, bandwidth } = at;
+  const r1 = rows['resident-1'];
+  const r2 = rows['resident-2'];
+  const out = [];
+  const met = (ok) => (ok ? 'met' : 'missed');
+  const old = rows['repeated-1'];
+  if (r1?.status === 'ok' && old?.status === 'ok') {
+    out.push(`- ≥ 10× faster than today's route (attention() with K/V repeated, 1 thread): ${met(old.vsResident1 >= 10)} ` +
+      `(${fmtX(old.vsResident1)}: ${fmtMs(old.medianMs)} → ${fmtMs(r1.medianMs)} ms in one session)`);
+  }
+  if (r1?.status === 'ok') {
+    const f = gbps(bytes, r1.medianMs) / bandwidth;
+    out.push(`- ≥ 60 % of the measured read bandwidth on one thread: ${met(f >= 0.6)} (${fmtPct(f)}: ` +
+      `${gbps(bytes, r1.medianMs).toFixed(1)} of ${bandwidth.toFixed(1)} GB/s)`);
+  }
+  if (r2?.scaling) out.push(`- ≥ 1.7× on two threads: ${met(r2.scaling >= 1.7)} (${fmtX(r2.scaling)})`);
+  const ort = decode.shapes.flatMap((s) => ['ort-web-1', 'ort-web-2'].map((k) => ({ s, r: s.rows[k], k })))
+    .filter((x) => x.r?.status === 'ok');
+  if (ort.length) {
+    const ratio = (x) => (x.k === 'ort-web-1' ? x.r.vsResident1 : x.r.vsResident2);
+    const worst = ort.reduce((a, b) => (ratio(a) < ratio(b) ? a : b));
+    out.push(`- Ahead of onnxruntime-web on every row (same thread count): ${met(ort.every((x) => ratio(x) > 1))} ` +
+      `(smallest lead ${fmtX(ratio(worst))}, ${shapeName(worst.s.shape)}, ${worst.k.endsWith('1') ? 1 : 2} thread(s))`);
+  }
+  return out;
+}

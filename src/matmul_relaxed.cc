@@ -1,0 +1,33 @@
+// The relaxed-SIMD GEMM microkernel of the wasm builds, as a side module:
+// GemmMicrokernel of matmul-inl.h compiled for SIMD128 + relaxed SIMD, where
+// MulAddRelaxed is one f32x4.relaxed_madd (an FMA on x64) instead of
+// f32x4.mul + f32x4.add. The glue instantiates it where the engine validates
+// relaxed SIMD (cmake/gemm_side_library.cmake); MatMul then calls it instead
+// of its own SIMD128 kernel.
+//
+// Why a side module: Emscripten 3.1.6 cannot build relaxed SIMD into the
+// main module. Its clang 14 emits only the pre-standard opcodes, which
+// browsers reject; with bookworm's clang 19 instead (EM_LLVM_ADD_VERSION=19)
+// its post-link step, binaryen 108's wasm-emscripten-finalize, fails on the
+// standard ones ("invalid code after SIMD prefix: 261"). So CMakeLists.txt
+// compiles this file with that newer clang and links it with its wasm-ld
+// (no binaryen) into a module of one function that imports the main
+// module's memory; the main module imports the function. It must not use
+// the stack or static data: it has no memory of its own.
+//
+// The SIMD128 kernel stays in the main module: compiled by clang 14 it runs
+// in Chromium's V8 as fast as this one does (same source, clang 19's wasm
+// was slower there; in Node 20 they are equal).
+
+#include <stddef.h>
+
+#include "hwy/highway.h"
+#include "src/matmul-inl.h"
+
+extern "C" __attribute__((export_name("ca_gemm_kernel_relaxed"))) void
+ca_gemm_kernel_relaxed(size_t kc, const float* ap, const float* bp, float* c,
+                       size_t ldc, int load_c, const float* bias) {
+  causal_attention::HWY_NAMESPACE::GemmMicrokernel<
+      causal_attention::HWY_NAMESPACE::kGemmRows>(kc, ap, bp, c, ldc,
+                                                   load_c != 0, bias);
+}

@@ -1,0 +1,136 @@
+// Online softmax: the running state of one row of attention scores seen key
+// tile by key tile (FlashAttention's m, l and unnormalised output o), and
+// the log-sum-exp merge of two partial states of the same row over disjoint
+// key ranges (flash-decoding: keys split across threads, merged after).
+// Compiled once per SIMD target.
+//
+// After a row has seen keys J (scaled scores s_j, values v_j):
+//   m = max_{j in J} s_j
+//   l = sum_{j in J} exp(s_j - m)
+//   o = sum_{j in J} drop_j · exp(s_j - m) · v_j     (drop_j: dropout's 0 or
+//                                                     1/(1-p); 1 without)
+// so the attention output is o / l and the row's log-sum-exp is m + log(l)
+// (what a backward pass recomputes the probabilities from). Two states of
+// the same row over disjoint key sets merge exactly (in exact arithmetic):
+//   m = max(m1, m2), l = l1·e^(m1-m) + l2·e^(m2-m), o = o1·e^(m1-m) +
+//   o2·e^(m2-m)
+// Merging in a fixed order gives the same bits whichever thread computed
+// which part.
+
+// Per-target include guard (the toggle pattern of Highway's -inl.h files).
+#if defined(CAUSAL_ATTENTION_SRC_ONLINE_SOFTMAX_INL_H_) == \
+    defined(HWY_TARGET_TOGGLE)
+#ifdef CAUSAL_ATTENTION_SRC_ONLINE_SOFTMAX_INL_H_
+#undef CAUSAL_ATTENTION_SRC_ONLINE_SOFTMAX_INL_H_
+#else
+#define CAUSAL_ATTENTION_SRC_ONLINE_SOFTMAX_INL_H_
+#endif
+
+#include <stddef.h>
+#include <string.h>
+
+#include <cmath>
+#include <limits>
+
+#include "hwy/highway.h"
+#include "src/row_passes-inl.h"
+#include "src/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace causal_attention {
+namespace HWY_NAMESPACE {
+
+// m and l of one row (its o lives beside it, in the caller's buffer).
+// non_finite: the row saw a NaN or ±Inf score; its output is NaN.
+struct SoftmaxState {
+  float m;
+  float l;
+  bool non_finite;
+
+  static SoftmaxState Empty() {
+    return {-std::numeric_limits<float>::infinity(), 0.0f, false};
+  }
+  // The log-sum-exp of the scores seen: -inf for none, NaN if non-finite.
+  float LogSumExp() const {
+    if (non_finite) return std::numeric_limits<float>::quiet_NaN();
+    return l == 0.0f ? -std::numeric_limits<float>::infinity()
+                     : m + std::log(l);
+  }
+};
+
+// Folds one tile of raw scores s[0, n) (n >= 1) into a row's state: scales
+// them, rescales o[0, o_len) to the new max, and leaves exp(s·scale - m) in
+// s (the caller applies dropout and adds P·V into o). Returns false, with
+// st->non_finite set and nothing else changed, if a score is NaN or ±Inf.
+HWY_INLINE bool OnlineSoftmaxTile(float* HWY_RESTRICT s, size_t n, float scale,
+                                  SoftmaxState* st, float* HWY_RESTRICT o,
+                                  size_t o_len) {
+  bool non_finite = false;
+  const float tile_max = ScaleMaxRow(s, n, scale, &non_finite);
+  if (non_finite) {
+    st->non_finite = true;
+    return false;
+  }
+  const float m_new = HWY_MAX(st->m, tile_max);
+  const float corr = std::exp(st->m - m_new);  // 0 on the row's first tile
+  const float sum = ExpSumRow(s, n, m_new);
+  if (corr != 1.0f) ScaleRow(o, o_len, corr);
+  st->l = st->l * corr + sum;
+  st->m = m_new;
+  return true;
+}
+
+// acc ⊕= part, with their outputs o_acc, o_part [0, n).
+HWY_INLINE void MergeSoftmaxState(SoftmaxState* acc, float* HWY_RESTRICT o_acc,
+                                  const SoftmaxState& part,
+                                  const float* HWY_RESTRICT o_part, size_t n) {
+  if (part.non_finite) acc->non_finite = true;
+  if (acc->non_finite || part.l == 0.0f) return;  // nothing to add
+  const float m_new = HWY_MAX(acc->m, part.m);
+  const float a = std::exp(acc->m - m_new);  // 0 while acc has seen nothing
+  const float b = std::exp(part.m - m_new);
+  const DF df;
+  const D1 d1;
+  const size_t N = hn::Lanes(df);
+  size_t j = 0;
+  for (; j + N <= n; j += N) {
+    const auto v =
+        hn::MulAdd(hn::LoadU(df, o_part + j), hn::Set(df, b),
+                   hn::Mul(hn::LoadU(df, o_acc + j), hn::Set(df, a)));
+    hn::StoreU(v, df, o_acc + j);
+  }
+  for (; j < n; ++j) {
+    const auto v =
+        hn::MulAdd(hn::LoadU(d1, o_part + j), hn::Set(d1, b),
+                   hn::Mul(hn::LoadU(d1, o_acc + j), hn::Set(d1, a)));
+    hn::StoreU(v, d1, o_acc + j);
+  }
+  acc->l = acc->l * a + part.l * b;
+  acc->m = m_new;
+}
+
+// out[0, n) = o / l: NaN for a non-finite row, zeros for a row that saw no
+// key.
+HWY_INLINE void FinishSoftmaxRow(const SoftmaxState& st,
+                                 const float* HWY_RESTRICT o, size_t n,
+                                 float* HWY_RESTRICT out) {
+  if (st.non_finite) {
+    for (size_t c = 0; c < n; ++c) {
+      out[c] = std::numeric_limits<float>::quiet_NaN();
+    }
+    return;
+  }
+  if (st.l == 0.0f) {
+    memset(out, 0, n * sizeof(float));
+    return;
+  }
+  const float inv = 1.0f / st.l;
+  for (size_t c = 0; c < n; ++c) out[c] = o[c] * inv;
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace causal_attention
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
