@@ -8,7 +8,7 @@
 // bench/out/results.json and, after a full run, bench/RESULTS.md.
 //
 //   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
-//                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode]
+//                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode] [--training]
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
 // RESULTS.md).
@@ -17,6 +17,9 @@
 // write RESULTS.md; no Chromium table). --no-browser: without the Chromium
 // table (bench/browser/run.mjs). --cap: skip a peer on a shape when its rate on the
 // previous shape predicts more than this per run (default 4 s).
+// --training: only the training table (forward + backward,
+// bench/lib/training.mjs); prints it, writes nothing but
+// bench/out/training.json.
 //
 // Method: every case (implementation, threads, shape, variant) lives in its
 // own worker thread. Per shape, ours single and ours threads stay open, and
@@ -39,6 +42,7 @@ import {
 } from './lib/shapes.mjs';
 import { measureSimdLimit, measureSimdLimitThreads } from './lib/simd-limit.mjs';
 import { gflops, median } from './lib/timing.mjs';
+import { renderTrainingText, runTrainingTable } from './lib/training.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -85,6 +89,18 @@ const CONFIGS = [...OURS, ...PEER_CONFIGS].map((c) => ({ ...c, name: peerModules
 
 const log = (...a) => console.error(...a);
 const started = new Date();
+
+// The training table alone.
+if (flag('training')) {
+  for (const line of machineLines(machineInfo(root))) log(line);
+  const training = await runTrainingTable({
+    policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log, skipModule: quick,
+  });
+  console.log(renderTrainingText(training));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/training.json'), JSON.stringify(training, null, 2));
+  process.exit(0);
+}
 
 // ---------------------------------------------------------------------------
 // Machine, versions, SIMD limit (measured first, with nothing else running)
@@ -286,6 +302,11 @@ const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
 const memoryCheck = await runShape(MEMORY_CHECK_SHAPE, { configs: CONFIGS.slice(0, 1), shapePolicy: slowPolicy });
 delete memoryCheck.reference;
 
+// Training: forward + backward (issue 12).
+const training = quick || only ? null : await runTrainingTable({
+  policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log,
+});
+
 log('Measuring the wasm SIMD128 limit again...');
 simd.end = measureSimdLimit({}, [simd.chains]);
 simd.end2 = await measureSimdLimitThreads(2, simd.chains);
@@ -363,6 +384,7 @@ const results = {
   memoryCheck,
   browser,
   native,
+  training,
 };
 console.log(renderReport(results));
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "src/attention.h"
+#include "src/attention_backward.h"
 #include "src/layer.h"
 #include "src/linear.h"
 #include "src/status.h"
@@ -84,15 +85,29 @@ void SetSeedHi(AttentionOptions& o, double v) {
 const float* In(uintptr_t p) { return reinterpret_cast<const float*>(p); }
 float* Out(uintptr_t p) { return reinterpret_cast<float*>(p); }
 
-// One signature for both the SIMD kernel and the reference.
+// One signature for both the SIMD kernel and the reference; weights and
+// log_sum_exp may be 0 (not computed).
 template <Status (*Fn)(const AttentionShape&, const AttentionOptions&,
-                       const float*, const float*, const float*, float*,
+                       const float*, const float*, const float*, float*, float*,
                        float*)>
 int CallAttention(const AttentionShape& shape, const AttentionOptions& options,
                   uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
-                  uintptr_t weights) {
-  return static_cast<int>(
-      Fn(shape, options, In(q), In(k), In(v), Out(out), Out(weights)));
+                  uintptr_t weights, uintptr_t log_sum_exp) {
+  return static_cast<int>(Fn(shape, options, In(q), In(k), In(v), Out(out),
+                             Out(weights), Out(log_sum_exp)));
+}
+
+template <Status (*Fn)(const AttentionShape&, const AttentionOptions&,
+                       const float*, const float*, const float*, const float*,
+                       const float*, const float*, float*, float*, float*)>
+int CallAttentionBackward(const AttentionShape& shape,
+                          const AttentionOptions& options, uintptr_t grad_out,
+                          uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
+                          uintptr_t log_sum_exp, uintptr_t grad_q,
+                          uintptr_t grad_k, uintptr_t grad_v) {
+  return static_cast<int>(Fn(shape, options, In(grad_out), In(q), In(k), In(v),
+                             In(out), In(log_sum_exp), Out(grad_q), Out(grad_k),
+                             Out(grad_v)));
 }
 
 int CallLayerForward(const AttentionLayerParams& params,
@@ -100,6 +115,23 @@ int CallLayerForward(const AttentionLayerParams& params,
                      const LayerOutputs& outputs) {
   return static_cast<int>(
       AttentionLayerForward(params, options, In(x), outputs));
+}
+
+int CallLayerBackward(const AttentionLayerParams& params,
+                      const LayerOptions& options, uintptr_t x,
+                      const LayerActivations& saved, uintptr_t grad_y,
+                      uintptr_t grad_x, const AttentionLayerGrads& grads) {
+  return static_cast<int>(AttentionLayerBackward(
+      params, options, In(x), saved, In(grad_y), Out(grad_x), grads));
+}
+
+int CallLinearBackward(uintptr_t x, double rows, double in, double out,
+                       uintptr_t w, uintptr_t grad_y, uintptr_t grad_x,
+                       uintptr_t grad_w, uintptr_t grad_b) {
+  return static_cast<int>(
+      LinearBackward(In(x), static_cast<int64_t>(rows),
+                     static_cast<int64_t>(in), static_cast<int64_t>(out), In(w),
+                     In(grad_y), Out(grad_x), Out(grad_w), Out(grad_b)));
 }
 
 int CallLinear(uintptr_t x, double rows, double in, double out, uintptr_t w,
@@ -192,12 +224,37 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("scores", CA_OUT(Outputs, scores))
       .field("queries", CA_OUT(Outputs, queries))
       .field("keys", CA_OUT(Outputs, keys))
-      .field("values", CA_OUT(Outputs, values));
+      .field("values", CA_OUT(Outputs, values))
+      .field("context", CA_OUT(Outputs, context))
+      .field("logSumExp", CA_OUT(Outputs, log_sum_exp));
+  using Saved = LayerActivations;
+  value_object<Saved>("LayerActivations")
+      .field("queries", CA_IN(Saved, queries))
+      .field("keys", CA_IN(Saved, keys))
+      .field("values", CA_IN(Saved, values))
+      .field("context", CA_IN(Saved, context))
+      .field("logSumExp", CA_IN(Saved, log_sum_exp));
+  using Grads = AttentionLayerGrads;
+  value_object<Grads>("AttentionLayerGrads")
+      .field("wQuery", CA_OUT(Grads, w_query))
+      .field("bQuery", CA_OUT(Grads, b_query))
+      .field("wKey", CA_OUT(Grads, w_key))
+      .field("bKey", CA_OUT(Grads, b_key))
+      .field("wValue", CA_OUT(Grads, w_value))
+      .field("bValue", CA_OUT(Grads, b_value))
+      .field("wOut", CA_OUT(Grads, w_out))
+      .field("bOut", CA_OUT(Grads, b_out));
 
-  function("attention", &CallAttention<Attention>);
-  function("attentionReference", &CallAttention<AttentionReference>);
+  function("attention", &CallAttention<AttentionWithLogSumExp>);
+  function("attentionReference",
+           &CallAttention<AttentionWithLogSumExpReference>);
+  function("attentionBackward", &CallAttentionBackward<AttentionBackward>);
+  function("attentionBackwardReference",
+           &CallAttentionBackward<AttentionBackwardReference>);
   function("layerForward", &CallLayerForward);
+  function("layerBackward", &CallLayerBackward);
   function("linear", &CallLinear);
+  function("linearBackward", &CallLinearBackward);
   function("defaultScale", &CallDefaultScale);
   function("setNumThreads", &SetNumThreads);
   function("numThreads", &NumThreads);

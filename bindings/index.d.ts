@@ -5,10 +5,11 @@
 //
 // Tensors are row-major Float32Arrays:
 //   q [batch, heads, queryLength, headDim]
-//   k [batch, kvHeads, keyLength, headDim]   (kvHeads = heads unless GQA)
+//   k [batch, kvHeads, keyLength, headDim]   (kvHeads defaults to heads)
 //   v [batch, kvHeads, keyLength, valueDim]
 //   output  [batch, heads, queryLength, valueDim]
 //   weights [batch, heads, queryLength, keyLength]
+//   logSumExp [batch, heads, queryLength]
 
 declare global {
   // The well-known symbols of explicit resource management (TypeScript's lib
@@ -28,8 +29,12 @@ export type CausalAlignment = boolean | 'top-left' | 'bottom-right';
 /** How the causal mask is applied (chapter 3 teaches both). */
 export type MaskStrategy = 'neg-inf' | 'renormalize';
 
-/** Options of {@link CausalAttentionRuntime.attention}: the shapes (integers >= 1) and the computation. */
-export interface AttentionOptions {
+/**
+ * One attention computation: the shapes (integers >= 1) and the options of
+ * {@link CausalAttentionRuntime.attention} that change what it computes.
+ * {@link CausalAttentionRuntime.attentionBackward} takes the forward's.
+ */
+export interface AttentionComputation {
   /** Batch size B. Required. */
   batch: number;
   /** Number of heads H. Required. */
@@ -38,6 +43,7 @@ export interface AttentionOptions {
    * Key/value heads (grouped-query attention; 1 = multi-query). Default:
    * heads. Query head h reads KV head ⌊h / (heads / kvHeads)⌋, as PyTorch's
    * scaled_dot_product_attention(enable_gqa=True); heads must be a multiple.
+   * attentionBackward sums the gradients of a shared head over its group.
    */
   kvHeads?: number;
   /** Query positions Tq. Required. */
@@ -68,8 +74,14 @@ export interface AttentionOptions {
    * (see manualSeed).
    */
   seed?: number | bigint;
+}
+
+/** Options of {@link CausalAttentionRuntime.attention}: the computation and what to return. */
+export interface AttentionOptions extends AttentionComputation {
   /** Also return the [B, H, Tq, Tk] weights (post-dropout when dropout ran). Default false. */
   returnWeights?: boolean;
+  /** Also return each row's log-sum-exp [B, H, Tq], what attentionBackward needs. Default false. */
+  returnLogSumExp?: boolean;
   /** Write the output here instead of a new array (length B·H·Tq·Dv). */
   out?: Float32Array;
   /** Write the weights here (needs returnWeights; length B·H·Tq·Tk). */
@@ -82,6 +94,10 @@ export interface AttentionResult {
   output: Float32Array;
   /** [batch, heads, queryLength, keyLength]; present when returnWeights was true. */
   weights?: Float32Array;
+  /** [batch, heads, queryLength]; present when returnLogSumExp was true (-Infinity: a row that sees no key). */
+  logSumExp?: Float32Array;
+  /** With returnLogSumExp, when dropout ran: its mask's seed (drawn when none was given), for the backward. */
+  seed?: bigint;
 }
 
 /** attention(..., { returnWeights: true }). */
@@ -90,6 +106,20 @@ export interface AttentionResultWithWeights {
   output: Float32Array;
   /** [batch, heads, queryLength, keyLength]; each row sums to 1 unless dropout ran. */
   weights: Float32Array;
+  /** [batch, heads, queryLength]; present when returnLogSumExp was true. */
+  logSumExp?: Float32Array;
+  /** With returnLogSumExp, when dropout ran: its mask's seed. */
+  seed?: bigint;
+}
+
+/** What attentionBackward returns: the gradients, shaped like q, k and v. */
+export interface AttentionGradients {
+  /** [batch, heads, queryLength, headDim]. */
+  gradQ: Float32Array;
+  /** [batch, kvHeads, keyLength, headDim]; summed over the query heads that share a key/value head. */
+  gradK: Float32Array;
+  /** [batch, kvHeads, keyLength, valueDim]. */
+  gradV: Float32Array;
 }
 
 /** A state dict: PyTorch parameter names to values (row-major [out, in] for weights). */
@@ -97,8 +127,34 @@ export type StateDict = Record<string, Float32Array>;
 /** What loadStateDict accepts: Float32Arrays, flat or nested number arrays (tensor.tolist()). */
 export type StateDictInput = Record<string, Float32Array | number[] | number[][]>;
 
+/** One parameter as an optimizer sees it (module.parameters()): live arrays. */
+export interface Parameter {
+  /** Its state-dict name. */
+  readonly name: string;
+  /** The parameter's values (live: writes change the module). */
+  readonly data: Float32Array;
+  /** Its gradient (live), or null before a backward reaches it and after zeroGrad(). */
+  grad: Float32Array | null;
+}
+
+/** What every module has, as nn.Module: modes, parameters and their gradients. */
+export interface Module {
+  /** True after construction, as in PyTorch. */
+  training: boolean;
+  /** Training mode (true, the default: dropout acts, forward keeps what backward needs) or evaluation mode; returns the module. */
+  train(mode?: boolean): this;
+  /** Evaluation mode: train(false). Returns the module. */
+  eval(): this;
+  /** Every parameter, in the state dict's order. */
+  parameters(): Parameter[];
+  /** The gradients by state-dict name: the live arrays (clip them in place), or null where no backward reached. */
+  gradients(): Record<string, Float32Array | null>;
+  /** Every gradient to null (the default, as PyTorch's zero_grad()) or, with setToNone false, to zeros. */
+  zeroGrad(setToNone?: boolean): void;
+}
+
 /** nn.Linear(inFeatures, outFeatures, bias = true) with PyTorch's seeded init. */
-export interface Linear {
+export interface Linear extends Module {
   /** Size of each input row. */
   readonly inFeatures: number;
   /** Size of each output row. */
@@ -107,10 +163,121 @@ export interface Linear {
   weight: Float32Array;
   /** [outFeatures], or null without bias. */
   bias: Float32Array | null;
-  /** y = x · weightᵀ + bias for x of shape [..., inFeatures]. */
+  /** The gradient of weight, accumulated by backward(); null until then. */
+  weightGrad: Float32Array | null;
+  /** The gradient of bias; null until a backward (and without bias). */
+  biasGrad: Float32Array | null;
+  /** y = x · weightᵀ + bias for x of shape [..., inFeatures]; in training mode it keeps x for backward(). */
   forward(x: Float32Array, shape: number[]): Float32Array;
+  /** The last training forward's backward: gradOutput [..., outFeatures] → the gradient of x; weightGrad, biasGrad accumulate. */
+  backward(gradOutput: Float32Array): Float32Array;
   /** `{ [prefix + 'weight']: copy, [prefix + 'bias']: copy }`. */
   stateDict(prefix?: string): StateDict;
+}
+
+/** nn.Embedding(numEmbeddings, embeddingDim), initialised N(0, 1) with PyTorch's normal_ sequence. */
+export interface Embedding extends Module {
+  /** Rows of the table. */
+  readonly numEmbeddings: number;
+  /** Width of each row. */
+  readonly embeddingDim: number;
+  /** [numEmbeddings, embeddingDim] (live). */
+  weight: Float32Array;
+  /** The gradient of weight; null until a backward. */
+  weightGrad: Float32Array | null;
+  /** The rows of `indices` (shape default [indices.length]): [...shape, embeddingDim]. */
+  forward(indices: Int32Array | Uint32Array | number[], shape?: number[]): Float32Array;
+  /** Adds gradOutput's rows to weightGrad at the forward's indices; returns null (indices have no gradient). */
+  backward(gradOutput: Float32Array): null;
+  /** `{ [prefix + 'weight']: copy }`. */
+  stateDict(prefix?: string): StateDict;
+}
+
+/** A parameter an optimizer can update without a module: its values and its gradient. */
+export interface ParameterLike {
+  /** The values, updated in place. */
+  readonly data: Float32Array;
+  /** The gradient (same length), or null: skipped by step(). */
+  grad: Float32Array | null;
+}
+
+/** What an optimizer updates: a module, or an array of modules and parameters. */
+export type Parameters = Module | Array<Module | Parameter | ParameterLike>;
+
+/** Options of {@link CausalAttentionRuntime.crossEntropy}. */
+export interface CrossEntropyOptions {
+  /** Targets equal to this count for nothing (PyTorch's ignore_index). Default -100. */
+  ignoreIndex?: number;
+}
+
+/** What {@link CausalAttentionRuntime.crossEntropy} returns. */
+export interface CrossEntropyResult {
+  /** The mean loss over the targets not ignored (NaN when all are), rounded to float32. */
+  loss: number;
+  /** Its gradient with respect to the logits, [N, C]; zero rows for ignored targets. */
+  gradLogits: Float32Array;
+}
+
+/** Options of {@link CausalAttentionRuntime.optim}.SGD, PyTorch's names and defaults. */
+export interface SGDOptions {
+  /** Learning rate. Default 1e-3. */
+  lr?: number;
+  /** Momentum factor. Default 0. */
+  momentum?: number;
+  /** Dampening of the momentum. Default 0. */
+  dampening?: number;
+  /** L2 penalty added to the gradient. Default 0. */
+  weightDecay?: number;
+  /** Nesterov momentum (needs momentum > 0, dampening 0). Default false. */
+  nesterov?: boolean;
+}
+
+/** Options of {@link CausalAttentionRuntime.optim}.AdamW, PyTorch's names and defaults. */
+export interface AdamWOptions {
+  /** Learning rate. Default 1e-3. */
+  lr?: number;
+  /** Decay rates of the two moments. Default [0.9, 0.999]. */
+  betas?: [number, number];
+  /** Added to the denominator. Default 1e-8. */
+  eps?: number;
+  /** Decoupled weight decay (p *= 1 - lr·weightDecay). Default 1e-2. */
+  weightDecay?: number;
+}
+
+/** What both optimizers share. */
+export interface Optimizer {
+  /** The parameters step() updates. */
+  readonly params: readonly Parameter[];
+  /** One update of every parameter that has a gradient. */
+  step(): void;
+  /** Every parameter's gradient to null (default) or zeros. */
+  zeroGrad(setToNone?: boolean): void;
+}
+
+/** torch.optim.SGD. */
+export interface SGD extends Optimizer {
+  /** Learning rate. */
+  readonly lr: number;
+  /** Momentum factor. */
+  readonly momentum: number;
+  /** Dampening of the momentum. */
+  readonly dampening: number;
+  /** L2 penalty. */
+  readonly weightDecay: number;
+  /** Nesterov momentum. */
+  readonly nesterov: boolean;
+}
+
+/** torch.optim.AdamW. */
+export interface AdamW extends Optimizer {
+  /** Learning rate. */
+  readonly lr: number;
+  /** Decay rates of the two moments. */
+  readonly betas: readonly [number, number];
+  /** Added to the denominator. */
+  readonly eps: number;
+  /** Decoupled weight decay. */
+  readonly weightDecay: number;
 }
 
 /** Options of a module's forward(). */
@@ -178,7 +345,7 @@ export interface ForwardResultWithQKV extends ForwardResult {
 }
 
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
-export interface AttentionModule {
+export interface AttentionModule extends Module {
   /** Size of each input token vector (the last axis of x). */
   readonly dIn: number;
   /** Number of attention heads. */
@@ -189,12 +356,6 @@ export interface AttentionModule {
   readonly contextLength: number | undefined;
   /** Dropout probability in [0, 1); settable (validated), like nn.Dropout's p. */
   dropout: number;
-  /** True after construction, as in PyTorch. */
-  training: boolean;
-  /** Training mode (true, the default) or evaluation mode; returns the module. */
-  train(mode?: boolean): this;
-  /** Evaluation mode: train(false). Returns the module. */
-  eval(): this;
   /**
    * x: [batch, tokens, dIn] (or [tokens, dIn]) → [batch, tokens, outputDim].
    * Throws a RangeError when tokens > contextLength.
@@ -214,6 +375,11 @@ export interface AttentionModule {
   forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | ForwardResult;
   /** Same as forward (like calling a PyTorch module). */
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
+  /**
+   * The last training forward's backward: gradOutput [batch, tokens, outputDim]
+   * → the gradient of x [batch, tokens, dIn]; every parameter's gradient accumulates.
+   */
+  backward(gradOutput: Float32Array): Float32Array;
   /** Parameters by PyTorch name (copies). */
   stateDict(): StateDict;
   /** Checks every name and size, reports all mismatches in one error, loads all or nothing. */
@@ -255,6 +421,7 @@ export interface MultiHeadAttention extends SelfAttention {
   /** The output projection `out_proj` (a Linear with bias). */
   outProj: Linear;
 }
+
 /**
  * The Llama chapter's GroupedQueryAttention: W_key/W_value [numKVGroups ·
  * headDim, dIn], W_query [dOut, dIn], out_proj [dOut, dOut], no biases,
@@ -295,7 +462,7 @@ export interface KVCacheOptions {
 
 /** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
 export type KVCacheAttentionOptions =
-  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim'>;
+  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim' | 'returnLogSumExp'>;
 
 /**
  * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm
@@ -371,6 +538,11 @@ export interface CausalAttentionRuntime {
     /** nn.Linear(inFeatures, outFeatures, bias = true). */
     new (inFeatures: number, outFeatures: number, bias?: boolean): Linear;
   };
+  /** PyTorch's nn.Embedding. */
+  Embedding: {
+    /** nn.Embedding(numEmbeddings, embeddingDim). */
+    new (numEmbeddings: number, embeddingDim: number): Embedding;
+  };
   /** The book's SelfAttention_v2. */
   SelfAttention: {
     /** SelfAttention_v2(dIn, dOut, qkvBias = false). */
@@ -393,6 +565,7 @@ export interface CausalAttentionRuntime {
     new (dIn: number, dOut: number, contextLength: number, dropout: number, numHeads: number,
       qkvBias?: boolean): MultiHeadAttention;
   };
+
   /** The Llama chapter's GroupedQueryAttention (ch05/07_gpt_to_llama), with RoPE. */
   GroupedQueryAttention: {
     /** GroupedQueryAttention(dIn, dOut, numHeads, numKVGroups, { contextLength, ropeBase }). */
@@ -423,6 +596,43 @@ export interface CausalAttentionRuntime {
   attentionReference(
     q: Float32Array, k: Float32Array, v: Float32Array,
     options: AttentionOptions): AttentionResult;
+
+  /**
+   * The gradients of attention with respect to q, k and v, given the
+   * gradient of its output and the forward's output and logSumExp (from
+   * returnLogSumExp); options are the forward's (its seed when dropout ran).
+   */
+  attentionBackward(
+    gradOutput: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array,
+    output: Float32Array, logSumExp: Float32Array, options: AttentionComputation): AttentionGradients;
+  /** The same with the scalar reference (double accumulation). Slow. */
+  attentionBackwardReference(
+    gradOutput: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array,
+    output: Float32Array, logSumExp: Float32Array, options: AttentionComputation): AttentionGradients;
+
+  /** torch.randint(low, high, shape): PyTorch's CPU draws for the same seed, as an Int32Array. */
+  randint(low: number, high: number, shape: number[]): Int32Array;
+
+  /**
+   * cross_entropy with mean reduction: logits [N, C], targets N class
+   * indices; targets equal to ignoreIndex (default -100) count for nothing.
+   */
+  crossEntropy(logits: Float32Array, targets: Int32Array | Uint32Array | number[],
+    options?: CrossEntropyOptions): CrossEntropyResult;
+
+  /** torch.optim: SGD and AdamW with PyTorch's defaults and update rules. */
+  readonly optim: {
+    /** torch.optim.SGD. */
+    SGD: {
+      /** new optim.SGD(params, { lr, momentum, dampening, weightDecay, nesterov }). */
+      new (params: Parameters, options?: SGDOptions): SGD;
+    };
+    /** torch.optim.AdamW. */
+    AdamW: {
+      /** new optim.AdamW(params, { lr, betas, eps, weightDecay }). */
+      new (params: Parameters, options?: AdamWOptions): AdamW;
+    };
+  };
 
   /** Frees wasm scratch memory and stops worker threads. Idempotent. */
   dispose(): void;

@@ -3,7 +3,7 @@
 //
 // Tensors are row-major: q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk,
 // Dv] (Hkv = H unless grouped-query attention); output [B, H, Tq, Dv];
-// weights [B, H, Tq, Tk].
+// weights [B, H, Tq, Tk]; logSumExp [B, H, Tq].
 
 import { checkStatus } from './codes.mjs';
 import { Heap } from './heap.mjs';
@@ -11,18 +11,24 @@ import {
   DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
 } from './loader.mjs';
 import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
+import { crossEntropy } from './loss.mjs';
 import { defineModules } from './modules.mjs';
+import { AdamW, SGD } from './optim.mjs';
 import { MT19937 } from './random.mjs';
 import { initRemote } from './remote.mjs';
 import {
   checkBoolean, checkInteger, checkKvGroups, checkOneOf, checkOptionNames, checkSeed, checkShape,
-  checkTensor, describe, product, resolveAttentionOutputs,
+  checkTensor, describe, product, resolveAttentionOptions, resolveAttentionOutputs,
 } from './validate.mjs';
 
-const ATTENTION_OPTIONS = [
+// The options that describe one attention computation: the forward's and
+// the backward's.
+const SHAPE_AND_MASK_OPTIONS = [
   'batch', 'heads', 'kvHeads', 'queryLength', 'keyLength', 'headDim', 'valueDim',
   'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
-  'returnWeights', 'out', 'weightsOut',
+];
+const ATTENTION_OPTIONS = [
+  ...SHAPE_AND_MASK_OPTIONS, 'returnWeights', 'returnLogSumExp', 'out', 'weightsOut',
 ];
 
 class Runtime {
@@ -56,9 +62,13 @@ class Runtime {
       generator: this.#generator,
       checkAlive: () => this.#checkAlive(),
       layerForward: (call) => this.#layerForward(call),
+      layerBackward: (call) => this.#layerBackward(call),
       linearForward: (...args) => this.#linearForward(...args),
+      linearBackward: (...args) => this.#linearBackward(...args),
       createCache: (layout) => new KVCache(this.#cacheEngine, layout),
     }));
+    /** Optimizers over module parameters, as torch.optim. */
+    this.optim = Object.freeze({ SGD, AdamW });
     Object.freeze(this);
   }
 
@@ -77,6 +87,36 @@ class Runtime {
     checkSeed('seed', seed);
     this.#generator.seed(seed);
     return this;
+  }
+
+  /**
+   * torch.randint(low, high, shape): an Int32Array of integers uniform in
+   * [low, high), the same draws as PyTorch's CPU generator (random() %
+   * range + low) for the same seed. randint(0, 10, [4, 8]).
+   */
+  randint(low, high, shape) {
+    this.#checkAlive();
+    checkInteger('low', low, -(2 ** 31));
+    checkInteger('high', high, low + 1);
+    if (high > 2 ** 31) throw new RangeError(`high must be at most 2^31, got ${high}`);
+    const dims = checkShape('shape', shape, 1, 8);
+    const n = product(...dims);
+    if (!(n <= 2 ** 28)) throw new RangeError(`randint: at most 2^28 values, got shape [${dims.join(', ')}]`);
+    const range = high - low;
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) out[i] = (this.#generator.nextUint32() % range) + low;
+    return out;
+  }
+
+  /**
+   * nn.functional.cross_entropy(logits, targets) with mean reduction:
+   * logits [N, C] (N = targets.length), targets class indices; returns
+   * { loss, gradLogits } (the gradient of the mean loss, [N, C]). Targets
+   * equal to ignoreIndex (default -100) count for nothing.
+   */
+  crossEntropy(logits, targets, options) {
+    this.#checkAlive();
+    return crossEntropy(logits, targets, options);
   }
 
   /**
@@ -124,6 +164,22 @@ class Runtime {
     return this.#run('attentionReference', q, k, v, options);
   }
 
+  /**
+   * Gradients of attention with respect to q, k and v, given the gradient
+   * of its output and what the forward returned with returnLogSumExp:
+   * { gradQ, gradK, gradV } shaped like q, k, v. `options` are the
+   * forward's (with its seed when dropout ran).
+   */
+  attentionBackward(gradOutput, q, k, v, output, logSumExp, options) {
+    return this.#runBackward('attentionBackward', gradOutput, q, k, v, output, logSumExp, options);
+  }
+
+  /** The same with the scalar reference (double accumulation). Slow. */
+  attentionBackwardReference(gradOutput, q, k, v, output, logSumExp, options) {
+    return this.#runBackward('attentionBackwardReference', gradOutput, q, k, v, output, logSumExp,
+      options);
+  }
+
   /** Frees the scratch memory and stops the worker threads. Idempotent. */
   dispose() {
     if (this.#disposed) return;
@@ -146,23 +202,42 @@ class Runtime {
   #run(fn, q, k, v, options) {
     this.#checkAlive();
     const c = resolveAttentionCall(q, k, v, options, this.#generator);
-    const [qp, kp, vp, op, wp] = this.#stage(fn, [q, k, v],
-      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
-    return this.#attend(fn, c, qp, kp, vp, op, wp);
+    const [qp, kp, vp, op, wp, lp] = this.#stage(fn, [q, k, v],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength : 0]);
+    return this.#attend(fn, c, qp, kp, vp, op, wp, lp);
   }
 
   // A KV cache's keys and values stay where they are: only q goes in.
   #attendCache(c, q, keys, values) {
     const [qp, op, wp] = this.#stage('attention', [q],
       [c.outLength, c.returnWeights ? c.weightsLength : 0]);
-    return this.#attend('attention', c, qp, keys, values, op, wp);
+    return this.#attend('attention', c, qp, keys, values, op, wp, 0);
   }
 
-  #attend(fn, c, qp, kp, vp, op, wp) {
-    checkStatus(this.#mod, fn, this.#mod[fn](c.shape, c.options, qp, kp, vp, op, wp));
-    const output = this.#copyOut(op, c.outLength, c.out);
-    if (!c.returnWeights) return { output };
-    return { output, weights: this.#copyOut(wp, c.weightsLength, c.weightsOut) };
+  #attend(fn, c, qp, kp, vp, op, wp, lp) {
+    checkStatus(this.#mod, fn, this.#mod[fn](c.shape, c.options, qp, kp, vp, op, wp, lp));
+    const result = { output: this.#copyOut(op, c.outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#copyOut(wp, c.weightsLength, c.weightsOut);
+    if (c.returnLogSumExp) {
+      result.logSumExp = this.#copyOut(lp, c.rowsLength);
+      // The backward needs the dropout mask's seed, drawn here if not given.
+      if (c.options.training && c.options.dropout > 0) result.seed = joinSeed(c.options);
+    }
+    return result;
+  }
+
+  #runBackward(fn, gradOutput, q, k, v, output, logSumExp, options) {
+    this.#checkAlive();
+    const c = resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options);
+    const [dop, qp, kp, vp, op, lp, gqp, gkp, gvp] = this.#stage(fn,
+      [gradOutput, q, k, v, output, logSumExp], [q.length, k.length, v.length]);
+    checkStatus(this.#mod, fn,
+      this.#mod[fn](c.shape, c.options, dop, qp, kp, vp, op, lp, gqp, gkp, gvp));
+    return {
+      gradQ: this.#copyOut(gqp, q.length),
+      gradK: this.#copyOut(gkp, k.length),
+      gradV: this.#copyOut(gvp, v.length),
+    };
   }
 
   // Copies arrays into the arena in order; null entries give pointer 0.
@@ -187,6 +262,9 @@ class Runtime {
   // parameters, the input, the core's LayerOptions and what to return.
   // With a KV cache (c.options.cache, src/layer.h's KVCacheView) the layer
   // writes this call's keys and values into it and attends over all of it.
+  // With c.keep (a training forward), also `saved`: copies of what
+  // AttentionLayerBackward reads (queries, keys, values, context,
+  // logSumExp).
   #layerForward(c) {
     const p = c.params;
     const { batch, tokens, cache } = c.options;
@@ -195,17 +273,20 @@ class Runtime {
     const outLength = batch * tokens * dModel;
     const kvLength = batch * tokens * kvHeads * p.headDim;
     const wLength = batch * p.numHeads * tokens * (cache.length + tokens);
+    const rowsLength = batch * p.numHeads * tokens;
+    const heads = c.returnQKV || c.keep;
     const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
-      y, weights, scores, queries, keys, values] = this.#stage('forward',
+      y, weights, scores, queries, keys, values, context, logSumExp] = this.#stage('forward',
       [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
-        ...(c.returnQKV ? [outLength, kvLength, kvLength] : [0, 0, 0])]);
+        ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
+        c.keep ? outLength : 0, c.keep ? rowsLength : 0]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
       numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0,
       wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
     };
-    const outputs = { y, weights, scores, queries, keys, values };
+    const outputs = { y, weights, scores, queries, keys, values, context, logSumExp };
     checkStatus(this.#mod, 'forward', this.#mod.layerForward(params, c.options, x, outputs));
     const result = { output: this.#copyOut(y, outLength, c.out) };
     if (c.returnWeights) result.weights = this.#copyOut(weights, wLength);
@@ -215,7 +296,48 @@ class Runtime {
       result.keys = this.#copyOut(keys, kvLength);
       result.values = this.#copyOut(values, kvLength);
     }
+    if (c.keep) {
+      result.saved = {
+        queries: this.#copyOut(queries, outLength),
+        keys: this.#copyOut(keys, kvLength),
+        values: this.#copyOut(values, kvLength),
+        context: this.#copyOut(context, outLength),
+        logSumExp: this.#copyOut(logSumExp, rowsLength),
+      };
+    }
     return result;
+  }
+
+  // One layer backward (src/layer.h): the forward's call plus `saved`,
+  // gradY and the current gradients (accumulated into; returned as new
+  // arrays).
+  #layerBackward(c) {
+    const p = c.params;
+    const g = c.grads;
+    const s = c.saved;
+    const { batch, tokens } = c.options;
+    const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
+      queries, keys, values, context, logSumExp, gradY,
+      gwq, gbq, gwk, gbk, gwv, gbv, gwo, gbo, gradX] = this.#stage('backward',
+      [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo,
+        s.queries, s.keys, s.values, s.context, s.logSumExp, c.gradY,
+        g.wq, g.bq, g.wk, g.bk, g.wv, g.bv, g.wo, g.bo],
+      [batch * tokens * c.dIn]);
+    const params = {
+      dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
+      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0,
+      wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
+    };
+    const saved = { queries, keys, values, context, logSumExp };
+    const grads = {
+      wQuery: gwq, bQuery: gbq, wKey: gwk, bKey: gbk, wValue: gwv, bValue: gbv, wOut: gwo, bOut: gbo,
+    };
+    checkStatus(this.#mod, 'backward',
+      this.#mod.layerBackward(params, c.options, x, saved, gradY, gradX, grads));
+    const ptrs = { wq: gwq, bq: gbq, wk: gwk, bk: gbk, wv: gwv, bv: gbv, wo: gwo, bo: gbo };
+    const out = {};
+    for (const [key, ptr] of Object.entries(ptrs)) out[key] = g[key] && this.#copyOut(ptr, g[key].length);
+    return { gradX: this.#copyOut(gradX, batch * tokens * c.dIn), grads: out };
   }
 
   #linearForward(x, rows, inF, outF, weight, bias) {
@@ -223,14 +345,31 @@ class Runtime {
     checkStatus(this.#mod, 'Linear.forward', this.#mod.linear(xp, rows, inF, outF, wp, bp, yp));
     return this.#copyOut(yp, rows * outF);
   }
+
+  // weightGrad / biasGrad (or null) are accumulated into; returned as new
+  // arrays.
+  #linearBackward(x, rows, inF, outF, weight, gradY, weightGrad, biasGrad) {
+    const [xp, wp, gyp, gwp, gbp, gxp] = this.#stage('Linear.backward',
+      [x, weight, gradY, weightGrad, biasGrad], [rows * inF]);
+    checkStatus(this.#mod, 'Linear.backward',
+      this.#mod.linearBackward(xp, rows, inF, outF, wp, gyp, gxp, gwp, gbp));
+    return {
+      gradX: this.#copyOut(gxp, rows * inF),
+      weightGrad: this.#copyOut(gwp, weightGrad.length),
+      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length),
+    };
+  }
 }
 
+/** The dropout seed of resolved core options as one BigInt. */
+const joinSeed = (o) => (BigInt(o.seedHi) << 32n) | BigInt(o.seedLo);
+
 /**
- * Validates and normalises one attention call. Throws TypeError/RangeError;
- * never touches wasm.
+ * The shape of one attention computation from its options (`o`, the
+ * checked `options`), and q, k, v checked against it. Throws
+ * TypeError/RangeError; never touches wasm.
  */
-function resolveAttentionCall(q, k, v, options, generator) {
-  const o = checkOptionNames('options', options, ATTENTION_OPTIONS);
+function resolveAttentionShape(o, options, q, k, v) {
   if (options === undefined) {
     throw new TypeError('options must be an object with at least batch, heads, queryLength and headDim, got undefined');
   }
@@ -254,11 +393,44 @@ function resolveAttentionCall(q, k, v, options, generator) {
     `batch ${batch} × ${kvName} × keyLength ${keyLength} × headDim ${headDim}`);
   checkTensor('v', v, product(batch, kvHeads, keyLength, valueDim),
     `batch ${batch} × ${kvName} × keyLength ${keyLength} × valueDim ${valueDim}`);
+  return { batch, heads, queryLength, keyLength, headDim, valueDim, kvHeads, kvCapacity: 0 };
+}
 
-  const shape = {
-    batch, heads, queryLength, keyLength, headDim, valueDim, kvHeads, kvCapacity: 0,
-  };
-  return resolveAttentionOutputs('options', o, shape, generator);
+/**
+ * Validates and normalises one attention call. Throws TypeError/RangeError;
+ * never touches wasm.
+ */
+function resolveAttentionCall(q, k, v, options, generator) {
+  const o = checkOptionNames('options', options, ATTENTION_OPTIONS);
+  const shape = resolveAttentionShape(o, options, q, k, v);
+  const c = resolveAttentionOutputs('options', o, shape, generator);
+  c.returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);
+  c.rowsLength = product(shape.batch, shape.heads, shape.queryLength);
+  return c;
+}
+
+/** Validates one backward call (the forward's options, its results). */
+function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
+  const o = checkOptionNames('options', options, SHAPE_AND_MASK_OPTIONS);
+  const shape = resolveAttentionShape(o, options, q, k, v);
+  const { batch, heads, queryLength, valueDim } = shape;
+  const outHow = `batch ${batch} × heads ${heads} × queryLength ${queryLength} × valueDim ${valueDim}`;
+  const outLength = product(batch, heads, queryLength, valueDim);
+  checkTensor('gradOutput', gradOutput, outLength, outHow);
+  checkTensor('output', output, outLength, `${outHow}; the forward's output`);
+  if (logSumExp === undefined || logSumExp === null) {
+    throw new TypeError(
+      `logSumExp must be a Float32Array (the forward's, from returnLogSumExp: true), got ${describe(logSumExp)}`);
+  }
+  checkTensor('logSumExp', logSumExp, product(batch, heads, queryLength),
+    `batch ${batch} × heads ${heads} × queryLength ${queryLength}`);
+  // The dropout mask is regenerated from the forward's seed: never drawn here.
+  const dropoutRan = o.training === true && typeof o.dropout === 'number' && o.dropout > 0;
+  if (dropoutRan && o.seed === undefined) {
+    throw new TypeError(
+      "options.seed is required when dropout ran (training with dropout > 0): pass the forward's seed (its result's seed)");
+  }
+  return { shape, options: resolveAttentionOptions('options', o, null) };
 }
 
 const runtimes = new Map();

@@ -2,18 +2,28 @@
 // same constructor arguments, parameter names and layouts (W_query.weight is
 // [dOut, dIn] row-major), seeded initialisation identical to PyTorch's
 // (nn.Linear's reset_parameters drawn from the runtime's mt19937 in the
-// book's __init__ order), train()/eval(), stateDict()/loadStateDict().
+// book's __init__ order), train()/eval(), stateDict()/loadStateDict(); and
+// the pieces a model needs around them (Linear, Embedding).
 //
-// Parameters are JS-owned Float32Arrays. Each forward copies x and the
-// parameters into the runtime's scratch heap and runs one C++ layer forward
-// (src/layer.cc: projections, RoPE, split heads, attention, merge, out_proj).
-// The only wasm memory a module holds is its KV cache between a
-// forward(..., { useCache: true }) and resetCache() (or dispose()).
+// Training follows PyTorch's contract: a forward in training mode keeps what
+// its backward needs; backward(gradOutput) returns the gradient of the input
+// and accumulates (+=) each parameter's gradient (weightGrad, biasGrad:
+// null until a backward, like .grad); gradients() names them as the state
+// dict does; zeroGrad() resets them; parameters() hands them to an optimizer
+// (optim.mjs).
+//
+// Parameters and gradients are JS-owned Float32Arrays. Each forward copies x
+// and the parameters into the runtime's scratch heap and runs one C++ layer
+// forward (src/layer.cc: projections, RoPE, split heads, attention, merge,
+// out_proj); each backward copies them and the kept activations in again and
+// runs the layer's backward. The only wasm memory a module holds is its KV
+// cache between a forward(..., { useCache: true }) and resetCache() (or
+// dispose()).
 
 import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from './kv-cache.mjs';
 import {
-  checkBoolean, checkFinite, checkInteger, checkOptionNames, checkProbability, checkShape,
-  checkTensor, describe, product, resolveAttentionOptions,
+  checkBoolean, checkFinite, checkIndices, checkInteger, checkOptionNames, checkProbability,
+  checkShape, checkTensor, describe, product, resolveAttentionOptions,
 } from './validate.mjs';
 
 const FORWARD_OPTIONS = [
@@ -33,6 +43,131 @@ function kaimingBound(fanIn) {
   return Math.sqrt(3.0) * (gain / Math.sqrt(fanIn));
 }
 
+/**
+ * One parameter of a module, as an optimizer sees it: its name (as in the
+ * state dict), `data` (the live Float32Array) and `grad` (the live gradient
+ * array, or null before the first backward and after zeroGrad()).
+ */
+export class Parameter {
+  #owner;
+  #key;
+
+  constructor(name, owner, key) {
+    this.name = name;
+    this.#owner = owner;
+    this.#key = key;
+    Object.freeze(this);
+  }
+
+  get data() {
+    return this.#owner[this.#key];
+  }
+
+  get grad() {
+    return this.#owner[`${this.#key}Grad`];
+  }
+
+  set grad(value) {
+    this.#owner[`${this.#key}Grad`] = value;
+  }
+}
+
+/** What nn.Module gives every module here: modes, parameters, gradients. */
+class Module {
+  constructor() {
+    /** As nn.Module: modules start in training mode. */
+    this.training = true;
+  }
+
+  /** Sets training mode (dropout acts, and forward keeps what backward needs). Returns this. */
+  train(mode = true) {
+    checkBoolean('mode', mode);
+    this.training = mode;
+    for (const child of this.children()) child.train(mode);
+    return this;
+  }
+
+  /** Evaluation mode: train(false). Returns this. */
+  eval() {
+    return this.train(false);
+  }
+
+  /** Sub-modules whose mode follows this one's. */
+  children() {
+    return [];
+  }
+
+  /** Every parameter, in the state dict's order (see Parameter). */
+  parameters() {
+    return this.parameterSlots().map(([name, owner, key]) => new Parameter(name, owner, key));
+  }
+
+  /**
+   * The parameters' gradients by state-dict name: the live arrays (so that,
+   * as with PyTorch's .grad, clipping them in place changes what an
+   * optimizer sees), or null for a parameter no backward has reached.
+   */
+  gradients() {
+    return Object.fromEntries(this.parameters().map((p) => [p.name, p.grad]));
+  }
+
+  /**
+   * Resets every gradient: to null (setToNone, the default, as PyTorch's
+   * zero_grad()) or to zeros.
+   */
+  zeroGrad(setToNone = true) {
+    checkBoolean('setToNone', setToNone);
+    for (const p of this.parameters()) {
+      if (setToNone) p.grad = null;
+      else p.grad?.fill(0);
+    }
+  }
+}
+
+/**
+ * The activations a training forward kept, handed to one backward. Throws
+ * (TypeError) when there are none, saying why.
+ */
+class Kept {
+  #value = null;
+  #evalForward = false;
+  #unsupported;
+
+  /**
+   * After a forward: in training mode, keeps what `make()` returns (called
+   * only then: eval mode copies nothing); in eval mode, drops what it had.
+   * `unsupported` (a reason) drops it too, and backward() then says why.
+   */
+  set(training, make, unsupported) {
+    this.#value = training && !unsupported ? make() : null;
+    this.#evalForward = !training;
+    this.#unsupported = training ? unsupported : undefined;
+  }
+
+  /** Takes them (one backward per forward, as PyTorch frees its graph). */
+  take() {
+    const value = this.#value;
+    if (!value && this.#unsupported) {
+      throw new TypeError(`backward() cannot follow the last forward(): ${this.#unsupported}`);
+    }
+    if (!value) {
+      throw new TypeError(this.#evalForward
+        ? 'backward() needs a forward() in training mode; the last forward() ran in eval mode (call train() and forward() again)'
+        : 'backward() needs a forward() in training mode first (each forward() allows one backward())');
+    }
+    this.#value = null;
+    return value;
+  }
+}
+
+/** Checks a gradOutput against the shape its forward produced. */
+function checkGradOutput(gradOutput, length, how) {
+  return checkTensor('gradOutput', gradOutput, length, how);
+}
+
+/** A gradient array to accumulate into: the current one, or zeros. */
+const gradOrZeros = (grad, length) => grad ?? new Float32Array(length);
+
 /** A value from a state dict as a Float32Array, or an error string. */
 function toFloat32(value) {
   if (value instanceof Float32Array) return value;
@@ -48,14 +183,21 @@ function toFloat32(value) {
  *   generator            the runtime's MT19937 (manualSeed)
  *   checkAlive()         throws after dispose
  *   layerForward(call)   runs src/layer.h's layer on copies of the arrays
+ *                        (with call.keep, also returns `saved`: the
+ *                        activations AttentionLayerBackward needs)
+ *   layerBackward(call)  runs its backward → { gradX, grads }
  *   linearForward(...)   runs Linear
+ *   linearBackward(...)  runs LinearBackward → { gradX, weightGrad, biasGrad }
  *   createCache(layout)  a KVCache (bindings/kv-cache.mjs) for useCache
  */
 export function defineModules(engine) {
-  class Linear {
+  class Linear extends Module {
+    #kept = new Kept();
+
     /** nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init. */
     constructor(inFeatures, outFeatures, bias = true) {
       engine.checkAlive();
+      super();
       checkInteger('inFeatures', inFeatures);
       checkInteger('outFeatures', outFeatures);
       checkBoolean('bias', bias);
@@ -71,9 +213,15 @@ export function defineModules(engine) {
         this.bias = new Float32Array(outFeatures);
         for (let i = 0; i < outFeatures; i++) this.bias[i] = g.nextFloat(-bb, bb);
       }
+      /** Gradients [outFeatures, inFeatures] and [outFeatures]: null until a backward. */
+      this.weightGrad = null;
+      this.biasGrad = null;
     }
 
-    /** y = x · weightᵀ + bias for x of shape [..., inFeatures]. */
+    /**
+     * y = x · weightᵀ + bias for x of shape [..., inFeatures]. In training
+     * mode it keeps (a copy of) x for backward().
+     */
     forward(x, shape) {
       engine.checkAlive();
       const dims = checkShape('shape', shape, 1, 8);
@@ -82,7 +230,27 @@ export function defineModules(engine) {
       }
       checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
       const rows = product(...dims.slice(0, -1));
-      return engine.linearForward(x, rows, this.inFeatures, this.outFeatures, this.weight, this.bias);
+      const y = engine.linearForward(x, rows, this.inFeatures, this.outFeatures, this.weight, this.bias);
+      this.#kept.set(this.training, () => ({ x: x.slice(), rows, dims }));
+      return y;
+    }
+
+    /**
+     * The backward of the last training forward: gradOutput [..., outFeatures]
+     * → the gradient of x [..., inFeatures]; weightGrad += gradOutputᵀ · x,
+     * biasGrad += the column sums of gradOutput.
+     */
+    backward(gradOutput) {
+      engine.checkAlive();
+      const { x, rows, dims } = this.#kept.take();
+      checkGradOutput(gradOutput, rows * this.outFeatures,
+        `shape [${[...dims.slice(0, -1), this.outFeatures].join(', ')}]`);
+      const r = engine.linearBackward(x, rows, this.inFeatures, this.outFeatures, this.weight,
+        gradOutput, gradOrZeros(this.weightGrad, this.weight.length),
+        this.bias && gradOrZeros(this.biasGrad, this.bias.length));
+      this.weightGrad = r.weightGrad;
+      if (this.bias) this.biasGrad = r.biasGrad;
+      return r.gradX;
     }
 
     /** Parameters by name (copies), `prefix` prepended. */
@@ -91,22 +259,103 @@ export function defineModules(engine) {
       if (this.bias) dict[`${prefix}bias`] = this.bias.slice();
       return dict;
     }
+
+    /** [name, owner, key] of each parameter, `prefix` prepended. */
+    parameterSlots(prefix = '') {
+      const slots = [[`${prefix}weight`, this, 'weight']];
+      if (this.bias) slots.push([`${prefix}bias`, this, 'bias']);
+      return slots;
+    }
+  }
+
+  /**
+   * nn.Embedding(numEmbeddings, embeddingDim): a lookup table [numEmbeddings,
+   * embeddingDim], initialised N(0, 1) with PyTorch's normal_ sequence for
+   * the runtime's generator (so manualSeed(123) gives the book's chapter-2
+   * table).
+   */
+  class Embedding extends Module {
+    #kept = new Kept();
+
+    constructor(numEmbeddings, embeddingDim) {
+      engine.checkAlive();
+      super();
+      checkInteger('numEmbeddings', numEmbeddings);
+      checkInteger('embeddingDim', embeddingDim);
+      if (!(numEmbeddings * embeddingDim <= 2 ** 28)) {
+        throw new RangeError(`numEmbeddings × embeddingDim must be at most 2^28, got ${numEmbeddings} × ${embeddingDim}`);
+      }
+      this.numEmbeddings = numEmbeddings;
+      this.embeddingDim = embeddingDim;
+      this.weight = engine.generator.normalFloats(numEmbeddings * embeddingDim);
+      /** Gradient [numEmbeddings, embeddingDim]: null until a backward. */
+      this.weightGrad = null;
+    }
+
+    /**
+     * indices: integers in [0, numEmbeddings) (an Int32Array, Uint32Array or
+     * Array), of shape `shape` (default [indices.length]). Returns their rows,
+     * a Float32Array [...shape, embeddingDim]. In training mode it keeps the
+     * indices for backward().
+     */
+    forward(indices, shape) {
+      engine.checkAlive();
+      const ids = checkIndices('indices', indices, this.numEmbeddings);
+      const dims = shape === undefined ? [ids.length] : checkShape('shape', shape, 1, 8);
+      if (product(...dims) !== ids.length) {
+        throw new RangeError(`indices must have length ${product(...dims)} (shape [${dims.join(', ')}]), got length ${ids.length}`);
+      }
+      const dim = this.embeddingDim;
+      const out = new Float32Array(ids.length * dim);
+      for (let n = 0; n < ids.length; n++) {
+        out.set(this.weight.subarray(ids[n] * dim, (ids[n] + 1) * dim), n * dim);
+      }
+      this.#kept.set(this.training, () => ({ ids, dims }));
+      return out;
+    }
+
+    /**
+     * The backward of the last training forward: row n of gradOutput
+     * [...shape, embeddingDim] is added to weightGrad's row indices[n], in
+     * order. Returns null (indices have no gradient).
+     */
+    backward(gradOutput) {
+      engine.checkAlive();
+      const { ids, dims } = this.#kept.take();
+      const dim = this.embeddingDim;
+      checkGradOutput(gradOutput, ids.length * dim, `shape [${[...dims, dim].join(', ')}]`);
+      const grad = gradOrZeros(this.weightGrad, this.weight.length);
+      for (let n = 0; n < ids.length; n++) {
+        const row = ids[n] * dim;
+        for (let c = 0; c < dim; c++) grad[row + c] += gradOutput[n * dim + c];
+      }
+      this.weightGrad = grad;
+      return null;
+    }
+
+    stateDict(prefix = '') {
+      return { [`${prefix}weight`]: this.weight.slice() };
+    }
+
+    parameterSlots(prefix = '') {
+      return [[`${prefix}weight`, this, 'weight']];
+    }
   }
 
   /** Shared by the attention modules. */
-  class AttentionLayer {
+  class AttentionLayer extends Module {
     #causal;
     #dropout;
     #cache = null;
+    #kept = new Kept();
 
     constructor(dIn, contextLength, dropout, causal) {
       engine.checkAlive();
+      super();
       this.#causal = causal;
       this.dIn = dIn;
       this.contextLength = contextLength;
       this.#dropout = dropout;
-      /** As nn.Module: modules start in training mode. */
-      this.training = true;
     }
 
     /**
@@ -122,17 +371,8 @@ export function defineModules(engine) {
       for (const head of this.heads ?? []) head.dropout = p;
     }
 
-    /** Sets training mode (dropout acts only in training). Returns this. */
-    train(mode = true) {
-      checkBoolean('mode', mode);
-      this.training = mode;
-      for (const head of this.heads ?? []) head.train(mode);
-      return this;
-    }
-
-    /** Evaluation mode: train(false). Returns this. */
-    eval() {
-      return this.train(false);
+    children() {
+      return this.heads ?? [];
     }
 
     /**
@@ -149,6 +389,9 @@ export function defineModules(engine) {
      * the module's cache and attend over all of it; positions continue,
      * so a prompt and then one token per call give one full forward's
      * outputs; keys = cached + tokens).
+     * In training mode (without useCache) it keeps what backward() needs:
+     * x, the projected heads, the attention output and its log-sum-exp, the
+     * dropout seed.
      */
     forward(x, shape, options) {
       engine.checkAlive();
@@ -181,13 +424,38 @@ export function defineModules(engine) {
       }
       const params = this.layerParams();
       const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
+      const layerOptions = { batch, tokens, attention, cache: cache ? cache[CACHE_VIEW]() : NO_CACHE };
+      const keep = this.training && !useCache;
       const result = engine.layerForward({
-        params, x, dIn,
-        options: { batch, tokens, attention, cache: cache ? cache[CACHE_VIEW]() : NO_CACHE },
-        returnWeights, returnScores, returnQKV, out: o.out,
+        params, x, dIn, options: layerOptions,
+        returnWeights, returnScores, returnQKV, out: o.out, keep,
       });
       cache?.[CACHE_ADVANCE](tokens);
+      this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: result.saved }),
+        useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
+      delete result.saved;
       return returnWeights || returnScores || returnQKV ? result : result.output;
+    }
+
+    /**
+     * The backward of the last training forward: gradOutput [batch, tokens,
+     * outputDim] → the gradient of x [batch, tokens, dIn] (a Float32Array);
+     * every parameter's gradient accumulates (+=). Uses the parameters as
+     * they are now: change them after backward(), not between (PyTorch
+     * would refuse).
+     */
+    backward(gradOutput) {
+      engine.checkAlive();
+      const { x, options, saved } = this.#kept.take();
+      const { batch, tokens } = options;
+      checkGradOutput(gradOutput, batch * tokens * this.outputDim,
+        `batch ${batch} × tokens ${tokens} × output width ${this.outputDim}`);
+      const { gradX, grads } = engine.layerBackward({
+        params: this.layerParams(), grads: this.layerGrads(), x, dIn: this.dIn, options, saved,
+        gradY: gradOutput,
+      });
+      this.setLayerGrads(grads);
+      return gradX;
     }
 
     /** Tokens in the module's KV cache (0 without one). */
@@ -251,6 +519,10 @@ export function defineModules(engine) {
       const dict = {};
       for (const [name, linear] of this.namedLinears()) Object.assign(dict, linear.stateDict(`${name}.`));
       return dict;
+    }
+
+    parameterSlots() {
+      return this.namedLinears().flatMap(([name, linear]) => linear.parameterSlots(`${name}.`));
     }
 
     /**
@@ -349,6 +621,29 @@ export function defineModules(engine) {
       };
     }
 
+    // The gradients in layerParams' layout (current values, or zeros), and
+    // back after a backward.
+    layerGrads() {
+      const grads = {};
+      for (const [key, linear] of this.#projections()) {
+        grads[`w${key}`] = gradOrZeros(linear.weightGrad, linear.weight.length);
+        grads[`b${key}`] = linear.bias && gradOrZeros(linear.biasGrad, linear.bias.length);
+      }
+      return grads;
+    }
+
+    setLayerGrads(grads) {
+      for (const [key, linear] of this.#projections()) {
+        linear.weightGrad = grads[`w${key}`];
+        if (linear.bias) linear.biasGrad = grads[`b${key}`];
+      }
+    }
+
+    #projections() {
+      const p = [['q', this.W_query], ['k', this.W_key], ['v', this.W_value]];
+      return this.outProj ? [...p, ['o', this.outProj]] : p;
+    }
+
     namedLinears() {
       if (this.numKVGroups !== undefined) {
         return [['W_key', this.W_key], ['W_value', this.W_value], ['W_query', this.W_query],
@@ -390,22 +685,41 @@ export function defineModules(engine) {
 
     layerParams() {
       // The heads' projections stacked: one layer forward runs them all.
-      const stack = (pick) => {
-        const parts = this.heads.map(pick);
-        if (parts[0] === null) return null;
-        const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-        let offset = 0;
-        for (const p of parts) { all.set(p, offset); offset += p.length; }
-        return all;
-      };
-      return {
-        numHeads: this.numHeads, headDim: this.dOut,
-        wq: stack((h) => h.W_query.weight), bq: stack((h) => h.W_query.bias),
-        wk: stack((h) => h.W_key.weight), bk: stack((h) => h.W_key.bias),
-        wv: stack((h) => h.W_value.weight), bv: stack((h) => h.W_value.bias),
-        wo: null, bo: null,
-      };
+      const p = { numHeads: this.numHeads, headDim: this.dOut, wo: null, bo: null };
+      for (const [key, name] of WRAPPER_PROJECTIONS) {
+        p[`w${key}`] = stack(this.heads.map((h) => h[name].weight));
+        p[`b${key}`] = stack(this.heads.map((h) => h[name].bias));
+      }
+      return p;
     }
+
+    // The heads' gradients stacked like layerParams (zeros where null), and
+    // split back onto the heads after a backward.
+    layerGrads() {
+      const grads = {};
+      for (const [key, name] of WRAPPER_PROJECTIONS) {
+        const linears = this.heads.map((h) => h[name]);
+        grads[`w${key}`] = stack(linears.map((l) => gradOrZeros(l.weightGrad, l.weight.length)));
+        grads[`b${key}`] = stack(linears.map((l) => l.bias && gradOrZeros(l.biasGrad, l.bias.length)));
+      }
+      return grads;
+    }
+
+    setLayerGrads(grads) {
+      for (const [key, name] of WRAPPER_PROJECTIONS) {
+        this.heads.forEach((h, i) => {
+          const linear = h[name];
+          const w = linear.weight.length;
+          linear.weightGrad = grads[`w${key}`].slice(i * w, (i + 1) * w);
+          if (linear.bias) {
+            const b = linear.bias.length;
+            linear.biasGrad = grads[`b${key}`].slice(i * b, (i + 1) * b);
+          }
+        });
+      }
+    }
+
+
 
     namedLinears() {
       return this.heads.flatMap((h, i) => h.namedLinears().map(([n, l]) => [`heads.${i}.${n}`, l]));
@@ -463,7 +777,22 @@ export function defineModules(engine) {
   }
 
   return {
-    Linear, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
+    Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
     GroupedQueryAttention,
   };
 }
+/** The wrapper's projections: layer key, each head's attribute. */
+const WRAPPER_PROJECTIONS = [['q', 'W_query'], ['k', 'W_key'], ['v', 'W_value']];
+
+/** Arrays concatenated (null when the first is null: no bias). */
+function stack(parts) {
+  if (parts[0] === null) return null;
+  const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    all.set(p, offset);
+    offset += p.length;
+  }
+  return all;
+}
+

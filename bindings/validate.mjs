@@ -45,6 +45,29 @@ export function checkTensor(name, value, length, how) {
   return value;
 }
 
+/**
+ * Class or token indices: an Int32Array, a Uint32Array or an Array of
+ * integers, each in [0, count) or equal to `allowed` (e.g. an ignore
+ * index). Returns them as a new Int32Array.
+ */
+export function checkIndices(name, value, count, allowed) {
+  const ok = value instanceof Int32Array || value instanceof Uint32Array || Array.isArray(value);
+  if (!ok) {
+    throw new TypeError(`${name} must be an Int32Array, a Uint32Array or an Array of integers, got ${describe(value)}`);
+  }
+  const ids = new Int32Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const id = value[i];
+    if (!Number.isInteger(id) || ((id < 0 || id >= count) && id !== allowed)) {
+      const also = allowed === undefined ? '' : ` (or ${allowed})`;
+      const Err = typeof id === 'number' ? RangeError : TypeError;
+      throw new Err(`${name}[${i}] must be an integer in [0, ${count})${also}, got ${describe(id)}`);
+    }
+    ids[i] = id;
+  }
+  return ids;
+}
+
 /** An integer >= min (safe integer range). */
 export function checkInteger(name, value, min = 1) {
   if (typeof value !== 'number') {

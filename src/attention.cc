@@ -25,8 +25,9 @@
 //           they are; odd head sizes are padded to whole vectors first),
 //      3. scale, row max, running max/sum update (online softmax),
 //      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (matmul-inl.h);
-//    finally O /= l (or the partial state is kept). Key tiles right of the
-//    diagonal are never touched; extra memory is O(tile) per thread (plus
+//    finally O /= l (or the partial state is kept; and, when asked, the
+//    row's log-sum-exp L = m + log(l) for the backward). Key tiles right of
+//    the diagonal are never touched; extra memory is O(tile) per thread (plus
 //    O(rows · chunks · Dv) partial states for split decode calls).
 //  * Rows (weights requested, or the renormalise strategy): S is written
 //    once into the weight rows (the caller's buffer, or a per-thread row
@@ -84,6 +85,7 @@ struct Plan {
   const float* v;
   float* out;
   float* weights;
+  float* lse;  // [B·H·Tq] log-sum-exp per row, or null
 
   size_t VisibleEnd(size_t i) const {
     return internal::VisibleEnd(shape, causal, i);
@@ -294,6 +296,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
       memcpy(partial->o + r * partial->ldo, o, p.dv * sizeof(float));
     } else {
       FinishSoftmaxRow(st[r], o, p.dv, p.out + b.Row(r) * p.dv);
+      if (p.lse) p.lse[b.Row(r)] = st[r].LogSumExp();
     }
   }
 }
@@ -304,11 +307,16 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
 // Softmax (and renormalisation) of one weight row in place. Keys [0, scored)
 // hold raw scores; the row's visible keys are [0, ve). Entries in [ve, tk)
 // are left for the caller. Returns false if the row saw a non-finite score.
+// *lse receives the row's log-sum-exp over its visible keys (both
+// strategies).
 HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
-                                size_t ve) {
+                                size_t ve, float* lse) {
   bool non_finite = false;
   const float mx = ScaleMaxRow(w, scored, p.scale, &non_finite);
-  if (non_finite) return false;
+  if (non_finite) {
+    *lse = SoftmaxState{0.0f, 0.0f, true}.LogSumExp();
+    return false;
+  }
   if (p.renormalize) {
     const float visible_max = MaxRow(w, ve);
     // exp(-60) / (any row sum) stays a normal float: the book's route below
@@ -316,14 +324,21 @@ HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
     // same value in exact arithmetic.
     if (visible_max - mx >= kRenormalizeGuard) {
       // Softmax over all keys, multiply by the mask, renormalise the row.
-      ScaleRow(w, scored, 1.0f / ExpSumRow(w, scored, mx));
-      ScaleRow(w, ve, 1.0f / SumRow(w, ve));
+      const float total = ExpSumRow(w, scored, mx);
+      ScaleRow(w, scored, 1.0f / total);
+      const float visible = SumRow(w, ve);  // visible share of the total
+      ScaleRow(w, ve, 1.0f / visible);
+      *lse = SoftmaxState{mx, total, false}.LogSumExp() + std::log(visible);
       return true;
     }
-    ScaleRow(w, ve, 1.0f / ExpSumRow(w, ve, visible_max));
+    const float sum = ExpSumRow(w, ve, visible_max);
+    ScaleRow(w, ve, 1.0f / sum);
+    *lse = SoftmaxState{visible_max, sum, false}.LogSumExp();
     return true;
   }
-  ScaleRow(w, ve, 1.0f / ExpSumRow(w, ve, mx));
+  const float sum = ExpSumRow(w, ve, mx);
+  ScaleRow(w, ve, 1.0f / sum);
+  *lse = SoftmaxState{mx, sum, false}.LogSumExp();
   return true;
 }
 
@@ -366,7 +381,9 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   // 3-4. Softmax per row, dropout, zeros for the masked keys.
   for (size_t r = 0; r < rows; ++r) {
     float* w = w0 + r * ldw;
-    ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r]);
+    float lse = SoftmaxState::Empty().LogSumExp();  // -inf: no visible key
+    ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r], &lse);
+    if (p.lse) p.lse[b.Row(r)] = lse;
     if (ok[r] && end[r] > 0 && p.drop) {
       DropoutRow(w, end[r], 0, dropout::MakeRowKey(p.seed, b.Row(r)),
                  p.threshold, p.keep_scale);
@@ -435,13 +452,14 @@ void MergeDecodeChunks(const Plan& p, const DecodeSplit& split,
       MergeSoftmaxState(&acc, o_acc, states[at], partial_o + at * p.dv, p.dv);
     }
     FinishSoftmaxRow(acc, o_acc, p.dv, p.out + row * p.dv);
+    if (p.lse) p.lse[row] = acc.LogSumExp();
   }
 }
 
 Status AttentionImpl(const AttentionShape& shape,
                      const AttentionOptions& options, const float* q,
-                     const float* k, const float* v, float* out,
-                     float* weights) {
+                     const float* k, const float* v, float* out, float* weights,
+                     float* lse) {
   Plan p;
   p.shape = shape;
   p.causal = options.causal;
@@ -467,6 +485,7 @@ Status AttentionImpl(const AttentionShape& shape,
   p.v = v;
   p.out = out;
   p.weights = weights;
+  p.lse = lse;
 
   const bool rows_path = weights != nullptr || p.renormalize;
   const bool need_rows = rows_path && weights == nullptr;
@@ -568,11 +587,18 @@ HWY_EXPORT(TargetNameImpl);
 Status Attention(const AttentionShape& shape, const AttentionOptions& options,
                  const float* q, const float* k, const float* v, float* out,
                  float* weights) {
+  return AttentionWithLogSumExp(shape, options, q, k, v, out, weights, nullptr);
+}
+
+Status AttentionWithLogSumExp(const AttentionShape& shape,
+                              const AttentionOptions& options, const float* q,
+                              const float* k, const float* v, float* out,
+                              float* weights, float* log_sum_exp) {
   const Status st = ValidateAttention(shape, options);
   if (st != Status::kOk) return st;
   if (!q || !k || !v || !out) return Status::kNullPointer;
   return HWY_DYNAMIC_DISPATCH(AttentionImpl)(shape, options, q, k, v, out,
-                                             weights);
+                                             weights, log_sum_exp);
 }
 
 const char* ActiveTargetName() {

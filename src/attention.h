@@ -109,6 +109,28 @@ Status AttentionReference(const AttentionShape& shape,
                           const float* k, const float* v, float* out,
                           float* weights);
 
+// Attention that also writes, when `log_sum_exp` is not null, each query
+// row's log-sum-exp of its visible scaled scores (before dropout):
+//   log_sum_exp [batch, heads, query_len],
+//   L_i = log sum_{j visible} exp(scale · q_i·k_j),
+// so that softmax weight w_ij = exp(scale · q_i·k_j - L_i): what
+// AttentionBackward (attention_backward.h) needs besides the output. The
+// same value for both mask strategies. A row that sees no key has L = -inf;
+// a row that sees a non-finite score has L = NaN. Costs nothing extra: the
+// kernel's online softmax keeps the running max m and sum l of each row and
+// L = m + log(l). Accuracy: |L - ref| <= 1e-5·(1 + |ref|) against
+// AttentionWithLogSumExpReference on the tested shapes.
+Status AttentionWithLogSumExp(const AttentionShape& shape,
+                              const AttentionOptions& options, const float* q,
+                              const float* k, const float* v, float* out,
+                              float* weights, float* log_sum_exp);
+// The same with the scalar oracle (L in double, rounded once).
+Status AttentionWithLogSumExpReference(const AttentionShape& shape,
+                                       const AttentionOptions& options,
+                                       const float* q, const float* k,
+                                       const float* v, float* out,
+                                       float* weights, float* log_sum_exp);
+
 // Keys per work item of the decode-shaped kernel: fixed, so that chunk
 // boundaries (and the merge order) never depend on the thread count.
 constexpr int64_t kDecodeChunk = 256;

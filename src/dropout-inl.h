@@ -21,24 +21,44 @@ HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
-// Vector form of dropout::Hash24 for keys col0 + [0, Lanes(d)).
-template <class D>
-HWY_INLINE hn::Vec<hn::RebindToSigned<D>> Hash24(D /* d */, dropout::RowKey key,
-                                                 uint32_t col0) {
-  const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  const auto fmix = [du](hn::Vec<decltype(du)> x) HWY_ATTR {
+// dropout::Hash24 on 32-bit lanes: lane i hashes key column cols[i] under
+// the row key (k0[i], k1[i]). Uniform in [0, 2^24).
+template <class DU>
+HWY_INLINE hn::Vec<DU> Hash24Lanes(DU du, hn::Vec<DU> cols, hn::Vec<DU> k0,
+                                   hn::Vec<DU> k1) {
+  const auto fmix = [du](hn::Vec<DU> x) HWY_ATTR {
     x = hn::Xor(x, hn::ShiftRight<16>(x));
     x = hn::Mul(x, hn::Set(du, dropout::kFmixMul1));
     x = hn::Xor(x, hn::ShiftRight<13>(x));
     x = hn::Mul(x, hn::Set(du, dropout::kFmixMul2));
     return hn::Xor(x, hn::ShiftRight<16>(x));
   };
-  auto x = hn::Mul(hn::Iota(du, col0), hn::Set(du, dropout::kKeyMul));
-  x = hn::Xor(x, hn::Set(du, key.k0));
-  x = hn::Xor(fmix(x), hn::Set(du, key.k1));
+  auto x = hn::Mul(cols, hn::Set(du, dropout::kKeyMul));
+  x = hn::Xor(x, k0);
+  x = hn::Xor(fmix(x), k1);
   x = fmix(x);
-  return hn::BitCast(di, hn::ShiftRight<32 - dropout::kHashBits>(x));
+  return hn::ShiftRight<32 - dropout::kHashBits>(x);
+}
+
+// Vector form of dropout::Hash24 for keys col0 + [0, Lanes(d)) of one row.
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> Hash24(D /* d */, dropout::RowKey key,
+                                                 uint32_t col0) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  return hn::BitCast(di, Hash24Lanes(du, hn::Iota(du, col0),
+                                     hn::Set(du, key.k0), hn::Set(du, key.k1)));
+}
+
+// Lanes whose weight dropout keeps: hash >= threshold, written as
+// hash > threshold - 1 (threshold may be 0; hashes fit 24 bits, so the
+// signed compare is exact).
+template <class D>
+HWY_INLINE hn::Mask<D> DropoutKeeps(D d, hn::Vec<hn::RebindToSigned<D>> hash,
+                                    uint32_t threshold) {
+  const hn::RebindToSigned<D> di;
+  return hn::RebindMask(
+      d, hn::Gt(hash, hn::Set(di, static_cast<int32_t>(threshold) - 1)));
 }
 
 // Dropout on x[0, n), whose first element is key col0 of the row: kept
@@ -47,12 +67,9 @@ HWY_INLINE void DropoutRow(float* HWY_RESTRICT x, size_t n, uint32_t col0,
                            dropout::RowKey key, uint32_t threshold,
                            float keep_scale) {
   TransformRow(x, n, [=](auto d, auto v, size_t j) HWY_ATTR {
-    const hn::RebindToSigned<decltype(d)> di;
     const auto h = Hash24(d, key, col0 + static_cast<uint32_t>(j));
-    // h >= threshold, written as h > threshold - 1 (threshold may be 0).
-    const auto keep = hn::RebindMask(
-        d, hn::Gt(h, hn::Set(di, static_cast<int32_t>(threshold) - 1)));
-    return hn::IfThenElseZero(keep, hn::Mul(v, hn::Set(d, keep_scale)));
+    return hn::IfThenElseZero(DropoutKeeps(d, h, threshold),
+                              hn::Mul(v, hn::Set(d, keep_scale)));
   });
 }
 

@@ -33,6 +33,27 @@ inline size_t VisibleEnd(const AttentionShape& s, CausalMask causal, size_t i) {
   return static_cast<size_t>(end);
 }
 
+// The first query that sees key `j` (query_len if none does): queries
+// [FirstVisibleQuery, query_len) see it, since VisibleEnd grows with i.
+inline size_t FirstVisibleQuery(const AttentionShape& s, CausalMask causal,
+                                size_t j) {
+  const int64_t tq = s.query_len;
+  int64_t first;
+  switch (causal) {
+    case CausalMask::kTopLeft:
+      first = static_cast<int64_t>(j);
+      break;
+    case CausalMask::kBottomRight:
+      first = static_cast<int64_t>(j) - (s.key_len - s.query_len);
+      break;
+    default:
+      first = 0;
+  }
+  if (first < 0) first = 0;
+  if (first > tq) first = tq;
+  return static_cast<size_t>(first);
+}
+
 // KV heads and rows per KV head with the 0 = default rule resolved.
 inline int64_t KvHeads(const AttentionShape& s) {
   return s.kv_heads == 0 ? s.heads : s.kv_heads;

@@ -11,6 +11,11 @@
 //   3. scaled dot-product attention with the causal mask -> ctx [B, H, T, hd]
 //      (over the cached keys, without repeating KV heads)
 //   4. merge heads -> [B, T, H·hd], then the output projection (if any)
+// Backward passes (the forward's in reverse, see layer.h; no cache):
+//   4. output projection backward, split dctx into heads
+//   3. attention backward -> dQ [B, H, T, hd], dK, dV [B, Hkv, T, hd]
+//   1. merge each, RoPE transposed on dQ and dK, projection backward;
+//      grad_x summed over Q, K, V
 
 #include "src/layer.h"
 
@@ -20,6 +25,7 @@
 #include <memory>
 
 #include "src/attention.h"
+#include "src/attention_backward.h"
 #include "src/internal.h"
 #include "src/linear.h"
 #include "src/rope.h"
@@ -31,7 +37,15 @@ using LinearFn = Status (*)(const float*, int64_t, int64_t, int64_t,
                             const float*, const float*, float*);
 using AttentionFn = Status (*)(const AttentionShape&, const AttentionOptions&,
                                const float*, const float*, const float*, float*,
-                               float*);
+                               float*, float*);
+using LinearBackwardFn = Status (*)(const float*, int64_t, int64_t, int64_t,
+                                    const float*, const float*, float*, float*,
+                                    float*);
+using AttentionBackwardFn = Status (*)(const AttentionShape&,
+                                       const AttentionOptions&, const float*,
+                                       const float*, const float*, const float*,
+                                       const float*, const float*, float*,
+                                       float*, float*);
 
 struct FreeDeleter {
   void operator()(float* p) const { free(p); }
@@ -109,7 +123,7 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   // Q/K/V unless the caller keeps them (K, V: or the cache holds them).
   float* const kept[3] = {out.queries, out.keys, out.values};
   float* const cached[3] = {nullptr, cache.keys, cache.values};
-  size_t buffers = 2;
+  size_t buffers = out.context ? 1 : 2;
   for (int i = 0; i < 3; ++i) buffers += kept[i] || cached[i] ? 0 : 1;
   size_t n, total;
   if (!internal::MulSize(b * t, static_cast<size_t>(d_model), &n) ||
@@ -121,7 +135,7 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   if (!buffer) return Status::kOutOfMemory;
   float* next = buffer.get();
   float* proj = next;
-  float* ctx = (next += n);
+  float* ctx = out.context ? out.context : (next += n);
   float* split[3];
   for (int i = 0; i < 3; ++i) {
     split[i] = kept[i] ? kept[i] : cached[i] ? nullptr : (next += n);
@@ -161,7 +175,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     }
   }
   // 3. Attention.
-  st = attention(shape, o.attention, q, k, v, ctx, out.weights);
+  st =
+      attention(shape, o.attention, q, k, v, ctx, out.weights, out.log_sum_exp);
   if (st != Status::kOk) return st;
   // 4. Merge heads, output projection.
   if (!p.w_out) {
@@ -172,19 +187,140 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   return linear(proj, rows, d_model, d_model, p.w_out, p.b_out, out.y);
 }
 
+Status LayerBackward(LinearBackwardFn linear_backward,
+                     AttentionBackwardFn attention_backward,
+                     const AttentionLayerParams& p, const LayerOptions& o,
+                     const float* x, const LayerActivations& saved,
+                     const float* grad_y, float* grad_x,
+                     const AttentionLayerGrads& g) {
+  if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
+      o.tokens < 1 || p.num_kv_heads < 0) {
+    return Status::kInvalidShape;
+  }
+  // A training step sees its own tokens only: no KV cache.
+  if (o.cache.keys || o.cache.values) return Status::kInvalidOption;
+  Status st;
+  if (p.rope_base != 0.0f) {
+    st = ValidateRope(p.rope_base, p.head_dim, 0);
+    if (st != Status::kOk) return st;
+  }
+  const int64_t kv_heads = p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads;
+  const AttentionShape shape{o.batch,    p.num_heads, o.tokens, o.tokens,
+                             p.head_dim, p.head_dim,  kv_heads};
+  st = ValidateAttention(shape, o.attention);
+  if (st != Status::kOk) return st;
+  // Every parameter needs its gradient, and only those.
+  const bool grads_match = !p.b_query == !g.b_query && !p.b_key == !g.b_key &&
+                           !p.b_value == !g.b_value && !p.w_out == !g.w_out &&
+                           !p.b_out == !g.b_out && (p.w_out || !p.b_out);
+  if (!x || !grad_y || !grad_x || !p.w_query || !p.w_key || !p.w_value ||
+      !g.w_query || !g.w_key || !g.w_value || !saved.queries || !saved.keys ||
+      !saved.values || !saved.context || !saved.log_sum_exp || !grads_match) {
+    return Status::kNullPointer;
+  }
+
+  const size_t b = static_cast<size_t>(o.batch);
+  const size_t t = static_cast<size_t>(o.tokens);
+  const size_t hd = static_cast<size_t>(p.head_dim);
+  const size_t d_in = static_cast<size_t>(p.d_in);
+  const size_t heads[3] = {static_cast<size_t>(p.num_heads),
+                           static_cast<size_t>(kv_heads),
+                           static_cast<size_t>(kv_heads)};
+  const int64_t d_model = p.num_heads * p.head_dim;
+  const int64_t widths[3] = {d_model, kv_heads * p.head_dim,
+                             kv_heads * p.head_dim};
+  const int64_t rows = o.batch * o.tokens;
+  // Scratch: a merged [B, T, d_model] buffer, the heads' dO and dQ, dK, dV
+  // (K, V: kv heads only) and one grad_x term.
+  size_t n, nkv, nx, total;
+  if (!internal::MulSize(b * t, static_cast<size_t>(d_model), &n) ||
+      !internal::MulSize(b * t, static_cast<size_t>(widths[1]), &nkv) ||
+      !internal::MulSize(b * t, d_in, &nx) || n > SIZE_MAX / 8 ||
+      nx > SIZE_MAX / 8 ||
+      !internal::MulSize(3 * n + 2 * nkv + nx, sizeof(float), &total)) {
+    return Status::kTooLarge;
+  }
+  std::unique_ptr<float, FreeDeleter> buffer(
+      static_cast<float*>(malloc(total)));
+  if (!buffer) return Status::kOutOfMemory;
+  float* merged = buffer.get();
+  float* dout = merged + n;
+  float* dheads[3] = {dout + n, dout + 2 * n, dout + 2 * n + nkv};
+  float* grad_x_term = dout + 2 * n + 2 * nkv;
+
+  // 4. Output projection (its input is the merged context), split dctx.
+  if (p.w_out) {
+    Permute(saved.context, b, t, heads[0], hd, /*split=*/false, merged);
+    // dctx (merged) goes to dheads[0], free until step 3.
+    st = linear_backward(merged, rows, d_model, d_model, p.w_out, grad_y,
+                         dheads[0], g.w_out, g.b_out);
+    if (st != Status::kOk) return st;
+    Permute(dheads[0], b, t, heads[0], hd, /*split=*/true, dout);
+  } else {
+    Permute(grad_y, b, t, heads[0], hd, /*split=*/true, dout);
+  }
+  // 3. Attention (gradients of shared KV heads summed over their group).
+  st = attention_backward(shape, o.attention, dout, saved.queries, saved.keys,
+                          saved.values, saved.context, saved.log_sum_exp,
+                          dheads[0], dheads[1], dheads[2]);
+  if (st != Status::kOk) return st;
+  // 1. Merge, RoPE transposed (Q, K), projections, in the order Q, K, V
+  // (grad_x summed in that order).
+  const float* w[3] = {p.w_query, p.w_key, p.w_value};
+  float* gw[3] = {g.w_query, g.w_key, g.w_value};
+  float* gb[3] = {g.b_query, g.b_key, g.b_value};
+  for (int i = 0; i < 3; ++i) {
+    Permute(dheads[i], b, t, heads[i], hd, /*split=*/false, merged);
+    if (p.rope_base != 0.0f && i < 2) {
+      st = ApplyRopeTranspose(p.rope_base, o.batch, o.tokens,
+                              static_cast<int64_t>(heads[i]), p.head_dim, 0,
+                              merged);
+      if (st != Status::kOk) return st;
+    }
+    float* gx = i == 0 ? grad_x : grad_x_term;
+    st = linear_backward(x, rows, p.d_in, widths[i], w[i], merged, gx, gw[i],
+                         gb[i]);
+    if (st != Status::kOk) return st;
+    if (i > 0) {
+      for (size_t e = 0; e < nx; ++e) grad_x[e] += grad_x_term[e];
+    }
+  }
+  return Status::kOk;
+}
+
 }  // namespace
 
 Status AttentionLayerForward(const AttentionLayerParams& params,
                              const LayerOptions& options, const float* x,
                              const LayerOutputs& outputs) {
-  return LayerForward(Linear, Attention, params, options, x, outputs);
+  return LayerForward(Linear, AttentionWithLogSumExp, params, options, x,
+                      outputs);
 }
 
 Status AttentionLayerReference(const AttentionLayerParams& params,
                                const LayerOptions& options, const float* x,
                                const LayerOutputs& outputs) {
-  return LayerForward(LinearReference, AttentionReference, params, options, x,
-                      outputs);
+  return LayerForward(LinearReference, AttentionWithLogSumExpReference, params,
+                      options, x, outputs);
+}
+
+Status AttentionLayerBackward(const AttentionLayerParams& params,
+                              const LayerOptions& options, const float* x,
+                              const LayerActivations& saved,
+                              const float* grad_y, float* grad_x,
+                              const AttentionLayerGrads& grads) {
+  return LayerBackward(LinearBackward, AttentionBackward, params, options, x,
+                       saved, grad_y, grad_x, grads);
+}
+
+Status AttentionLayerBackwardReference(const AttentionLayerParams& params,
+                                       const LayerOptions& options,
+                                       const float* x,
+                                       const LayerActivations& saved,
+                                       const float* grad_y, float* grad_x,
+                                       const AttentionLayerGrads& grads) {
+  return LayerBackward(LinearBackwardReference, AttentionBackwardReference,
+                       params, options, x, saved, grad_y, grad_x, grads);
 }
 
 }  // namespace causal_attention

@@ -1,9 +1,9 @@
 // One attention layer of the book's modules (CausalAttention,
 // MultiHeadAttentionWrapper, MultiHeadAttention, SelfAttention_v2, and the
-// Llama chapter's GroupedQueryAttention with RoPE) on pointers, optionally
-// appending to and attending over a KV cache. The modules themselves, which own
-// their parameters, live in JS (bindings/modules.mjs); this is the computation
-// they call.
+// Llama chapter's GroupedQueryAttention with RoPE) on pointers, forward and
+// backward, the forward optionally appending to and attending over a KV
+// cache. The modules themselves, which own their parameters, live in JS
+// (bindings/modules.mjs); this is the computation they call.
 //
 // Layouts (row-major float32): x [batch, tokens, d_in]; a projection weight
 // is [out_features, in_features] and its bias [out_features], as nn.Linear;
@@ -82,6 +82,11 @@ struct LayerOutputs {
   float* keys = nullptr;     // Q, K, V after the projection, the head split
   float* values = nullptr;   // and RoPE; keys/values [batch, num_kv_heads,
                              // tokens, head_dim]
+  // What a backward needs besides Q, K, V: the attention output before the
+  // head merge [batch, heads, tokens, head_dim] and each row's log-sum-exp
+  // [batch, heads, tokens] (see AttentionWithLogSumExp).
+  float* context = nullptr;
+  float* log_sum_exp = nullptr;
 };
 
 // One forward pass: project, RoPE, split heads (K/V into the cache, if
@@ -95,6 +100,53 @@ Status AttentionLayerForward(const AttentionLayerParams& params,
 Status AttentionLayerReference(const AttentionLayerParams& params,
                                const LayerOptions& options, const float* x,
                                const LayerOutputs& outputs);
+
+// What the backward reads of a training forward: the LayerOutputs it kept
+// (queries, keys, values, context, log_sum_exp), all required.
+struct LayerActivations {
+  const float* queries = nullptr;
+  const float* keys = nullptr;
+  const float* values = nullptr;
+  const float* context = nullptr;
+  const float* log_sum_exp = nullptr;
+};
+
+// The parameters' gradients, laid out as AttentionLayerParams and
+// accumulated into (+=), as PyTorch's .grad. Each is required exactly when
+// its parameter is given (null with a null bias or output projection).
+struct AttentionLayerGrads {
+  float* w_query = nullptr;
+  float* b_query = nullptr;
+  float* w_key = nullptr;
+  float* b_key = nullptr;
+  float* w_value = nullptr;
+  float* b_value = nullptr;
+  float* w_out = nullptr;
+  float* b_out = nullptr;
+};
+
+// The backward pass of AttentionLayerForward, given dL/dy (grad_y [batch,
+// tokens, d_model]), the same params, options (the forward's dropout seed
+// included), x and what the forward kept:
+//   1. output projection: dW_out += dyᵀ·ctx, db_out += Σ dy, dctx = dy·W_out
+//   2. split dctx into heads, AttentionBackward -> dQ, dK, dV
+//   3. merge each, Q/K/V projections: dW += dᵀ·x, db += Σ d,
+//      grad_x = dQ·W_query + dK·W_key + dV·W_value (overwritten).
+// On LinearBackward (MatMul) and AttentionBackward: bit-identical for any
+// thread count; within 2e-5·(1 + |ref|) of AttentionLayerBackwardReference
+// on the tested shapes.
+Status AttentionLayerBackward(const AttentionLayerParams& params,
+                              const LayerOptions& options, const float* x,
+                              const LayerActivations& saved,
+                              const float* grad_y, float* grad_x,
+                              const AttentionLayerGrads& grads);
+// The same with LinearBackwardReference and AttentionBackwardReference.
+Status AttentionLayerBackwardReference(const AttentionLayerParams& params,
+                                       const LayerOptions& options,
+                                       const float* x,
+                                       const LayerActivations& saved,
+                                       const float* grad_y, float* grad_x,
+                                       const AttentionLayerGrads& grads);
 
 }  // namespace causal_attention
 

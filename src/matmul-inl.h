@@ -192,6 +192,42 @@ HWY_INLINE void MatMulAddRagged(const float* HWY_RESTRICT a, size_t lda,
   }
 }
 
+// c += a · b where row r of a uses only depth [begins[r], end): terms
+// before a row's begin are never multiplied in (attention backward: key j's
+// gradient sums over the queries that see it, a suffix of the query tile).
+// Rows share the depth above a group's largest begin.
+HWY_INLINE void MatMulAddRaggedBegin(const float* HWY_RESTRICT a, size_t lda,
+                                     size_t rows, const size_t* begins,
+                                     size_t end, const float* HWY_RESTRICT b,
+                                     size_t ldb, size_t ncols,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    size_t shared = begins[r];
+    for (size_t i = 1; i < 4; ++i) shared = HWY_MAX(shared, begins[r + i]);
+    shared = HWY_MIN(shared, end);
+    if (shared < end) {
+      MatMulAddMicrokernel<4>(a + r * lda + shared, lda, end - shared,
+                              b + shared * ldb, ldb, ncols, c + r * ldc, ldc);
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      const size_t begin = begins[r + i];
+      if (begin < shared) {
+        MatMulAddMicrokernel<1>(a + (r + i) * lda + begin, lda, shared - begin,
+                                b + begin * ldb, ldb, ncols, c + (r + i) * ldc,
+                                ldc);
+      }
+    }
+  }
+  for (; r < rows; ++r) {
+    if (begins[r] < end) {
+      MatMulAddMicrokernel<1>(a + r * lda + begins[r], lda, end - begins[r],
+                              b + begins[r] * ldb, ldb, ncols, c + r * ldc,
+                              ldc);
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace causal_attention

@@ -13,12 +13,17 @@
 //   3. exp and sum
 //   4. normalise (and for kRenormalize: mask, then divide by the new sum)
 //   5. dropout, then out_i = sum_j w_j v_j over the visible keys
+// and the row's log-sum-exp over its visible scores when asked.
+//
+// AttentionBackward: per query row, per visible key, the formulas of
+// attention_backward.h with double accumulators for grad_q, grad_k, grad_v.
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "src/attention.h"
+#include "src/attention_backward.h"
 #include "src/dropout.h"
 #include "src/internal.h"
 #include "src/linear.h"
@@ -39,12 +44,30 @@ void SoftmaxRow(const double* s, size_t n, double* w) {
   for (size_t j = 0; j < n; ++j) w[j] /= sum;
 }
 
+// log sum_j exp(s_j) over s[0, n), n >= 1, max-subtracted.
+double LogSumExpRow(const double* s, size_t n) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (size_t j = 0; j < n; ++j) m = std::fmax(m, s[j]);
+  double sum = 0.0;
+  for (size_t j = 0; j < n; ++j) sum += std::exp(s[j] - m);
+  return m + std::log(sum);
+}
+
 }  // namespace
 
 Status AttentionReference(const AttentionShape& shape,
                           const AttentionOptions& options, const float* q,
                           const float* k, const float* v, float* out,
                           float* weights) {
+  return AttentionWithLogSumExpReference(shape, options, q, k, v, out, weights,
+                                         nullptr);
+}
+
+Status AttentionWithLogSumExpReference(const AttentionShape& shape,
+                                       const AttentionOptions& options,
+                                       const float* q, const float* k,
+                                       const float* v, float* out,
+                                       float* weights, float* log_sum_exp) {
   const Status st = ValidateAttention(shape, options);
   if (st != Status::kOk) return st;
   if (!q || !k || !v || !out) return Status::kNullPointer;
@@ -130,6 +153,15 @@ Status AttentionReference(const AttentionShape& shape,
       }
       float* out_row = out + (bh * tq + i) * dv;
       for (size_t c = 0; c < dv; ++c) out_row[c] = static_cast<float>(acc[c]);
+      if (log_sum_exp) {
+        double lse = -std::numeric_limits<double>::infinity();
+        if (non_finite) {
+          lse = nan;
+        } else if (ve > 0) {
+          lse = LogSumExpRow(s.data(), ve);
+        }
+        log_sum_exp[bh * tq + i] = static_cast<float>(lse);
+      }
       if (weights) {
         float* w_row = weights + (bh * tq + i) * tk;
         for (size_t j = 0; j < tk; ++j) {
@@ -139,6 +171,95 @@ Status AttentionReference(const AttentionShape& shape,
       }
     }
   }
+  return Status::kOk;
+}
+
+Status AttentionBackwardReference(const AttentionShape& shape,
+                                  const AttentionOptions& options,
+                                  const float* grad_out, const float* q,
+                                  const float* k, const float* v,
+                                  const float* out, const float* log_sum_exp,
+                                  float* grad_q, float* grad_k, float* grad_v) {
+  const Status st =
+      ValidateAttentionBackward(shape, options, grad_out, q, k, v, out,
+                                log_sum_exp, grad_q, grad_k, grad_v);
+  if (st != Status::kOk) return st;
+
+  const size_t batch = static_cast<size_t>(shape.batch);
+  const size_t heads = static_cast<size_t>(shape.heads);
+  const size_t kv_heads = static_cast<size_t>(internal::KvHeads(shape));
+  const size_t group = heads / kv_heads;
+  const size_t tq = static_cast<size_t>(shape.query_len);
+  const size_t tk = static_cast<size_t>(shape.key_len);
+  const size_t d = static_cast<size_t>(shape.head_dim);
+  const size_t dv = static_cast<size_t>(shape.value_dim);
+  const double scale = internal::ResolvedScale(shape, options);
+  const bool drop = internal::DropoutActive(options);
+  const uint32_t threshold = dropout::Threshold(options.dropout);
+  const double keep_scale = dropout::KeepScale(options.dropout);
+
+  std::vector<double> dq(d), dk(batch * kv_heads * tk * d, 0.0),
+      dvv(batch * kv_heads * tk * dv, 0.0);
+  for (size_t b = 0; b < batch; ++b) {
+    for (size_t h = 0; h < heads; ++h) {
+      const size_t bh = b * heads + h;
+      const size_t bkv = b * kv_heads + h / group;
+      const float* kh = k + bkv * tk * d;
+      const float* vh = v + bkv * tk * dv;
+      double* dkh = dk.data() + bkv * tk * d;
+      double* dvh = dvv.data() + bkv * tk * dv;
+      for (size_t i = 0; i < tq; ++i) {
+        const size_t row = bh * tq + i;
+        const float* qi = q + row * d;
+        const float* doi = grad_out + row * dv;
+        const float* oi = out + row * dv;
+        const double lse = log_sum_exp[row];
+        std::fill(dq.begin(), dq.end(), 0.0);
+        double di = 0.0;  // D_i = dO_i · O_i
+        for (size_t c = 0; c < dv; ++c) {
+          di += static_cast<double>(doi[c]) * static_cast<double>(oi[c]);
+        }
+        const dropout::RowKey key = dropout::MakeRowKey(options.seed, row);
+        const size_t ve = internal::VisibleEnd(shape, options.causal, i);
+        for (size_t j = 0; j < ve; ++j) {
+          double s = 0.0;
+          for (size_t c = 0; c < d; ++c) {
+            s +=
+                static_cast<double>(qi[c]) * static_cast<double>(kh[j * d + c]);
+          }
+          double x = s * scale - lse;
+          if (x > 0.0) x = 0.0;  // not fmin: NaN must stay NaN
+          const double p = std::exp(x);
+          double m = 1.0;
+          if (drop) {
+            m = dropout::Hash24(key, static_cast<uint32_t>(j)) >= threshold
+                    ? keep_scale
+                    : 0.0;
+          }
+          double dp = 0.0;  // dO_i · v_j
+          for (size_t c = 0; c < dv; ++c) {
+            dp += static_cast<double>(doi[c]) *
+                  static_cast<double>(vh[j * dv + c]);
+          }
+          const double pm = p * m;
+          for (size_t c = 0; c < dv; ++c) dvh[j * dv + c] += pm * doi[c];
+          const double ds = p * (dp * m - di);
+          for (size_t c = 0; c < d; ++c) {
+            dq[c] += ds * static_cast<double>(kh[j * d + c]);
+            dkh[j * d + c] += ds * static_cast<double>(qi[c]);
+          }
+        }
+        for (size_t c = 0; c < d; ++c) {
+          grad_q[row * d + c] = static_cast<float>(scale * dq[c]);
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < dk.size(); ++i) {
+    grad_k[i] = static_cast<float>(scale * dk[i]);
+  }
+  for (size_t i = 0; i < dvv.size(); ++i)
+    grad_v[i] = static_cast<float>(dvv[i]);
   return Status::kOk;
 }
 

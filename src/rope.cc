@@ -22,6 +22,9 @@ struct FreeDeleter {
   void operator()(float* p) const { free(p); }
 };
 
+Status Rotate(float base, int64_t batch, int64_t tokens, int64_t heads,
+              int64_t head_dim, int64_t start, bool transpose, float* x);
+
 }  // namespace
 
 Status ValidateRope(float base, int64_t head_dim, int64_t start) {
@@ -50,6 +53,20 @@ Status RopeInverseFrequencies(float base, int64_t head_dim, float* inv_freq) {
 
 Status ApplyRope(float base, int64_t batch, int64_t tokens, int64_t heads,
                  int64_t head_dim, int64_t start, float* x) {
+  return Rotate(base, batch, tokens, heads, head_dim, start, false, x);
+}
+
+Status ApplyRopeTranspose(float base, int64_t batch, int64_t tokens,
+                          int64_t heads, int64_t head_dim, int64_t start,
+                          float* x) {
+  return Rotate(base, batch, tokens, heads, head_dim, start, true, x);
+}
+
+namespace {
+
+// The rotation by +angle (ApplyRope), or by -angle (its transpose).
+Status Rotate(float base, int64_t batch, int64_t tokens, int64_t heads,
+              int64_t head_dim, int64_t start, bool transpose, float* x) {
   Status st = ValidateRope(base, head_dim, start);
   if (st != Status::kOk) return st;
   if (batch < 1 || heads < 1 || tokens < 1) return Status::kInvalidShape;
@@ -88,13 +105,20 @@ Status ApplyRope(float base, int64_t batch, int64_t tokens, int64_t heads,
         float* row = x + ((ib * t + it) * h + ih) * 2 * half;
         for (size_t i = 0; i < half; ++i) {
           const float x1 = row[i], x2 = row[i + half];
-          row[i] = x1 * c[i] - x2 * s[i];
-          row[i + half] = x2 * c[i] + x1 * s[i];
+          if (transpose) {
+            row[i] = x1 * c[i] + x2 * s[i];
+            row[i + half] = x2 * c[i] - x1 * s[i];
+          } else {
+            row[i] = x1 * c[i] - x2 * s[i];
+            row[i + half] = x2 * c[i] + x1 * s[i];
+          }
         }
       }
     }
   }
   return Status::kOk;
 }
+
+}  // namespace
 
 }  // namespace causal_attention

@@ -31,6 +31,12 @@ Status RopeInverseFrequencies(float base, int64_t head_dim, float* inv_freq);
 Status ApplyRope(float base, int64_t batch, int64_t tokens, int64_t heads,
                  int64_t head_dim, int64_t start, float* x);
 
+// The transpose of ApplyRope (the rotation by -angle), in place: the
+// backward of RoPE, dL/dx = Rᵀ · dL/dy for y = R · x.
+Status ApplyRopeTranspose(float base, int64_t batch, int64_t tokens,
+                          int64_t heads, int64_t head_dim, int64_t start,
+                          float* x);
+
 // Checks the arguments of ApplyRope without computing anything.
 Status ValidateRope(float base, int64_t head_dim, int64_t start);
 

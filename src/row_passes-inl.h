@@ -115,6 +115,14 @@ HWY_INLINE float SumRow(const float* HWY_RESTRICT x, size_t n) {
   return sum;
 }
 
+// y += f·x over [0, n).
+HWY_INLINE void AddScaledRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x,
+                             size_t n, float f) {
+  TransformRow(y, n, [x, f](auto d, auto v, size_t j) HWY_ATTR {
+    return hn::MulAdd(hn::Set(d, f), hn::LoadU(d, x + j), v);
+  });
+}
+
 HWY_INLINE void ScaleRow(float* HWY_RESTRICT x, size_t n, float f) {
   TransformRow(x, n, [f](auto d, auto v, size_t) HWY_ATTR {
     return hn::Mul(v, hn::Set(d, f));

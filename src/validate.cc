@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "src/attention.h"
+#include "src/attention_backward.h"
 #include "src/internal.h"
 #include "src/linear.h"
 #include "src/matmul.h"
@@ -60,6 +61,27 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
   if (!(o.dropout >= 0.0f && o.dropout < 1.0f)) return Status::kInvalidOption;
   if (o.scale.has_value() && !std::isfinite(*o.scale)) {
     return Status::kInvalidOption;
+  }
+  return Status::kOk;
+}
+
+Status ValidateAttentionBackward(const AttentionShape& s,
+                                 const AttentionOptions& o,
+                                 const float* grad_out, const float* q,
+                                 const float* k, const float* v,
+                                 const float* out, const float* log_sum_exp,
+                                 const float* grad_q, const float* grad_k,
+                                 const float* grad_v) {
+  // The forward's checks; k and v dense (a cache's capacity layout is the
+  // forward's only: the backward trains on a call's own keys).
+  const Status st = ValidateAttention(s, o);
+  if (st != Status::kOk) return st;
+  if (s.kv_capacity != 0 && s.kv_capacity != s.key_len) {
+    return Status::kInvalidShape;
+  }
+  if (!grad_out || !q || !k || !v || !out || !log_sum_exp || !grad_q ||
+      !grad_k || !grad_v) {
+    return Status::kNullPointer;
   }
   return Status::kOk;
 }

@@ -6,6 +6,7 @@ import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
+import { renderTrainingText } from './training.mjs';
 import { flops, shapeName } from './shapes.mjs';
 import { gflops } from './timing.mjs';
 
@@ -331,6 +332,7 @@ export function renderReport(results) {
     ...(results.decode ? ['', 'Decode step against a KV cache (generation), wasm:', '', renderDecode(results.decode)] : []),
     ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
       native.table, '', numbered(native.notes)] : []),
+    ...(results.training ? ['', renderTrainingText(results.training)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
   ].join('\n');
@@ -371,6 +373,7 @@ export function renderResultsMd(results) {
     ...(results.decode ? ['', '## Decode step against a KV cache (generation), wasm', '', renderDecode(results.decode)] : []),
     ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
       native.table, '', numbered(native.notes)] : []),
+    ...(results.training ? ['', renderTrainingText(results.training)] : []),
     '',
     '## Reproduce',
     '',
@@ -379,6 +382,7 @@ export function renderResultsMd(results) {
     'node bench/run.mjs --quick      # sanity run: small shapes, short budgets; leaves this file alone',
     'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
     'node bench/run.mjs --decode     # only the decode table (KV cache); leaves this file alone',
+    'node bench/run.mjs --training   # the training table alone (forward + backward)',
     '```',
     '',
     'The raw numbers of the latest run are in bench/out/results.json (not committed).',

@@ -100,8 +100,14 @@ export function makeInputs(s, seed = 1234) {
     const kv = s.batch * s.kvHeads * s.cacheLength * s.headDim;
     return { q: next(s.batch * s.heads * s.headDim), k: next(kv), v: next(kv) };
   }
+  // Training (bench/lib/training.mjs): also the gradient of the output.
+  if (s.kind === 'mha-train') {
+    const x = next(s.batch * s.length * s.dIn);
+    return { x, gradOutput: next(s.batch * s.length * s.dOut) };
+  }
   const n = s.batch * s.heads * s.length * s.headDim;
-  return { q: next(n), k: next(n), v: next(n) };
+  const qkv = { q: next(n), k: next(n), v: next(n) };
+  return s.kind === 'attention-train' ? { ...qkv, gradOutput: next(n) } : qkv;
 }
 
 /**

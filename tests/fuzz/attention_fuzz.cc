@@ -1,14 +1,14 @@
 // libFuzzer target over the C++ entry points: Attention (with grouped-query
 // KV heads, a KV cache's capacity and decode-shaped calls whose keys are
-// split into chunks), Linear (MatMul) and its backward, and
-// AttentionLayerForward (what the JS modules call; with GQA, RoPE and a KV
-// cache it appends to), with random shapes, options (valid and not) and
-// data. Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds
-// access or UB aborts. Checks:
+// split into chunks), Linear (MatMul) and its backward, AttentionLayerForward
+// (what the JS modules call; with GQA, RoPE and a KV cache it appends to) and
+// AttentionBackward, with random shapes, options (valid and not) and data.
+// Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds access
+// or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
 //   * with finite data in [-1, 1], their results agree within
-//     1e-5 (1 + |ref|) (weights and outputs), and NaN exactly where the
-//     reference has NaN;
+//     1e-5 (1 + |ref|) (weights and outputs; 2e-5 for gradients), and NaN
+//     exactly where the reference has NaN;
 //   * with arbitrary bit patterns (NaN, Inf, huge values) nothing crashes.
 // Every buffer is allocated at its exact size, so ASan sees any overrun.
 // The same entry point runs the committed regression inputs in the native
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "src/attention.h"
+#include "src/attention_backward.h"
 #include "src/layer.h"
 #include "src/linear.h"
 
@@ -87,7 +88,8 @@ void Check(bool ok) {
   if (!ok) __builtin_trap();
 }
 
-void CheckClose(const std::vector<float>& got, const std::vector<float>& ref) {
+void CheckClose(const std::vector<float>& got, const std::vector<float>& ref,
+                double tol = 1e-5) {
   Check(got.size() == ref.size());
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::isnan(ref[i]) || std::isnan(got[i])) {
@@ -95,8 +97,26 @@ void CheckClose(const std::vector<float>& got, const std::vector<float>& ref) {
       continue;
     }
     Check(std::fabs(static_cast<double>(got[i]) - ref[i]) <=
-          1e-5 * (1.0 + std::fabs(static_cast<double>(ref[i]))));
+          tol * (1.0 + std::fabs(static_cast<double>(ref[i]))));
   }
+}
+
+// Attention options, valid and not: enums out of range, raw scales and
+// dropout probabilities now and then.
+causal_attention::AttentionOptions FuzzOptions(Input& in) {
+  causal_attention::AttentionOptions o;
+  o.causal = static_cast<causal_attention::CausalMask>(in.Range(-1, 3));
+  o.mask_strategy = static_cast<causal_attention::MaskStrategy>(in.Range(0, 2));
+  if (in.Bool()) o.scale = in.Bool() ? in.Float(true) : in.Float(false) * 2;
+  o.training = in.Bool();
+  o.dropout = in.Byte() < 16 ? in.Float(true) : (in.Float(false) + 1) * 0.45f;
+  o.seed = (static_cast<uint64_t>(in.U32()) << 32) | in.U32();
+  return o;
+}
+
+// Results are compared only where scores stay moderate.
+bool ScaleIsModerate(const causal_attention::AttentionOptions& o) {
+  return !o.scale || std::fabs(*o.scale) <= 2;
 }
 
 void FuzzAttention(Input& in, bool raw) {
@@ -109,13 +129,7 @@ void FuzzAttention(Input& in, bool raw) {
   s.key_len = in.Bool() ? s.query_len : in.Range(1, 80);
   s.head_dim = in.Range(1, 40);
   s.value_dim = in.Bool() ? s.head_dim : in.Range(1, 40);
-  causal_attention::AttentionOptions o;
-  o.causal = static_cast<causal_attention::CausalMask>(in.Range(-1, 3));
-  o.mask_strategy = static_cast<causal_attention::MaskStrategy>(in.Range(0, 2));
-  if (in.Bool()) o.scale = in.Bool() ? in.Float(true) : in.Float(false) * 2;
-  o.training = in.Bool();
-  o.dropout = in.Byte() < 16 ? in.Float(true) : (in.Float(false) + 1) * 0.45f;
-  o.seed = (static_cast<uint64_t>(in.U32()) << 32) | in.U32();
+  const causal_attention::AttentionOptions o = FuzzOptions(in);
   const bool weights = in.Bool();
   // Grouped-query / multi-query KV heads, sometimes ones that do not divide.
   const uint8_t kv_mode = in.Byte();
@@ -149,9 +163,7 @@ void FuzzAttention(Input& in, bool raw) {
   const Status b = causal_attention::AttentionReference(
       s, o, q.data(), k.data(), v.data(), ref_out.data(), ref_w.data());
   Check(a == b);
-  if (a != Status::kOk || raw) return;
-  const bool scale_ok = !o.scale || std::fabs(*o.scale) <= 2;
-  if (!scale_ok) return;
+  if (a != Status::kOk || raw || !ScaleIsModerate(o)) return;
   CheckClose(out, ref_out);
   if (weights) CheckClose(w, ref_w);
 }
@@ -294,21 +306,74 @@ void FuzzLayer(Input& in, bool raw) {
   }
 }
 
+// AttentionBackward against its reference: random shapes (shared KV heads
+// included, sometimes invalid), options, dO, and the forward's own output
+// and log-sum-exp; in raw mode every input is arbitrary bits (out and
+// log-sum-exp included).
+void FuzzBackward(Input& in, bool raw) {
+  causal_attention::AttentionShape s;
+  const bool bad_shape = in.Byte() < 8;
+  s.batch = in.Range(1, 2);
+  s.kv_heads = bad_shape ? in.Range(-1, 3) : in.Range(0, 2);
+  s.heads = bad_shape ? in.Range(0, 4)
+                      : (s.kv_heads > 0 ? s.kv_heads : 1) * in.Range(1, 3);
+  s.query_len = in.Range(1, 80);
+  s.key_len = in.Bool() ? s.query_len : in.Range(1, 80);
+  s.head_dim = in.Range(1, 40);
+  s.value_dim = in.Bool() ? s.head_dim : in.Range(1, 40);
+  const causal_attention::AttentionOptions o = FuzzOptions(in);
+  const size_t heads = s.heads > 0 ? static_cast<size_t>(s.heads) : 0;
+  const size_t kvh = s.kv_heads > 0 ? static_cast<size_t>(s.kv_heads) : heads;
+  const size_t b = static_cast<size_t>(s.batch);
+  const size_t n_q = b * heads * s.query_len * s.head_dim;
+  const size_t n_o = b * heads * s.query_len * s.value_dim;
+  const size_t n_k = b * kvh * s.key_len * s.head_dim;
+  const size_t n_v = b * kvh * s.key_len * s.value_dim;
+  const auto q = in.Floats(n_q, raw), k = in.Floats(n_k, raw),
+             v = in.Floats(n_v, raw), dout = in.Floats(n_o, raw);
+  std::vector<float> out = in.Floats(n_o, raw),
+                     lse = in.Floats(b * heads * s.query_len, raw);
+  const bool valid =
+      causal_attention::ValidateAttentionBackward(
+          s, o, dout.data(), q.data(), k.data(), v.data(), out.data(),
+          lse.data(), q.data(), k.data(), v.data()) == Status::kOk;
+  if (valid && !raw) {  // the forward's own output and log-sum-exp
+    Check(causal_attention::AttentionWithLogSumExp(
+              s, o, q.data(), k.data(), v.data(), out.data(), nullptr,
+              lse.data()) == Status::kOk);
+  }
+  std::vector<float> gq(n_q), gk(n_k), gv(n_v), rq(n_q), rk(n_k), rv(n_v);
+  const Status a = causal_attention::AttentionBackward(
+      s, o, dout.data(), q.data(), k.data(), v.data(), out.data(), lse.data(),
+      gq.data(), gk.data(), gv.data());
+  const Status r = causal_attention::AttentionBackwardReference(
+      s, o, dout.data(), q.data(), k.data(), v.data(), out.data(), lse.data(),
+      rq.data(), rk.data(), rv.data());
+  Check(a == r);
+  if (a != Status::kOk || raw || !ScaleIsModerate(o)) return;
+  CheckClose(gq, rq, 2e-5);
+  CheckClose(gk, rk, 2e-5);
+  CheckClose(gv, rv, 2e-5);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const uint8_t what = in.Byte();
   const bool raw = (what & 0x80) != 0;
-  switch (what % 3) {
+  switch (what % 4) {
     case 0:
       FuzzAttention(in, raw);
       break;
     case 1:
       FuzzLinear(in, raw);
       break;
-    default:
+    case 2:
       FuzzLayer(in, raw);
+      break;
+    default:
+      FuzzBackward(in, raw);
       break;
   }
   return 0;

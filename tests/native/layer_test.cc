@@ -24,57 +24,13 @@ HWY_TARGET_INSTANTIATE_TEST_SUITE_P(LayerTest);
 
 TEST_P(LayerTest, LayerMatchesReference) {
   std::mt19937 rng(17);
-  struct Case {
-    int64_t b, t, d_in, heads, hd;
-    bool bias, out_proj, drop;
-  };
-  const Case cases[] = {
-      {2, 6, 3, 1, 2, false, false, false},
-      {2, 6, 3, 2, 1, true, true, false},
-      {1, 1, 1, 1, 1, false, false, false},
-      {3, 37, 5, 3, 7, true, true, true},
-      {1, 130, 48, 4, 12, false, true, true},
-      {2, 70, 16, 8, 2, true, false, false},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE("B=" + std::to_string(c.b) + " T=" + std::to_string(c.t) +
-                 " H=" + std::to_string(c.heads));
+  for (const testing_util::LayerCase& c : testing_util::kLayerCases) {
+    const testing_util::RandomLayer layer(c, &rng);
+    SCOPED_TRACE(layer.Describe());
     const int64_t dm = c.heads * c.hd;
-    const auto x = RandomVector(c.b * c.t * c.d_in, &rng);
-    // Parameters at nn.Linear's scale, U(-1/sqrt(in), 1/sqrt(in)): with
-    // +-1 weights the scores reach ~30 and the softmax amplifies the float
-    // rounding of the projections beyond what the tolerance is about.
-    std::vector<float> w[4], bias[4];
-    for (int i = 0; i < 4; ++i) {
-      const int64_t in = i < 3 ? c.d_in : dm;
-      const float bound = 1.0f / std::sqrt(static_cast<float>(in));
-      w[i] = RandomVector(dm * in, &rng, -bound, bound);
-      bias[i] = RandomVector(dm, &rng, -bound, bound);
-    }
-    AttentionLayerParams p;
-    p.d_in = c.d_in;
-    p.num_heads = c.heads;
-    p.head_dim = c.hd;
-    p.w_query = w[0].data();
-    p.w_key = w[1].data();
-    p.w_value = w[2].data();
-    if (c.bias) {
-      p.b_query = bias[0].data();
-      p.b_key = bias[1].data();
-      p.b_value = bias[2].data();
-    }
-    if (c.out_proj) {
-      p.w_out = w[3].data();
-      p.b_out = bias[3].data();
-    }
-    LayerOptions o;
-    o.batch = c.b;
-    o.tokens = c.t;
-    if (c.drop) {
-      o.attention.training = true;
-      o.attention.dropout = 0.3f;
-      o.attention.seed = 77;
-    }
+    const AttentionLayerParams& p = layer.params;
+    const LayerOptions& o = layer.options;
+    const std::vector<float>& x = layer.x;
     const size_t n = c.b * c.t * dm, nw = c.b * c.heads * c.t * c.t;
     std::vector<float> y(n), yr(n), wts(nw), wr(nw), s(nw), sr(nw);
     std::vector<float> qkv[3], qkv_ref[3];
@@ -95,13 +51,16 @@ TEST_P(LayerTest, LayerMatchesReference) {
     for (int i = 0; i < 3; ++i) {
       EXPECT_TRUE(NearReference(qkv[i], qkv_ref[i])) << "Q, K, V " << i;
     }
-    // Keeping Q/K/V changes nothing (asking for weights does: it takes the
-    // rows path, equal within the tolerance, not bit for bit).
-    std::vector<float> y_only(n), y_kept(n);
+    // Keeping Q/K/V, the context and the log-sum-exp (for a backward)
+    // changes nothing (asking for weights does: it takes the rows path,
+    // equal within the tolerance, not bit for bit).
+    std::vector<float> y_only(n), y_kept(n), ctx(n), lse(c.b * c.heads * c.t);
     LayerOutputs just_y, kept = all;
     just_y.y = y_only.data();
     kept.y = y_kept.data();
     kept.weights = kept.scores = nullptr;
+    kept.context = ctx.data();
+    kept.log_sum_exp = lse.data();
     ASSERT_EQ(AttentionLayerForward(p, o, x.data(), just_y), Status::kOk);
     ASSERT_EQ(AttentionLayerForward(p, o, x.data(), kept), Status::kOk);
     EXPECT_EQ(y_only, y_kept);

@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "src/attention.h"
+#include "src/layer.h"
 
 namespace causal_attention {
 namespace testing_util {
@@ -124,6 +125,74 @@ struct Problem {
     if (weights) weights->assign(WeightsSize(), -7.0f);
     return fn(shape, options, q.data(), k.data(), v.data(), out->data(),
               weights ? weights->data() : nullptr);
+  }
+};
+
+// One attention layer's configuration in the layer tests.
+struct LayerCase {
+  int64_t b, t, d_in, heads, hd;
+  bool bias, out_proj, drop;
+};
+
+// The cases the forward and backward layer tests share.
+inline constexpr LayerCase kLayerCases[] = {
+    {2, 6, 3, 1, 2, false, false, false},
+    {2, 6, 3, 2, 1, true, true, false},
+    {1, 1, 1, 1, 1, false, false, false},
+    {3, 37, 5, 3, 7, true, true, true},
+    {1, 130, 48, 4, 12, false, true, true},
+    {2, 70, 16, 8, 2, true, false, false},
+};
+
+// A layer with random parameters, its input x and options. Parameters at
+// nn.Linear's scale, U(-1/sqrt(in), 1/sqrt(in)): with +-1 weights the
+// scores reach ~30 and the softmax amplifies the float rounding of the
+// projections beyond what the tolerances are about. params points into
+// this object (not copyable).
+struct RandomLayer {
+  LayerCase c;
+  std::vector<float> x, w[4], bias[4];
+  AttentionLayerParams params;
+  LayerOptions options;
+
+  RandomLayer(const LayerCase& c_, std::mt19937* rng) : c(c_) {
+    const int64_t dm = c.heads * c.hd;
+    x = RandomVector(c.b * c.t * c.d_in, rng);
+    for (int i = 0; i < 4; ++i) {
+      const int64_t in = i < 3 ? c.d_in : dm;
+      const float bound = 1.0f / std::sqrt(static_cast<float>(in));
+      w[i] = RandomVector(dm * in, rng, -bound, bound);
+      bias[i] = RandomVector(dm, rng, -bound, bound);
+    }
+    params.d_in = c.d_in;
+    params.num_heads = c.heads;
+    params.head_dim = c.hd;
+    params.w_query = w[0].data();
+    params.w_key = w[1].data();
+    params.w_value = w[2].data();
+    if (c.bias) {
+      params.b_query = bias[0].data();
+      params.b_key = bias[1].data();
+      params.b_value = bias[2].data();
+    }
+    if (c.out_proj) {
+      params.w_out = w[3].data();
+      params.b_out = bias[3].data();
+    }
+    options.batch = c.b;
+    options.tokens = c.t;
+    if (c.drop) {
+      options.attention.training = true;
+      options.attention.dropout = 0.3f;
+      options.attention.seed = 77;
+    }
+  }
+  RandomLayer(const RandomLayer&) = delete;
+  RandomLayer& operator=(const RandomLayer&) = delete;
+
+  std::string Describe() const {
+    return "B=" + std::to_string(c.b) + " T=" + std::to_string(c.t) +
+           " H=" + std::to_string(c.heads);
   }
 };
 

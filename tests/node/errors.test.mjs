@@ -80,6 +80,85 @@ const cases = [
   ['options an Array', (ca, q, k, v) => ca.attention(q, k, v, [1, 2]), TypeError, /^options must be an options object, got an Array of length 2$/],
   ['options null', (ca, q, k, v) => ca.attention(q, k, v, null), TypeError, /^options must be an options object, got null$/],
 
+  // Training: the log-sum-exp, the attention backward.
+  ['returnLogSumExp not boolean', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, returnLogSumExp: 1 }), TypeError, /^options.returnLogSumExp must be true or false, got 1$/],
+  ['attentionBackward kvHeads not dividing heads', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, kvHeads: 3 }), RangeError, /^options.heads must be a multiple of options.kvHeads, got heads 2 and kvHeads 3$/],
+  ['attentionBackward k sized for heads, not kvHeads', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, kvHeads: 1 }), RangeError, /^k must have length 12 \(batch 1 × kvHeads 1 × keyLength 3 × headDim 4\), got length 24$/],
+  ['attentionBackward gradOutput too short', (ca, q, k, v) => ca.attentionBackward(q.subarray(1), q, k, v, q, new Float32Array(6), shape), RangeError, /^gradOutput must have length 24 \(batch 1 × heads 2 × queryLength 3 × valueDim 4\), got length 23$/],
+  ['attentionBackward gradOutput a Float64Array', (ca, q, k, v) => ca.attentionBackward(new Float64Array(24), q, k, v, q, new Float32Array(6), shape), TypeError, /^gradOutput must be a Float32Array, got a Float64Array of length 24$/],
+  ['attentionBackward output of the wrong length', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, new Float32Array(5), new Float32Array(6), shape), RangeError, /^output must have length 24 \(.*; the forward's output\), got length 5$/],
+  ['attentionBackward without logSumExp', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, undefined, shape), TypeError, /^logSumExp must be a Float32Array \(the forward's, from returnLogSumExp: true\), got undefined$/],
+  ['attentionBackward logSumExp of the wrong length', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, q, shape), RangeError, /^logSumExp must have length 6 \(batch 1 × heads 2 × queryLength 3\), got length 24$/],
+  ['attentionBackward dropout without the seed', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, training: true, dropout: 0.5 }), TypeError, /^options.seed is required when dropout ran \(training with dropout > 0\): pass the forward's seed/],
+  ['attentionBackward a forward-only option', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, returnWeights: true }), TypeError, /^options has an unknown option 'returnWeights'; known options: /],
+  ['attentionBackward options missing', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6)), TypeError, /^options must be an object with at least batch/],
+  ['attentionBackwardReference q an Array', (ca, q, k, v) => ca.attentionBackwardReference(q, [], k, v, q, new Float32Array(6), shape), TypeError, /^q must be a Float32Array, got an Array of length 0$/],
+
+  // Training: the modules.
+  ['backward before any forward', (ca) => new ca.CausalAttention(3, 2, 6, 0).backward(new Float32Array(12)), TypeError, /^backward\(\) needs a forward\(\) in training mode first \(each forward\(\) allows one backward\(\)\)$/],
+  ['backward after an eval-mode forward', (ca, q, k, v, ctx) => {
+    const m = new ca.CausalAttention(3, 2, 6, 0).eval();
+    m.forward(ctx.x.subarray(0, 18), [6, 3]);
+    return m.backward(new Float32Array(12));
+  }, TypeError, /^backward\(\) needs a forward\(\) in training mode; the last forward\(\) ran in eval mode \(call train\(\) and forward\(\) again\)$/],
+  ['backward twice after one forward', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3]);
+    m.backward(new Float32Array(48));
+    return m.backward(new Float32Array(48));
+  }, TypeError, /^backward\(\) needs a forward\(\) in training mode first/],
+  ['backward gradOutput of the wrong length', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3]);
+    return m.backward(new Float32Array(3));
+  }, RangeError, /^gradOutput must have length 48 \(batch 2 × tokens 6 × output width 4\), got length 3$/],
+  ['backward gradOutput an Array', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttentionWrapper(3, 2, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3]);
+    return m.backward(Array(48).fill(0));
+  }, TypeError, /^gradOutput must be a Float32Array, got an Array of length 48$/],
+  ['backward after a forward with useCache', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3], { useCache: true });
+    try {
+      return m.backward(new Float32Array(48));
+    } finally {
+      m.dispose();
+    }
+  }, TypeError, /^backward\(\) cannot follow the last forward\(\): it used the KV cache \(useCache\), which has no backward$/],
+  ['Linear.backward before forward', (ca) => new ca.Linear(3, 2).backward(new Float32Array(2)), TypeError, /^backward\(\) needs a forward\(\) in training mode first/],
+  ['Linear.backward gradOutput of the wrong length', (ca) => {
+    const lin = new ca.Linear(3, 2);
+    lin.forward(new Float32Array(12), [4, 3]);
+    return lin.backward(new Float32Array(12));
+  }, RangeError, /^gradOutput must have length 8 \(shape \[4, 2\]\), got length 12$/],
+  ['zeroGrad with a string', (ca, q, k, v, ctx) => ctx.module.zeroGrad('yes'), TypeError, /^setToNone must be true or false, got the string "yes"$/],
+  ['Embedding numEmbeddings 0', (ca) => new ca.Embedding(0, 3), RangeError, /^numEmbeddings must be an integer >= 1, got 0$/],
+  ['Embedding embeddingDim a string', (ca) => new ca.Embedding(4, '3'), TypeError, /^embeddingDim must be an integer >= 1, got the string "3"$/],
+  ['Embedding index out of range', (ca) => new ca.Embedding(6, 3).forward([0, 6]), RangeError, /^indices\[1\] must be an integer in \[0, 6\), got 6$/],
+  ['Embedding index fractional', (ca) => new ca.Embedding(6, 3).forward([1.5]), RangeError, /^indices\[0\] must be an integer in \[0, 6\), got 1.5$/],
+  ['Embedding indices a Float32Array', (ca) => new ca.Embedding(6, 3).forward(new Float32Array(2)), TypeError, /^indices must be an Int32Array, a Uint32Array or an Array of integers, got a Float32Array of length 2$/],
+  ['Embedding shape not matching the indices', (ca) => new ca.Embedding(6, 3).forward([1, 2, 3], [2, 2]), RangeError, /^indices must have length 4 \(shape \[2, 2\]\), got length 3$/],
+  ['Embedding.backward before forward', (ca) => new ca.Embedding(6, 3).backward(new Float32Array(3)), TypeError, /^backward\(\) needs a forward\(\) in training mode first/],
+
+  // Training: loss, optimizers, randint.
+  ['crossEntropy logits an Array', (ca) => ca.crossEntropy([0, 1], [1]), TypeError, /^logits must be a Float32Array, got an Array of length 2$/],
+  ['crossEntropy no targets', (ca) => ca.crossEntropy(new Float32Array(2), []), TypeError, /^targets must be a non-empty Int32Array, Uint32Array or Array of class indices, got an Array of length 0$/],
+  ['crossEntropy logits not N × C', (ca) => ca.crossEntropy(new Float32Array(5), [0, 1]), RangeError, /^logits must have length N × C with N = targets.length 2 and C >= 1, got length 5$/],
+  ['crossEntropy target out of range', (ca) => ca.crossEntropy(new Float32Array(6), [0, 3]), RangeError, /^targets\[1\] must be an integer in \[0, 3\) \(or -100\), got 3$/],
+  ['crossEntropy target a string', (ca) => ca.crossEntropy(new Float32Array(6), [0, '1']), TypeError, /^targets\[1\] must be an integer in \[0, 3\) \(or -100\), got the string "1"$/],
+  ['crossEntropy unknown option', (ca) => ca.crossEntropy(new Float32Array(6), [0, 1], { ignore: 1 }), TypeError, /^options has an unknown option 'ignore'; known options: ignoreIndex$/],
+  ['AdamW lr negative', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module, { lr: -1 }), RangeError, /^options.lr must be a finite number >= 0, got -1$/],
+  ['AdamW betas[1] = 1', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module, { betas: [0.9, 1] }), RangeError, /^options.betas\[1\] must be a number in \[0, 1\), got 1$/],
+  ['AdamW betas a number', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module, { betas: 0.9 }), TypeError, /^options.betas must be an Array of two numbers in \[0, 1\), got 0.9$/],
+  ['AdamW unknown option', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module, { weight_decay: 0 }), TypeError, /^options has an unknown option 'weight_decay'; known options: lr, betas, eps, weightDecay$/],
+  ['SGD nesterov without momentum', (ca, q, k, v, ctx) => new ca.optim.SGD(ctx.module, { lr: 0.1, nesterov: true }), RangeError, /^options.nesterov needs momentum > 0 and dampening 0, got momentum 0 and dampening 0$/],
+  ['SGD with no parameters', (ca) => new ca.optim.SGD([]), RangeError, /^params must hold at least one parameter, got none$/],
+  ['SGD params a Float32Array', (ca) => new ca.optim.SGD(new Float32Array(3)), TypeError, /^params must be a module or a parameter \(\{ data: Float32Array, grad \}\), got a Float32Array of length 3$/],
+  ['SGD with a module listed twice', (ca, q, k, v, ctx) => new ca.optim.SGD([ctx.linear, ctx.linear]), RangeError, /^params\[1\] 'weight' appears more than once in params$/],
+  ['randint with high <= low', (ca) => ca.randint(3, 3, [2]), RangeError, /^high must be an integer >= 4, got 3$/],
+  ['randint with a bad shape', (ca) => ca.randint(0, 3, 2), TypeError, /^shape must be an Array of 1–8 integers, got 2$/],
+
   // The modules: constructors.
   ['CausalAttention dIn 0', (ca) => new ca.CausalAttention(0, 2, 6, 0), RangeError, /^dIn must be an integer >= 1, got 0$/],
   ['CausalAttention dOut fractional', (ca) => new ca.CausalAttention(3, 2.5, 6, 0), RangeError, /^dOut must be an integer >= 1, got 2.5$/],
@@ -275,14 +354,21 @@ describe('the codes at the boundary', () => {
       batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
     };
     const options = { causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false, seedLo: 0, seedHi: 0 };
-    const status = mod.attention(shape, options, 0, 0, 0, 0, 0);
+    const status = mod.attention(shape, options, 0, 0, 0, 0, 0, 0);
     assert.equal(status, Status.INVALID_SHAPE);
     assert.throws(() => checkStatus(mod, 'attention', status), RangeError);
-    assert.equal(mod.attention({ ...shape, heads: 1 }, { ...options, dropout: 1 }, 8, 8, 8, 8, 0), Status.INVALID_OPTION);
-    assert.equal(mod.attention({ ...shape, heads: 1 }, options, 0, 8, 8, 8, 0), Status.NULL_POINTER);
+    assert.equal(mod.attention({ ...shape, heads: 1 }, { ...options, dropout: 1 }, 8, 8, 8, 8, 0, 0), Status.INVALID_OPTION);
+    assert.equal(mod.attention({ ...shape, heads: 1 }, options, 0, 8, 8, 8, 0, 0), Status.NULL_POINTER);
     // Grouped KV heads that do not divide the query heads, a cache shorter than its keys.
-    assert.equal(mod.attention({ ...shape, heads: 4, kvHeads: 3 }, options, 8, 8, 8, 8, 0), Status.INVALID_SHAPE);
-    assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0),
+    assert.equal(mod.attention({ ...shape, heads: 4, kvHeads: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
+    assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0, 0),
       Status.INVALID_SHAPE);
+    // The backward: kvHeads must divide heads, k and v dense (no cache
+    // capacity); every tensor is required.
+    const g = [8, 8, 8, 8, 8, 8, 8, 8, 8];
+    assert.equal(mod.attentionBackward({ ...shape, heads: 2, kvHeads: 3 }, options, ...g), Status.INVALID_SHAPE);
+    assert.equal(mod.attentionBackward({ ...shape, heads: 1, kvCapacity: 4 }, options, ...g), Status.INVALID_SHAPE);
+    assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, options, 8, 8, 8, 8, 8, 0, 8, 8, 8), Status.NULL_POINTER);
+    assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, { ...options, dropout: 1 }, ...g), Status.INVALID_OPTION);
   });
 });

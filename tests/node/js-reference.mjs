@@ -129,3 +129,81 @@ export function randomArray(n, seed = 1) {
   }
   return a;
 }
+
+/**
+ * The gradients of sum(gradOutput ∘ attention(q, k, v)) with respect to q, k
+ * and v in double, from scratch (the softmax recomputed from q and k, not
+ * from a log-sum-exp), with the package's option names (kvHeads: query head
+ * h reads key/value head h / (heads / kvHeads)). Both mask strategies have
+ * the visible softmax's gradient. Also returns each row's log-sum-exp.
+ */
+export function referenceAttentionBackward(gradOutput, q, k, v, o) {
+  const B = o.batch, H = o.heads, tq = o.queryLength, tk = o.keyLength ?? tq;
+  const kvH = o.kvHeads ?? H, group = H / kvH;
+  const d = o.headDim, dv = o.valueDim ?? d;
+  const causal = o.causal ?? true;
+  const scale = o.scale ?? Math.fround(1 / Math.sqrt(d));
+  const p = o.dropout ?? 0;
+  const drop = (o.training ?? false) && p > 0;
+  const keepScale = Math.fround(1 / (1 - Math.fround(p)));
+  const gradQ = new Float64Array(q.length);
+  const gradK = new Float64Array(k.length);
+  const gradV = new Float64Array(v.length);
+  const logSumExp = new Float64Array(B * H * tq);
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < H; h++) {
+      const bh = b * H + h;
+      const kv = b * kvH + Math.floor(h / group);
+      for (let i = 0; i < tq; i++) {
+        const row = bh * tq + i;
+        const ve = visibleEnd(causal, i, tq, tk);
+        if (ve === 0) {
+          logSumExp[row] = -Infinity;
+          continue;
+        }
+        const s = new Float64Array(ve);
+        let m = -Infinity;
+        for (let j = 0; j < ve; j++) {
+          let dot = 0;
+          for (let c = 0; c < d; c++) dot += q[row * d + c] * k[(kv * tk + j) * d + c];
+          s[j] = dot * scale;
+          m = Math.max(m, s[j]);
+        }
+        let sum = 0;
+        for (let j = 0; j < ve; j++) sum += Math.exp(s[j] - m);
+        logSumExp[row] = m + Math.log(sum);
+        const w = s.map((x) => Math.exp(x - m) / sum);
+        const mask = w.map((_, j) => (!drop ? 1 : dropoutKeeps(o.seed, row, j, p) ? keepScale : 0));
+        // dP̃_j = dO_i · v_j; D_i = sum_j P_j M_j dP̃_j (= dO_i · O_i).
+        const dpt = new Float64Array(ve);
+        let D = 0;
+        for (let j = 0; j < ve; j++) {
+          for (let c = 0; c < dv; c++) dpt[j] += gradOutput[row * dv + c] * v[(kv * tk + j) * dv + c];
+          D += w[j] * mask[j] * dpt[j];
+        }
+        for (let j = 0; j < ve; j++) {
+          for (let c = 0; c < dv; c++) gradV[(kv * tk + j) * dv + c] += w[j] * mask[j] * gradOutput[row * dv + c];
+          const ds = w[j] * (mask[j] * dpt[j] - D) * scale;
+          for (let c = 0; c < d; c++) {
+            gradQ[row * d + c] += ds * k[(kv * tk + j) * d + c];
+            gradK[(kv * tk + j) * d + c] += ds * q[row * d + c];
+          }
+        }
+      }
+    }
+  }
+  return { gradQ, gradK, gradV, logSumExp };
+}
+
+/** k or v [B, kvHeads, T, X] with each head repeated for its group: [B, heads, T, X]. */
+export function repeatKv(x, batch, heads, kvHeads) {
+  const per = x.length / (batch * kvHeads);
+  const out = new Float32Array(batch * heads * per);
+  for (let b = 0; b < batch; b++) {
+    for (let h = 0; h < heads; h++) {
+      const src = (b * kvHeads + Math.floor(h / (heads / kvHeads))) * per;
+      out.set(x.subarray(src, src + per), (b * heads + h) * per);
+    }
+  }
+  return out;
+}

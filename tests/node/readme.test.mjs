@@ -63,6 +63,14 @@ describe('README examples', () => {
     assert.ok(out.includes('-0.4519,0.2216,0.4772,0.1063'), out);
   });
 
+  it('the training example learns its toy task: the printed loss falls from chance', () => {
+    const out = run(block('new ca.optim.AdamW('));
+    const losses = [...out.matchAll(/^step (\d+) loss (\d+\.\d+)$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+    assert.deepEqual(losses.map(([step]) => step), [0, 50, 100, 150, 200], out);
+    assert.ok(Math.abs(losses[0][1] - Math.log(8)) < 0.2, `starts near chance (log 8): ${out}`);
+    assert.ok(losses[4][1] < losses[0][1] / 20, `ends far below it: ${out}`);
+  });
+
   it('the worker mode example runs and prints what its comment says', () => {
     assert.match(run(block('init({ worker: true })')), /^threads true 12 36$/m);
   });

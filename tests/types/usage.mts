@@ -30,6 +30,26 @@ layer.loadStateDict({ 'W_query.weight': [[1, 2, 3], [4, 5, 6]] });
 layer.forward(x);
 // @ts-expect-error the wrapper has no outProj
 new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2).outProj;
+// Training.
+const fw = ca.attention(q, q, q, { ...options, returnLogSumExp: true });
+const lse: Float32Array | undefined = fw.logSumExp;
+const drawn: bigint | undefined = fw.seed;
+const { gradQ } = ca.attentionBackward(q, q, q, q, fw.output, fw.logSumExp!, { ...options, kvHeads: 2 });
+const embedding = new ca.Embedding(10, 4);
+const ids: Int32Array = ca.randint(0, 10, [2, 6]);
+const e: Float32Array = embedding.forward(ids, [2, 6]);
+const gx: Float32Array = layer.train().backward(layer.forward(x, [2, 6, 3]));
+const g: Float32Array | null = layer.gradients()['W_query.weight'];
+const optimizer = new ca.optim.AdamW([embedding, layer], { lr: 1e-2, betas: [0.9, 0.95] });
+optimizer.zeroGrad();
+optimizer.step();
+const { loss } = ca.crossEntropy(e, [1, 2, 3, 4, 5, 6, 7, 8], { ignoreIndex: 0 });
+new ca.optim.SGD(layer.parameters(), { lr: 0.1, momentum: 0.9 }).step();
+const noGrad: null = embedding.backward(e);
+// @ts-expect-error attentionBackward needs the log-sum-exp
+ca.attentionBackward(q, q, q, q, fw.output);
+// @ts-expect-error betas is a pair
+new ca.optim.AdamW(layer, { betas: 0.9 });
 // Generation: GQA, a resident KV cache, a module's cache.
 const gqa = ca.attention(q, q.subarray(0, 2 * 2 * 6 * 8), q.subarray(0, 2 * 2 * 6 * 8), { ...options, kvHeads: 2 });
 const cache = ca.createKVCache({ batch: 2, kvHeads: 2, headDim: 8, capacity: 64 });
@@ -43,6 +63,7 @@ const llama = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 64, rope
 const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true });
 const held: number = llama.resetCache().cacheLength + llama.numKVGroups;
 llama.dispose();
+const gqaGrad: Float32Array = llama.train().backward(llama.forward(new Float32Array(16), [2, 8]));
 ca.dispose();
 
 // @ts-expect-error q must be a Float32Array
@@ -71,9 +92,14 @@ await remote.manualSeed(1);
 remoteLayer.dropout = 0.5;
 // @ts-expect-error calls return promises
 const notSync: Float32Array = remoteLayer.forward(x, [2, 6, 3]);
+// Training in worker mode: the same calls, awaited.
+const remoteFw = await remote.attention(q, q, q, { ...options, returnLogSumExp: true });
+const remoteGrads = await remote.attentionBackward(q, q, q, q, remoteFw.output, remoteFw.logSumExp!, options);
+const remoteGradQ: Float32Array = remoteGrads.gradQ;
+
 await remote.dispose();
 
 export {
   sum, maybe, label, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
-  weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held,
+  weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
 };

@@ -1,0 +1,55 @@
+// The loss a language model trains with: PyTorch's cross_entropy over class
+// indices, with its mean reduction and ignore_index, and its gradient.
+// Plain JS in double precision (N·C exps: cheap next to the attention), the
+// results rounded to float32 as PyTorch's float tensors hold them.
+
+import { checkIndices, checkInteger, checkOptionNames, describe } from './validate.mjs';
+
+const OPTIONS = ['ignoreIndex'];
+
+/**
+ * logits: Float32Array [N, C] row-major, N = targets.length; targets: class
+ * indices in [0, C) (or ignoreIndex, default -100). Per PyTorch's
+ * CrossEntropyLoss:
+ *   loss_n = -log(exp(x[n, y_n]) / sum_c exp(x[n, c])),
+ *   loss   = sum of loss_n over the rows not ignored / their count,
+ * NaN when every row is ignored. gradLogits[n] = (softmax(x[n]) -
+ * onehot(y_n)) / count, zeros for ignored rows.
+ */
+export function crossEntropy(logits, targets, options) {
+  const o = checkOptionNames('options', options, OPTIONS);
+  const ignoreIndex = o.ignoreIndex === undefined ? -100
+    : checkInteger('options.ignoreIndex', o.ignoreIndex, -(2 ** 31));
+  if (!(logits instanceof Float32Array)) {
+    throw new TypeError(`logits must be a Float32Array, got ${describe(logits)}`);
+  }
+  const n = targets?.length;
+  if (!Number.isInteger(n) || n < 1) {
+    throw new TypeError(`targets must be a non-empty Int32Array, Uint32Array or Array of class indices, got ${describe(targets)}`);
+  }
+  if (logits.length === 0 || logits.length % n !== 0) {
+    throw new RangeError(
+      `logits must have length N × C with N = targets.length ${n} and C >= 1, got length ${logits.length}`);
+  }
+  const classes = logits.length / n;
+  const ids = checkIndices('targets', targets, classes, ignoreIndex);
+
+  let count = 0;
+  for (const id of ids) if (id !== ignoreIndex) count += 1;
+  const grad = new Float32Array(logits.length);
+  const e = new Float64Array(classes);
+  let total = 0;
+  for (let row = 0; row < n; row++) {
+    const target = ids[row];
+    if (target === ignoreIndex) continue;
+    const x = logits.subarray(row * classes, (row + 1) * classes);
+    let max = -Infinity;
+    for (let c = 0; c < classes; c++) max = Math.max(max, x[c]);
+    let sum = 0;
+    for (let c = 0; c < classes; c++) sum += (e[c] = Math.exp(x[c] - max));
+    total += max + Math.log(sum) - x[target];
+    const g = grad.subarray(row * classes, (row + 1) * classes);
+    for (let c = 0; c < classes; c++) g[c] = (e[c] / sum - (c === target ? 1 : 0)) / count;
+  }
+  return { loss: Math.fround(total / count), gradLogits: grad };
+}

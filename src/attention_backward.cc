@@ -1,0 +1,569 @@
+// The attention backward kernel (compiled once per SIMD target) and its
+// dispatch: FlashAttention-2's backward on CPU threads.
+//
+// Shapes: dO, O [B, H, Tq, Dv], q [B, H, Tq, D], L [B, H, Tq],
+//         k [B, kvH, Tk, D], v [B, kvH, Tk, Dv]; gradients like their inputs.
+// Work items: (batch, kv head, key chunk). A chunk is a run of whole key
+// tiles; the chunk count depends on the shape only (more chunks when
+// batch · kvH is small, split so that each chunk sees about the same number
+// of visible pairs), never on the thread count. An item owns the dK / dV of
+// its keys, summed over the query heads that share them (no atomics), and
+// adds its part of dQ for those heads into grad_q (the head's first chunk)
+// or into its chunk's partial rows (the others).
+// Per key tile (kKeyTile keys), per query head of the group, per query tile
+// (kQueryTile queries) that sees any of its keys, in the transposed
+// orientation (a row per key, a column per query):
+//   1. Sᵀ = K·Qᵀ and dP̃ᵀ = V·dOᵀ (dot-product microkernel, dot-inl.h),
+//   2. per element: P = exp(min(scale·S - L, 0)), M = dropout factor
+//      (regenerated from the seed), Sᵀ <- P∘M, dP̃ᵀ <- dS = P∘(dP̃∘M - D)
+//      with D = dO·O per query,
+//   3. dV += (P∘M)ᵀ·dO and dK += dSᵀ·Q over each key's visible queries
+//      (broadcast microkernel, ragged begins),
+//   4. dS transposed, dQ += dS·K over each query's visible keys (ragged ends).
+// Query tiles before the first query that sees the key tile are skipped
+// (the causal triangle); within a tile only visible pairs are multiplied
+// in. dK = scale·dK when the sums are written; dQ's tile product, times
+// scale, is added into grad_q's rows by the head's first chunk, and into
+// partial rows by the others, added to grad_q afterwards in chunk order:
+// bit-identical for any thread count. Per thread: tiles of scratch, and D
+// (and the dropout row keys) of the item's query rows, computed once.
+
+#include "src/attention_backward.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmath>
+#include <limits>
+
+#include "src/dropout.h"
+#include "src/internal.h"
+#include "src/thread_pool.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/attention_backward.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "src/dot-inl.h"
+#include "src/dropout-inl.h"
+#include "src/exp-inl.h"
+#include "src/matmul-inl.h"
+#include "src/row_passes-inl.h"
+#include "src/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace causal_attention {
+namespace HWY_NAMESPACE {
+// The backward's own Plan and Workspace: attention.cc has types of those
+// names in HWY_NAMESPACE, and one name must mean one type (ODR).
+namespace backward {
+
+constexpr size_t kKeyTile = 64;     // keys per tile (rows of the Sᵀ tile)
+constexpr size_t kQueryTile = 64;   // queries per tile (its columns)
+constexpr size_t kMaxChunks = 4;    // key chunks per (batch, kv head)
+constexpr size_t kTargetItems = 8;  // split keys until about this many items
+
+// Everything an item needs, resolved once per call.
+struct Plan {
+  AttentionShape shape;
+  CausalMask causal;
+  size_t batch, heads, kv_heads, group, tq, tk, d, dv;
+  size_t d_pad;     // d rounded up to whole vectors (dot-product depth)
+  size_t dv_pad;    // dv likewise
+  size_t d_panel;   // d rounded up to whole panels (broadcast kernels)
+  size_t dv_panel;  // dv likewise
+  float scale;
+  bool drop;
+  uint32_t threshold;
+  float keep_scale;
+  uint64_t seed;
+  const float* dout;
+  const float* q;
+  const float* k;
+  const float* v;
+  const float* out;
+  const float* lse;
+  float* gq;
+  float* gk;
+  float* gv;
+  // Key chunk c is key tiles [chunk_tile[c], chunk_tile[c + 1]); queries
+  // [first_query[c], tq) see some of its keys.
+  size_t chunks;
+  size_t chunk_tile[kMaxChunks + 1];
+  size_t first_query[kMaxChunks];
+  // Chunks after the first: dQ partial sums, per query head
+  // [rows_per_head][d], chunk c's rows at partial_row[c] (row i at
+  // partial_row[c] + i - first_query[c]).
+  size_t partial_row[kMaxChunks];
+  size_t rows_per_head;
+  float* partials;
+
+  size_t VisibleEnd(size_t i) const {
+    return internal::VisibleEnd(shape, causal, i);
+  }
+  size_t FirstQuery(size_t j) const {
+    return internal::FirstVisibleQuery(shape, causal, j);
+  }
+};
+
+// Per-thread scratch, carved from one allocation per call.
+struct Workspace {
+  float* kt;     // [kKeyTile][d_panel]    key tile, padded (when d is odd)
+  float* vt;     // [kKeyTile][dv_panel]   value tile, padded
+  float* qt;     // [kQueryTile][d_panel]  query tile, padded
+  float* dot;    // [kQueryTile][dv_panel] dO tile, padded
+  float* zero;   // [max(d_panel, dv_panel)] zeros: rows past a tile's end
+  float* st;     // [kKeyTile][kQueryTile] Sᵀ, then P∘M
+  float* dpt;    // [kKeyTile][kQueryTile] dP̃ᵀ, then dSᵀ
+  float* ds;     // [kQueryTile][kKeyTile] dS
+  float* dk;     // [kKeyTile][d_panel]    dK sums of the key tile
+  float* dvs;    // [kKeyTile][dv_panel]   dV sums
+  float* dd;     // [group][tq] D = dO·O per query row of the item's heads
+  uint32_t* rk;  // [2][group][tq] dropout row keys (k0s, then k1s)
+  float* dqt;    // [kQueryTile][d_panel]  dS·K of the tile pair
+
+  // Floats per thread: the layout of Carve.
+  static size_t Floats(const Plan& p) {
+    Workspace w;
+    return Layout(p, nullptr, &w);
+  }
+  // Carves a 64-byte aligned base.
+  static Workspace Carve(const Plan& p, float* base) {
+    Workspace w;
+    Layout(p, base, &w);
+    memset(w.zero, 0, HWY_MAX(p.d_panel, p.dv_panel) * sizeof(float));
+    return w;
+  }
+
+ private:
+  // Assigns the buffers from `base` (null: only counts) and returns the
+  // floats used.
+  static size_t Layout(const Plan& p, float* base, Workspace* ws) {
+    Workspace& w = *ws;
+    size_t used = 0;
+    const auto take = [&](size_t n) {
+      float* at = base ? base + used : nullptr;
+      used += RoundUp(n, 16);  // keeps every buffer 64-byte aligned
+      return at;
+    };
+    w.kt = take(kKeyTile * p.d_panel);
+    w.vt = take(kKeyTile * p.dv_panel);
+    w.qt = take(kQueryTile * p.d_panel);
+    w.dot = take(kQueryTile * p.dv_panel);
+    const size_t wide = HWY_MAX(p.d_panel, p.dv_panel);
+    w.zero = take(wide);
+    w.st = take(kKeyTile * kQueryTile);
+    w.dpt = take(kKeyTile * kQueryTile);
+    w.ds = take(kQueryTile * kKeyTile);
+    w.dk = take(kKeyTile * p.d_panel);
+    w.dvs = take(kKeyTile * p.dv_panel);
+    w.dd = take(p.group * p.tq);
+    w.rk = reinterpret_cast<uint32_t*>(take(p.drop ? 2 * p.group * p.tq : 0));
+    w.dqt = take(kQueryTile * p.d_panel);
+    return used;
+  }
+};
+
+// Rows [0, rows) of width `width` as rows of `padded` floats: the user's
+// rows when no padding is needed, else a zero-padded copy in `buf`.
+HWY_INLINE const float* PaddedRows(const float* src, size_t rows, size_t width,
+                                   size_t padded, float* buf, size_t* ld) {
+  if (width == padded) {
+    *ld = width;
+    return src;
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    memcpy(buf + r * padded, src + r * width, width * sizeof(float));
+    memset(buf + r * padded + width, 0, (padded - width) * sizeof(float));
+  }
+  *ld = padded;
+  return buf;
+}
+
+// c[r][j] = a_r · b_j for r < rows, j < nb (c written up to a multiple of 4
+// columns on vector targets; b rows past nb read `zero`). Depth is a
+// multiple of the vector length.
+HWY_INLINE void DotRows(const float* a, size_t lda, size_t rows, const float* b,
+                        size_t ldb, size_t nb, size_t depth, const float* zero,
+                        float* c, size_t ldc) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)zero;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t j = 0; j < nb; ++j) {
+      float acc = 0.0f;
+      for (size_t x = 0; x < depth; ++x) acc += a[r * lda + x] * b[j * ldb + x];
+      c[r * ldc + j] = acc;
+    }
+  }
+#else
+  DotTile(a, lda, rows, b, ldb, nb, depth, zero, c, ldc);
+#endif
+}
+
+// What step 2 needs for one row of the tile (one key, column `col`).
+struct RowTerms {
+  float scale;
+  const float* lse;  // per query of the tile
+  const float* dd;
+  bool drop;
+  uint32_t col;
+  const uint32_t* rk0;
+  const uint32_t* rk1;
+  uint32_t threshold;
+  float keep_scale;
+};
+
+// Step 2 on the lanes of `d` at query i of one tile row.
+template <class D>
+HWY_INLINE void GradLanes(D d, const ExpConstants<D>& e, const RowTerms& t,
+                          float* HWY_RESTRICT st, float* HWY_RESTRICT dpt,
+                          size_t i) {
+  using V = hn::Vec<D>;
+  const V x = hn::Sub(hn::Mul(hn::LoadU(d, st + i), hn::Set(d, t.scale)),
+                      hn::LoadU(d, t.lse + i));
+  // exp of min(x, 0), but NaN stays NaN (ExpNonPositive gives 0 there).
+  const V p = hn::IfThenElse(hn::IsNaN(x), x,
+                             ExpNonPositive(d, hn::Min(x, hn::Zero(d)), e));
+  V dp = hn::LoadU(d, dpt + i);
+  V pm = p;
+  if (t.drop) {
+    const hn::RebindToUnsigned<D> du;
+    const hn::RebindToSigned<D> di;
+    const auto hash =
+        Hash24Lanes(du, hn::Set(du, t.col), hn::LoadU(du, t.rk0 + i),
+                    hn::LoadU(du, t.rk1 + i));
+    // A factor, not a select: NaN·0 stays NaN, as in the reference.
+    const V m =
+        hn::IfThenElseZero(DropoutKeeps(d, hn::BitCast(di, hash), t.threshold),
+                           hn::Set(d, t.keep_scale));
+    pm = hn::Mul(p, m);
+    dp = hn::Mul(dp, m);
+  }
+  hn::StoreU(pm, d, st + i);
+  hn::StoreU(hn::Mul(p, hn::Sub(dp, hn::LoadU(d, t.dd + i))), d, dpt + i);
+}
+
+// Step 2 on queries [i0, i1) of one tile row.
+HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
+                        size_t i1) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  size_t i = i0;
+  if (i + N <= i1) {
+    const ExpConstants<DF> e(df);
+    for (; i + N <= i1; i += N) GradLanes(df, e, t, st, dpt, i);
+  }
+  if (i < i1) {
+    const D1 d1;
+    const ExpConstants<D1> e1(d1);
+    for (; i < i1; ++i) GradLanes(d1, e1, t, st, dpt, i);
+  }
+}
+
+// One (batch, kv head, key chunk) item.
+void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
+               const Workspace& ws) {
+  // Where the dQ sums of the group's head g go: grad_q's rows for the
+  // head's first chunk, else this chunk's partial rows. Row r holds query
+  // first_row + r, for the rows [first_row, tq) that see the chunk.
+  const size_t first_row = p.first_query[chunk];
+  const size_t rows = p.tq - first_row;
+  const auto dq_sums = [&](size_t g) {
+    const size_t bh = b * p.heads + kvh * p.group + g;
+    if (chunk == 0) return p.gq + (bh * p.tq + first_row) * p.d;
+    return p.partials + (bh * p.rows_per_head + p.partial_row[chunk]) * p.d;
+  };
+  const float* k_head = p.k + (b * p.kv_heads + kvh) * p.tk * p.d;
+  const float* v_head = p.v + (b * p.kv_heads + kvh) * p.tk * p.dv;
+  float* gk_head = p.gk + (b * p.kv_heads + kvh) * p.tk * p.d;
+  float* gv_head = p.gv + (b * p.kv_heads + kvh) * p.tk * p.dv;
+
+  // Per query row seen by the chunk, once: D = dO·O and the dropout row key.
+  uint32_t* rk0 = p.drop ? ws.rk : nullptr;
+  uint32_t* rk1 = p.drop ? ws.rk + p.group * p.tq : nullptr;
+  for (size_t g = 0; g < p.group; ++g) {
+    const size_t bh = b * p.heads + kvh * p.group + g;
+    if (chunk == 0) {  // rows before first_row get no sum at all
+      memset(p.gq + bh * p.tq * p.d, 0, first_row * p.d * sizeof(float));
+    }
+    memset(dq_sums(g), 0, rows * p.d * sizeof(float));
+    for (size_t i = first_row; i < p.tq; ++i) {
+      const size_t row = bh * p.tq + i;
+      const float* o = p.out + row * p.dv;
+      const float* dor = p.dout + row * p.dv;
+      double dd = 0.0;
+      for (size_t c = 0; c < p.dv; ++c) {
+        dd += static_cast<double>(dor[c]) * static_cast<double>(o[c]);
+      }
+      ws.dd[g * p.tq + i] = static_cast<float>(dd);
+      if (p.drop) {
+        const dropout::RowKey key = dropout::MakeRowKey(p.seed, row);
+        rk0[g * p.tq + i] = key.k0;
+        rk1[g * p.tq + i] = key.k1;
+      }
+    }
+  }
+
+  size_t start[kKeyTile], end[kQueryTile];
+  for (size_t kt = p.chunk_tile[chunk]; kt < p.chunk_tile[chunk + 1]; ++kt) {
+    const size_t k0 = kt * kKeyTile;
+    const size_t kn = HWY_MIN(kKeyTile, p.tk - k0);
+    const size_t first = p.FirstQuery(k0);
+    memset(ws.dk, 0, kn * p.d_panel * sizeof(float));
+    memset(ws.dvs, 0, kn * p.dv_panel * sizeof(float));
+    size_t ldk, ldv;
+    const float* kt_rows =
+        PaddedRows(k_head + k0 * p.d, kn, p.d, p.d_panel, ws.kt, &ldk);
+    const float* vt_rows =
+        PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, ws.vt, &ldv);
+
+    for (size_t g = 0; g < p.group && first < p.tq; ++g) {
+      const size_t bh = b * p.heads + kvh * p.group + g;
+      float* dq_rows = dq_sums(g);
+      for (size_t q0 = first / kQueryTile * kQueryTile; q0 < p.tq;
+           q0 += kQueryTile) {
+        const size_t qn = HWY_MIN(kQueryTile, p.tq - q0);
+        const size_t row0 = bh * p.tq + q0;  // [B·H·Tq] index of query q0
+        for (size_t j = 0; j < kn; ++j) {
+          const size_t fq = p.FirstQuery(k0 + j);
+          start[j] = fq <= q0 ? 0 : HWY_MIN(fq - q0, qn);
+        }
+        for (size_t i = 0; i < qn; ++i) {
+          const size_t ve = p.VisibleEnd(q0 + i);
+          end[i] = ve <= k0 ? 0 : HWY_MIN(ve - k0, kn);
+        }
+        size_t ldq, ldo;
+        const float* q_rows =
+            PaddedRows(p.q + row0 * p.d, qn, p.d, p.d_panel, ws.qt, &ldq);
+        const float* do_rows = PaddedRows(p.dout + row0 * p.dv, qn, p.dv,
+                                          p.dv_panel, ws.dot, &ldo);
+        // 1. Sᵀ and dP̃ᵀ.
+        DotRows(kt_rows, ldk, kn, q_rows, ldq, qn, p.d_pad, ws.zero, ws.st,
+                kQueryTile);
+        DotRows(vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad, ws.zero, ws.dpt,
+                kQueryTile);
+        // 2. P∘M and dS, over each key's visible queries.
+        const size_t at = g * p.tq + q0;  // the tile's rows in dd, rk0, rk1
+        RowTerms t{p.scale,
+                   p.lse + row0,
+                   ws.dd + at,
+                   p.drop,
+                   0,
+                   p.drop ? rk0 + at : nullptr,
+                   p.drop ? rk1 + at : nullptr,
+                   p.threshold,
+                   p.keep_scale};
+        for (size_t j = 0; j < kn; ++j) {
+          t.col = static_cast<uint32_t>(k0 + j);
+          GradRow(t, ws.st + j * kQueryTile, ws.dpt + j * kQueryTile, start[j],
+                  qn);
+        }
+        // 3. dV += (P∘M)ᵀ·dO, dK += dSᵀ·Q.
+        MatMulAddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows, ldo,
+                             p.dv_panel, ws.dvs, p.dv_panel);
+        MatMulAddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows, ldq,
+                             p.d_panel, ws.dk, p.d_panel);
+        // 4. dQ += dS·K.
+        for (size_t j = 0; j < kn; ++j) {
+          const float* src = ws.dpt + j * kQueryTile;
+          for (size_t i = start[j]; i < qn; ++i)
+            ws.ds[i * kKeyTile + j] = src[i];
+        }
+        // Rows before first_row see none of the chunk (their ends are 0).
+        const size_t skip = first_row > q0 ? first_row - q0 : 0;
+        memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
+        MatMulAddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
+                        end + skip, kt_rows, ldk, p.d_panel,
+                        ws.dqt + skip * p.d_panel, p.d_panel);
+        for (size_t i = skip; i < qn; ++i) {
+          if (end[i] == 0) continue;
+          AddScaledRow(dq_rows + (q0 + i - first_row) * p.d,
+                       ws.dqt + i * p.d_panel, p.d, p.scale);
+        }
+      }
+    }
+    // The key tile's gradients are complete: dK = scale·sums, dV = sums.
+    for (size_t j = 0; j < kn; ++j) {
+      float* gk = gk_head + (k0 + j) * p.d;
+      float* gv = gv_head + (k0 + j) * p.dv;
+      const float* sk = ws.dk + j * p.d_panel;
+      const float* sv = ws.dvs + j * p.dv_panel;
+      for (size_t c = 0; c < p.d; ++c) gk[c] = p.scale * sk[c];
+      memcpy(gv, sv, p.dv * sizeof(float));
+    }
+  }
+}
+
+// chunks > 1: dQ of query rows [q0, q1) of head bh: the first chunk's sums
+// (in grad_q) plus the others' partial sums, in chunk order.
+void ReduceQueryRows(const Plan& p, size_t bh, size_t q0, size_t q1) {
+  const float* head = p.partials + bh * p.rows_per_head * p.d;
+  for (size_t i = q0; i < q1; ++i) {
+    float* dst = p.gq + (bh * p.tq + i) * p.d;
+    for (size_t c = 1; c < p.chunks; ++c) {
+      if (i < p.first_query[c]) continue;
+      const float* src = head + (p.partial_row[c] + i - p.first_query[c]) * p.d;
+      for (size_t x = 0; x < p.d; ++x) dst[x] += src[x];
+    }
+  }
+}
+
+// Splits the key tiles into p.chunks runs of about equal work (visible
+// pairs), from the shape alone.
+void SplitChunks(Plan* p) {
+  const size_t tiles = (p->tk + kKeyTile - 1) / kKeyTile;
+  const size_t items = p->batch * p->kv_heads;
+  size_t chunks = (kTargetItems + items - 1) / items;
+  chunks = HWY_MIN(HWY_MIN(chunks, kMaxChunks), tiles);
+  double total = 0.0;
+  for (size_t j = 0; j < p->tk; ++j) {
+    total += static_cast<double>(p->tq - p->FirstQuery(j));
+  }
+  p->chunk_tile[0] = 0;
+  size_t c = 1;
+  double seen = 0.0;
+  for (size_t t = 0; t < tiles && c < chunks; ++t) {
+    for (size_t j = t * kKeyTile; j < HWY_MIN(p->tk, (t + 1) * kKeyTile); ++j) {
+      seen += static_cast<double>(p->tq - p->FirstQuery(j));
+    }
+    // Close chunk c after tile t once it holds its share, leaving at least
+    // one tile for each chunk still to come.
+    if (seen >= total * static_cast<double>(c) / static_cast<double>(chunks) &&
+        tiles - (t + 1) >= chunks - c) {
+      p->chunk_tile[c++] = t + 1;
+    }
+  }
+  // Too few tiles closed (work all in the last tiles): fewer chunks.
+  p->chunks = c;
+  p->chunk_tile[c] = tiles;
+  size_t row = 0;  // the first chunk writes into grad_q
+  for (size_t i = 0; i < p->chunks; ++i) {
+    p->first_query[i] = p->FirstQuery(p->chunk_tile[i] * kKeyTile);
+    p->partial_row[i] = row;
+    if (i > 0) row += p->tq - p->first_query[i];
+  }
+  p->rows_per_head = row;
+}
+
+Status Run(const AttentionShape& shape, const AttentionOptions& options,
+           const float* grad_out, const float* q, const float* k,
+           const float* v, const float* out, const float* lse, float* grad_q,
+           float* grad_k, float* grad_v) {
+  Plan p;
+  p.shape = shape;
+  p.causal = options.causal;
+  p.batch = static_cast<size_t>(shape.batch);
+  p.heads = static_cast<size_t>(shape.heads);
+  p.kv_heads = static_cast<size_t>(internal::KvHeads(shape));
+  p.group = p.heads / p.kv_heads;
+  p.tq = static_cast<size_t>(shape.query_len);
+  p.tk = static_cast<size_t>(shape.key_len);
+  p.d = static_cast<size_t>(shape.head_dim);
+  p.dv = static_cast<size_t>(shape.value_dim);
+  const size_t lanes = hn::Lanes(DF());
+  p.d_pad = RoundUp(p.d, lanes);
+  p.dv_pad = RoundUp(p.dv, lanes);
+  p.d_panel = RoundUp(p.d, PanelWidth());
+  p.dv_panel = RoundUp(p.dv, PanelWidth());
+  p.scale = internal::ResolvedScale(shape, options);
+  p.drop = internal::DropoutActive(options);
+  p.threshold = dropout::Threshold(options.dropout);
+  p.keep_scale = dropout::KeepScale(options.dropout);
+  p.seed = options.seed;
+  p.dout = grad_out;
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.out = out;
+  p.lse = lse;
+  p.gq = grad_q;
+  p.gk = grad_k;
+  p.gv = grad_v;
+  p.chunks = 1;
+  SplitChunks(&p);
+
+  ThreadPool& pool = GlobalPool();
+  const size_t num_items = p.batch * p.kv_heads * p.chunks;
+  // Five products per visible pair, at most Tq·Tk pairs per head.
+  const double flops = 2.0 * static_cast<double>(p.batch * p.heads) * p.tq *
+                       p.tk * static_cast<double>(2 * p.d + 3 * p.dv);
+  const int threads = pool.ThreadsFor(flops);
+
+  const size_t per_thread = RoundUp(Workspace::Floats(p), 16);
+  size_t workspace_floats, partial_floats = 0, total;
+  if (!internal::MulSize(per_thread, static_cast<size_t>(threads),
+                         &workspace_floats) ||
+      (p.chunks > 1 &&
+       (!internal::MulSize(p.batch * p.heads, p.rows_per_head,
+                           &partial_floats) ||
+        !internal::MulSize(partial_floats, p.d, &partial_floats))) ||
+      partial_floats > SIZE_MAX / sizeof(float) / 2 ||
+      workspace_floats > SIZE_MAX / sizeof(float) / 2 - partial_floats - 64) {
+    return Status::kOutOfMemory;
+  }
+  total = RoundUp(workspace_floats + partial_floats, 16);
+  float* buffer = static_cast<float*>(aligned_alloc(64, total * sizeof(float)));
+  if (!buffer) return Status::kOutOfMemory;
+  p.partials = p.chunks > 1 ? buffer + workspace_floats : nullptr;
+
+  const auto run_item = [&](size_t item, int thread) {
+    const size_t chunk = item % p.chunks;
+    const size_t bkv = item / p.chunks;
+    const Workspace ws = Workspace::Carve(p, buffer + thread * per_thread);
+    ChunkItem(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
+  };
+  pool.Run(num_items, flops, run_item);
+
+  if (p.chunks > 1) {
+    const size_t qtiles = (p.tq + kQueryTile - 1) / kQueryTile;
+    const double reduce_flops =
+        static_cast<double>(p.batch * p.heads) * p.tq * p.d * p.chunks;
+    pool.Run(p.batch * p.heads * qtiles, reduce_flops,
+             [&](size_t item, int /*thread*/) {
+               const size_t q0 = (item % qtiles) * kQueryTile;
+               ReduceQueryRows(p, item / qtiles, q0,
+                               HWY_MIN(q0 + kQueryTile, p.tq));
+             });
+  }
+  free(buffer);
+  return Status::kOk;
+}
+
+}  // namespace backward
+
+Status AttentionBackwardImpl(const AttentionShape& shape,
+                             const AttentionOptions& options,
+                             const float* grad_out, const float* q,
+                             const float* k, const float* v, const float* out,
+                             const float* lse, float* grad_q, float* grad_k,
+                             float* grad_v) {
+  return backward::Run(shape, options, grad_out, q, k, v, out, lse, grad_q,
+                       grad_k, grad_v);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace causal_attention
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace causal_attention {
+
+HWY_EXPORT(AttentionBackwardImpl);
+
+Status AttentionBackward(const AttentionShape& shape,
+                         const AttentionOptions& options, const float* grad_out,
+                         const float* q, const float* k, const float* v,
+                         const float* out, const float* log_sum_exp,
+                         float* grad_q, float* grad_k, float* grad_v) {
+  const Status st =
+      ValidateAttentionBackward(shape, options, grad_out, q, k, v, out,
+                                log_sum_exp, grad_q, grad_k, grad_v);
+  if (st != Status::kOk) return st;
+  return HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl)(shape, options, grad_out,
+                                                     q, k, v, out, log_sum_exp,
+                                                     grad_q, grad_k, grad_v);
+}
+
+}  // namespace causal_attention
+#endif  // HWY_ONCE

@@ -1,0 +1,272 @@
+// The attention layer's backward (every SIMD target) against
+// AttentionLayerBackwardReference (LinearBackwardReference +
+// AttentionBackwardReference) on the activations a training forward kept:
+// |g - ref| <= 2e-5 (1 + |ref|) on grad_x and every parameter gradient,
+// which accumulate (+=) onto what they held; bit-identical for any thread
+// count. (End to end against float64 finite differences: the modules'
+// tests in tests/node/training.test.mjs.)
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hwy/tests/hwy_gtest.h"
+#include "src/layer.h"
+#include "src/rope.h"
+#include "src/thread_pool.h"
+#include "tests/native/test_util.h"
+
+namespace causal_attention {
+namespace {
+
+using testing_util::NearReference;
+using testing_util::RandomVector;
+
+constexpr double kTolerance = 2e-5;
+
+// A layer (testing_util::RandomLayer), the forward's kept activations and
+// dL/dy.
+struct LayerProblem {
+  testing_util::RandomLayer layer;
+  std::vector<float> grad_y, q, k, v, ctx, lse, y;
+
+  LayerProblem(const testing_util::LayerCase& c, std::mt19937* rng)
+      : layer(c, rng) {
+    const size_t n = c.b * c.t * c.heads * c.hd;
+    grad_y = RandomVector(n, rng);
+    for (auto* a : {&q, &k, &v, &ctx, &y}) a->resize(n);
+    lse.resize(c.b * c.heads * c.t);
+    LayerOutputs out;
+    out.y = y.data();
+    out.queries = q.data();
+    out.keys = k.data();
+    out.values = v.data();
+    out.context = ctx.data();
+    out.log_sum_exp = lse.data();
+    EXPECT_EQ(
+        AttentionLayerForward(layer.params, layer.options, layer.x.data(), out),
+        Status::kOk);
+  }
+
+  // Gradients, each starting from the same nonzero values (to see the +=).
+  struct Grads {
+    std::vector<float> x, w[4], bias[4];
+  };
+  template <class Fn>
+  Status Backward(Fn fn, Grads* g) const {
+    std::mt19937 fill(5);
+    g->x.assign(layer.x.size(), -7.0f);  // poison: overwritten
+    AttentionLayerGrads lg;
+    float** gw[4] = {&lg.w_query, &lg.w_key, &lg.w_value, &lg.w_out};
+    float** gb[4] = {&lg.b_query, &lg.b_key, &lg.b_value, &lg.b_out};
+    const bool has_bias[4] = {layer.c.bias, layer.c.bias, layer.c.bias,
+                              layer.c.out_proj};
+    for (int i = 0; i < 4; ++i) {
+      g->w[i] = RandomVector(layer.w[i].size(), &fill);
+      g->bias[i] = RandomVector(layer.bias[i].size(), &fill);
+      if (i < 3 || layer.c.out_proj) *gw[i] = g->w[i].data();
+      if (has_bias[i]) *gb[i] = g->bias[i].data();
+    }
+    LayerActivations saved;
+    saved.queries = q.data();
+    saved.keys = k.data();
+    saved.values = v.data();
+    saved.context = ctx.data();
+    saved.log_sum_exp = lse.data();
+    return fn(layer.params, layer.options, layer.x.data(), saved, grad_y.data(),
+              g->x.data(), lg);
+  }
+};
+
+class LayerBackwardTest : public hwy::TestWithParamTarget {};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(LayerBackwardTest);
+
+TEST_P(LayerBackwardTest, MatchesReference) {
+  std::mt19937 rng(17);
+  double worst = 0.0;
+  for (const testing_util::LayerCase& c : testing_util::kLayerCases) {
+    const LayerProblem lp(c, &rng);
+    SCOPED_TRACE(lp.layer.Describe());
+    LayerProblem::Grads got, ref;
+    ASSERT_EQ(lp.Backward(AttentionLayerBackward, &got), Status::kOk);
+    ASSERT_EQ(lp.Backward(AttentionLayerBackwardReference, &ref), Status::kOk);
+    EXPECT_TRUE(NearReference(got.x, ref.x, kTolerance)) << "grad_x";
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_TRUE(NearReference(got.w[i], ref.w[i], kTolerance)) << "w " << i;
+      EXPECT_TRUE(NearReference(got.bias[i], ref.bias[i], kTolerance))
+          << "bias " << i;
+    }
+    const auto note = [&worst](const std::vector<float>& a,
+                               const std::vector<float>& r) {
+      for (size_t e = 0; e < a.size(); ++e) {
+        worst = std::max(worst, std::fabs(static_cast<double>(a[e]) - r[e]) /
+                                    (1.0 + std::fabs(r[e])));
+      }
+    };
+    note(got.x, ref.x);
+    for (int i = 0; i < 4; ++i) {
+      note(got.w[i], ref.w[i]);
+      note(got.bias[i], ref.bias[i]);
+    }
+  }
+  printf("  %s: layer backward worst error %.3g (tolerance %g)\n",
+         hwy::TargetName(GetParam()), worst, kTolerance);
+}
+
+TEST_P(LayerBackwardTest, BitIdenticalForAnyThreadCount) {
+  std::mt19937 rng(3);
+  const LayerProblem lp({2, 150, 24, 4, 8, true, true, true}, &rng);
+  SetNumThreads(1);
+  LayerProblem::Grads one;
+  ASSERT_EQ(lp.Backward(AttentionLayerBackward, &one), Status::kOk);
+  for (int threads : {2, 3}) {
+    ASSERT_EQ(SetNumThreads(threads), threads);
+    LayerProblem::Grads g;
+    ASSERT_EQ(lp.Backward(AttentionLayerBackward, &g), Status::kOk);
+    EXPECT_EQ(g.x, one.x) << threads;
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(g.w[i], one.w[i]) << threads;
+      EXPECT_EQ(g.bias[i], one.bias[i]) << threads;
+    }
+  }
+  SetNumThreads(1);
+}
+
+// The Llama chapter's layer: grouped KV heads (K, V projections of
+// kv_heads · head_dim rows), RoPE on Q and K, no biases, out_proj; the
+// backward sums the gradients of shared KV heads and rotates dQ and dK back.
+TEST_P(LayerBackwardTest, GroupedHeadsWithRopeMatchReference) {
+  std::mt19937 rng(41);
+  const int64_t b = 2, t = 37, d_in = 12, heads = 4, kv_heads = 2, hd = 6;
+  const int64_t dm = heads * hd, dkv = kv_heads * hd;
+  const float bound = 1.0f / std::sqrt(static_cast<float>(d_in));
+  const auto x = RandomVector(b * t * d_in, &rng);
+  const auto wq = RandomVector(dm * d_in, &rng, -bound, bound);
+  const auto wk = RandomVector(dkv * d_in, &rng, -bound, bound);
+  const auto wv = RandomVector(dkv * d_in, &rng, -bound, bound);
+  const auto wo = RandomVector(dm * dm, &rng, -bound, bound);
+  AttentionLayerParams p;
+  p.d_in = d_in;
+  p.num_heads = heads;
+  p.head_dim = hd;
+  p.num_kv_heads = kv_heads;
+  p.rope_base = 10000.0f;
+  p.w_query = wq.data();
+  p.w_key = wk.data();
+  p.w_value = wv.data();
+  p.w_out = wo.data();
+  LayerOptions o;
+  o.batch = b;
+  o.tokens = t;
+  o.attention.training = true;
+  o.attention.dropout = 0.2f;
+  o.attention.seed = 3;
+  std::vector<float> y(b * t * dm), q(b * t * dm), k(b * t * dkv),
+      v(b * t * dkv), ctx(b * t * dm), lse(b * heads * t);
+  LayerOutputs out;
+  out.y = y.data();
+  out.queries = q.data();
+  out.keys = k.data();
+  out.values = v.data();
+  out.context = ctx.data();
+  out.log_sum_exp = lse.data();
+  ASSERT_EQ(AttentionLayerForward(p, o, x.data(), out), Status::kOk);
+  LayerActivations saved;
+  saved.queries = q.data();
+  saved.keys = k.data();
+  saved.values = v.data();
+  saved.context = ctx.data();
+  saved.log_sum_exp = lse.data();
+  const auto gy = RandomVector(b * t * dm, &rng);
+  struct Grads {
+    std::vector<float> x, wq, wk, wv, wo;
+  } got, ref;
+  for (Grads* g : {&got, &ref}) {
+    g->x.assign(x.size(), -7.0f);
+    g->wq.assign(wq.size(), 0.0f);
+    g->wk.assign(wk.size(), 0.0f);
+    g->wv.assign(wv.size(), 0.0f);
+    g->wo.assign(wo.size(), 0.0f);
+  }
+  const auto run = [&](auto fn, Grads* g) {
+    AttentionLayerGrads lg;
+    lg.w_query = g->wq.data();
+    lg.w_key = g->wk.data();
+    lg.w_value = g->wv.data();
+    lg.w_out = g->wo.data();
+    return fn(p, o, x.data(), saved, gy.data(), g->x.data(), lg);
+  };
+  ASSERT_EQ(run(AttentionLayerBackward, &got), Status::kOk);
+  ASSERT_EQ(run(AttentionLayerBackwardReference, &ref), Status::kOk);
+  EXPECT_TRUE(NearReference(got.x, ref.x, kTolerance)) << "grad_x";
+  EXPECT_TRUE(NearReference(got.wq, ref.wq, kTolerance)) << "w_query";
+  EXPECT_TRUE(NearReference(got.wk, ref.wk, kTolerance)) << "w_key";
+  EXPECT_TRUE(NearReference(got.wv, ref.wv, kTolerance)) << "w_value";
+  EXPECT_TRUE(NearReference(got.wo, ref.wo, kTolerance)) << "w_out";
+  // A layer with a KV cache has no backward.
+  std::vector<float> cache_k(b * kv_heads * 64 * hd), cache_v(cache_k.size());
+  LayerOptions cached = o;
+  cached.cache.keys = cache_k.data();
+  cached.cache.values = cache_v.data();
+  cached.cache.capacity = 64;
+  AttentionLayerGrads lg;
+  lg.w_query = got.wq.data();
+  lg.w_key = got.wk.data();
+  lg.w_value = got.wv.data();
+  lg.w_out = got.wo.data();
+  EXPECT_EQ(AttentionLayerBackward(p, cached, x.data(), saved, gy.data(),
+                                   got.x.data(), lg),
+            Status::kInvalidOption);
+}
+
+// RoPE's backward is its transpose: <R·x, y> = <x, Rᵀ·y> (in double), for
+// positions from a start, and Rᵀ·R = identity.
+TEST(RopeTranspose, IsTheAdjointOfRope) {
+  std::mt19937 rng(12);
+  const int64_t b = 2, t = 9, h = 3, hd = 10, start = 5;
+  const size_t n = b * t * h * hd;
+  const auto x = RandomVector(n, &rng);
+  const auto y = RandomVector(n, &rng);
+  std::vector<float> rx = x, rty = y;
+  ASSERT_EQ(ApplyRope(500000.0f, b, t, h, hd, start, rx.data()), Status::kOk);
+  ASSERT_EQ(ApplyRopeTranspose(500000.0f, b, t, h, hd, start, rty.data()),
+            Status::kOk);
+  double lhs = 0.0, rhs = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    lhs += static_cast<double>(rx[i]) * y[i];
+    rhs += static_cast<double>(x[i]) * rty[i];
+  }
+  EXPECT_NEAR(lhs, rhs, 1e-5 * (1.0 + std::fabs(lhs)));
+  std::vector<float> back = rx;
+  ASSERT_EQ(ApplyRopeTranspose(500000.0f, b, t, h, hd, start, back.data()),
+            Status::kOk);
+  EXPECT_TRUE(NearReference(back, x, 1e-6));
+  EXPECT_EQ(ApplyRopeTranspose(10000.0f, b, t, h, 7, 0, back.data()),
+            Status::kInvalidShape);
+}
+
+TEST(LayerBackwardStatus, RejectsMissingOrExtraGradients) {
+  std::mt19937 rng(9);
+  LayerProblem lp({1, 4, 3, 2, 2, true, true, false}, &rng);
+  LayerProblem::Grads g;
+  ASSERT_EQ(lp.Backward(AttentionLayerBackward, &g), Status::kOk);
+  // A gradient without its parameter.
+  AttentionLayerParams& p = lp.layer.params;
+  p.b_key = nullptr;
+  EXPECT_EQ(lp.Backward(AttentionLayerBackward, &g), Status::kNullPointer);
+  p.b_key = lp.layer.bias[1].data();
+  LayerOptions& o = lp.layer.options;
+  o.tokens = 0;
+  EXPECT_EQ(lp.Backward(AttentionLayerBackward, &g), Status::kInvalidShape);
+  o.tokens = 4;
+  o.attention.dropout = 2.0f;
+  EXPECT_EQ(lp.Backward(AttentionLayerBackwardReference, &g),
+            Status::kInvalidOption);
+  o.attention.dropout = 0.0f;
+  ASSERT_EQ(lp.Backward(AttentionLayerBackward, &g), Status::kOk);
+}
+
+}  // namespace
+}  // namespace causal_attention
