@@ -7,7 +7,9 @@
 // dependency order:
 //   status.h       Status codes (errors are values, never exceptions)
 //   attention.h    shapes, options, Attention and its scalar oracle
-//   linear.h       Linear (nn.Linear on pointers) and its oracle
+//   attention_backward.h  its gradients (FlashAttention-2 style) and oracle
+//   matmul.h       the general GEMM under Linear and the layer
+//   linear.h       Linear (nn.Linear on pointers), its backward, oracles
 //   rope.h         rotary position embedding (the Llama chapter)
 //   layer.h        one attention layer of the book's modules
 //   thread_pool.h  the thread pool and SetNumThreads / NumThreads
@@ -15,11 +17,13 @@
 #ifndef CAUSAL_ATTENTION_SRC_CAUSAL_ATTENTION_H_
 #define CAUSAL_ATTENTION_SRC_CAUSAL_ATTENTION_H_
 
-#include "src/attention.h"    // IWYU pragma: export
-#include "src/layer.h"        // IWYU pragma: export
-#include "src/linear.h"       // IWYU pragma: export
-#include "src/rope.h"         // IWYU pragma: export
-#include "src/status.h"       // IWYU pragma: export
-#include "src/thread_pool.h"  // IWYU pragma: export
+#include "src/attention.h"           // IWYU pragma: export
+#include "src/attention_backward.h"  // IWYU pragma: export
+#include "src/layer.h"               // IWYU pragma: export
+#include "src/linear.h"              // IWYU pragma: export
+#include "src/matmul.h"              // IWYU pragma: export
+#include "src/rope.h"                // IWYU pragma: export
+#include "src/status.h"              // IWYU pragma: export
+#include "src/thread_pool.h"         // IWYU pragma: export
 
 #endif  // CAUSAL_ATTENTION_SRC_CAUSAL_ATTENTION_H_
