@@ -283,7 +283,7 @@ function createChart() {
   const opts = {
     width: Math.max(200, box.clientWidth),
     height: 220,
-    scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1, max)] } },
+    scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.05)] } },
     legend: { show: true },
     cursor: { drag: { x: false, y: false } },
     axes: [{ label: 'step' }, { label: 'loss', size: 50 }],
