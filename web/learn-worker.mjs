@@ -51,10 +51,17 @@ function probe() {
   post({ type: 'probe', step: trainer.step, weights: p.weights, scores: p.scores }, p.weights.map((w) => w.buffer));
 }
 
-// A zero-delay yield that setTimeout's clamping would slow down.
+// A zero-delay yield that setTimeout's clamping would slow down. Each
+// (re)start begins a new chain of slices; a slice of an older chain (still
+// queued when training was paused and started again) does nothing.
 const channel = new MessageChannel();
-channel.port1.onmessage = () => slice();
-const yieldThenSlice = () => channel.port2.postMessage(null);
+let chain = 0;
+channel.port1.onmessage = ({ data }) => data === chain && slice();
+const yieldThenSlice = () => channel.port2.postMessage(chain);
+const resume = () => {
+  chain += 1;
+  yieldThenSlice();
+};
 
 function slice() {
   if (!running || generating || !trainer) return;
@@ -69,23 +76,27 @@ function slice() {
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
 async function generate({ prompt, count, delayMs }) {
+  // A new run (configure) may arrive between tokens: this one then stops.
+  const own = trainer;
+  const ownRun = run;
   generating = true;
   try {
-    let r = trainer.startGeneration(prompt);
+    let r = own.startGeneration(prompt);
     post({ type: 'token', index: -1, id: null, weights: r.weights, queries: prompt.length, done: false });
     for (let k = 0; k < count; k++) {
       await sleep(delayMs);
+      if (run !== ownRun) return;
       const id = r.next;
-      r = trainer.generateNext(id);
+      r = own.generateNext(id);
       const done = r === null || k === count - 1;
       post({ type: 'token', index: k, id, weights: r?.weights ?? null, queries: 1, done });
       if (r === null) break;
     }
   } finally {
     generating = false;
-    trainer.dispose();
+    own.dispose();
+    if (running) resume();
   }
-  if (running) yieldThenSlice();
 }
 
 function handle(message) {
@@ -113,7 +124,7 @@ function handle(message) {
       running = true;
       rate.times.length = 0;
       rate.steps.length = 0;
-      yieldThenSlice();
+      resume();
       return;
     case 'pause':
       running = false;

@@ -35,8 +35,7 @@ const learn = {
   run: 0, // the newest run asked for: messages of older ones are dropped
   getText: () => '',
   info: null, // the run's sizes from the worker ('configured')
-  textTokens: null, // { gpt2 id → token } of the text the run trains on
-  textUsed: null, // that text
+  textTokens: null, // { gpt2 id → token } of the text the run trains on (and of prompts)
   running: false, // what the page asked for (the Start / Pause button)
   workerRunning: false, // what the worker last said: false once no more steps are on their way
   losses: [],
@@ -70,11 +69,6 @@ function writeSettings(s) {
   for (const name of SETTING_FIELDS) form[name].value = String(s[name]);
 }
 
-/** The text's GPT-2 tokens (the page's tokenizer, at most its 1024). */
-function textTokens(text) {
-  return tokenize(text).tokens;
-}
-
 function taskHint(s) {
   if (s.task === 'induction') {
     return `Sequences of ${s.contextLength} random tokens out of ${s.vocab} kinds that start over after ` +
@@ -96,8 +90,8 @@ function configure() {
   const settings = { ...s };
   let tokens = [];
   if (s.task === 'text') {
-    learn.textUsed = learn.getText();
-    tokens = textTokens(learn.textUsed);
+    // The page's tokenizer: GPT-2 tokens, at most its 1024.
+    tokens = tokenize(learn.getText()).tokens;
     settings.text = tokens.map((t) => t.id);
     learn.textTokens = new Map(tokens.map((t) => [t.id, t]));
   }
@@ -117,9 +111,13 @@ function configure() {
   setView('probe');
   $('view-generation').disabled = true;
   $('gen-output').textContent = '';
+  $('gen-error').textContent = '';
+  delete $('gen-output').dataset.tokens;
+  delete $('gen-output').dataset.done;
   $('loss-table').tBodies[0].replaceChildren();
   learn.info = null;
   setButtons();
+  drawStatus(); // at once: step 0 from here on, whatever the old run still says
   learn.worker.postMessage({ type: 'configure', settings, run: ++learn.run });
 }
 
@@ -129,12 +127,13 @@ function configure() {
 function setButtons() {
   const ok = learn.ready && $('learn-error').textContent === '';
   const start = $('train-start');
-  start.disabled = !ok;
+  start.disabled = !ok && !learn.running; // Pause stays possible
   start.textContent = learn.running ? 'Pause' : 'Start';
   start.setAttribute('aria-pressed', String(learn.running));
-  $('train-step').disabled = !ok || learn.running;
+  const generating = learn.generation?.done === false;
+  $('train-step').disabled = !ok || learn.running || generating;
   $('train-reset').disabled = !learn.ready;
-  $('gen-start').disabled = !ok || learn.info === null || learn.generation?.done === false;
+  $('gen-start').disabled = !ok || learn.info === null || generating;
 }
 
 // ---------------------------------------------------------------- worker
@@ -484,7 +483,7 @@ function parsePrompt() {
   const { info } = learn;
   const text = $('gen-prompt').value;
   if (!info.gpt2Ids) return parseTokenNumbers(text, info.vocab);
-  const tokens = textTokens(text);
+  const { tokens } = tokenize(text);
   if (!tokens.length) return { error: 'The prompt has no tokens.' };
   for (const t of tokens) if (!learn.textTokens.has(t.id)) learn.textTokens.set(t.id, t);
   const { ids, unknown } = toCompactIds(tokens.map((t) => t.id), info.gpt2Ids);
@@ -505,7 +504,7 @@ function generate() {
   let problem = error;
   if (!problem && ids.length >= limit) problem = `The prompt must be shorter than the context length (${limit} tokens), got ${ids.length}.`;
   if (!problem && !(Number.isInteger(count) && count >= 1)) problem = `New tokens must be a whole number from 1, got ${$('gen-count').value}.`;
-  $('learn-error').textContent = problem ?? '';
+  $('gen-error').textContent = problem ?? '';
   if (problem) return;
   learn.generation = {
     ids: Array.from(ids), promptLength: ids.length, rows: [], produced: [], done: false,

@@ -201,9 +201,11 @@ describe('the Learn section', () => {
     assert.ok(steps.length >= 12, `common steps: ${steps}`);
     for (const s of steps) assert.equal(second.get(s), first.get(s), `loss at step ${s}`);
     // As a user would: type another seed and press Start (the field's change
-    // event sets up the new run first).
+    // event, when it loses focus, sets up the new run first).
     await page.fill('#learn-seed', '1');
     await trainTo(page, 120);
+    const rows = (await lossTable(page)).size;
+    assert.ok(rows >= 13 && rows < 25, `a new table from step 0: ${rows} rows`);
     assert.match((await status(page)).text, /best induction score/);
     assert.equal(await page.inputValue('#learn-seed'), '1');
     const third = await lossTable(page);
@@ -235,7 +237,8 @@ describe('the Learn section', () => {
     // A token the text does not contain cannot be asked for.
     await page.fill('#gen-prompt', ' zebra');
     await page.click('#gen-start');
-    assert.match(await page.textContent('#learn-error'), /^The model knows only the tokens of its training text; not ‘/);
+    assert.match(await page.textContent('#gen-error'), /^The model knows only the tokens of its training text; not ‘/);
+    assert.equal(await page.isEnabled('#train-start'), true, 'a bad prompt does not stop training');
     assert.deepEqual(problems, []);
     await page.close();
   });
