@@ -271,6 +271,7 @@ function drawStatus() {
     bestInductionScore: learn.best ? String(learn.best.score) : '',
     stepsPerSecond: learn.stepsPerSecond.toFixed(1),
     running: String(learn.workerRunning),
+    probeStep: learn.probe ? String(learn.probe.step) : '',
     task: learn.info?.settings.task ?? '',
   });
 }

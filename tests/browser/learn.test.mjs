@@ -67,14 +67,20 @@ describe('the Learn section', () => {
     // trains: every frame, the pointer moves to another cell of layer 1's
     // head 1, and the inspector must name that cell at once.
     await page.evaluate(() => {
-      const w = { gaps: [], hovers: 0, tries: 0, last: performance.now(), stop: false };
+      const w = { gaps: [], hovers: 0, tries: 0, last: performance.now(), stop: false, probes: [], probeStep: '' };
       globalThis.watch = w;
       const overlay = document.querySelector('#learn-head-grid canvas.overlay');
       const base = document.querySelector('#learn-head-grid canvas.base');
       const inspector = document.getElementById('learn-inspector');
       const tick = (now) => {
-        if (document.getElementById('train-status').dataset.running === 'true') {
+        const status = document.getElementById('train-status').dataset;
+        if (status.running === 'true') {
           w.gaps.push(now - w.last);
+          // When the triangles show a newer probe.
+          if (status.probeStep !== w.probeStep) {
+            w.probeStep = status.probeStep;
+            w.probes.push(now);
+          }
           const d = base.dataset;
           const k = base.getBoundingClientRect().width / base.width;
           const r = overlay.getBoundingClientRect();
@@ -114,14 +120,18 @@ describe('the Learn section', () => {
       `step ${clicked.step} (${seconds.toFixed(1)} s after Start, ${clicked.stepsPerSecond.toFixed(0)} steps/s); ` +
       `loss on the repeats at step 0 ${losses.get(0).toFixed(3)} → mean of steps ${last.join(', ')} ` +
       `${endLoss.toFixed(3)}; at step ${end.step} best induction score ${end.best.toFixed(3)}`);
+    const refresh = w.probes.slice(1).map((t, k) => t - w.probes[k]).sort((a, b) => a - b);
+    const medianRefresh = refresh[refresh.length >> 1];
     console.log(`  while training: ${w.gaps.length} frames, worst gap ${worst.toFixed(1)} ms, ` +
-      `${w.hovers} of ${w.tries} hovers answered`);
+      `${w.hovers} of ${w.tries} hovers answered; the heads redrawn ${w.probes.length} times, every ` +
+      `${medianRefresh.toFixed(0)} ms (median; longest ${refresh[refresh.length - 1].toFixed(0)} ms)`);
     assert.ok(clicked.step <= STEP_BOUND, `induction score above 0.4 by step ${STEP_BOUND}: step ${clicked.step}`);
     assert.ok(endLoss < losses.get(0) / 2.5, `loss ${losses.get(0)} → ${endLoss}`);
     assert.ok(end.best > 0.4);
     assert.ok(w.gaps.length >= 20, `frames while training: ${w.gaps.length}`);
     assert.ok(worst < 200, `no frame gap over 200 ms while training, got ${worst.toFixed(1)} ms`);
     assert.equal(w.hovers, w.tries, 'every hover answered at once');
+    assert.ok(medianRefresh < 250, `the heads refreshed every ${medianRefresh} ms (median)`);
 
     // The pictures for the README: the loss curve; every head, with a cell
     // of the best induction head's stripe hovered near the end of the repeat
