@@ -17,9 +17,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
  * official UMD builds (dist/*.min.js): their ES builds import each other by
  * bare name, which a browser resolves only with an import map, and an inline
  * import map would need a hash in the strict CSP below. gpt-tokenizer's ES
- * build imports only relative paths, so the page imports it directly.
+ * build imports only relative paths, so the page imports it directly, and
+ * uPlot (the Learn section's loss curve) ships one ES module with no imports
+ * and a stylesheet.
  */
-export const VENDOR_PACKAGES = ['d3-color', 'd3-interpolate', 'd3-scale-chromatic', 'gpt-tokenizer'];
+export const VENDOR_PACKAGES = ['d3-color', 'd3-interpolate', 'd3-scale-chromatic', 'gpt-tokenizer', 'uplot'];
 
 export const SECURITY_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',

@@ -13,6 +13,7 @@ import {
 } from './explain.mjs';
 import { tokenLabel, tokenName } from './format.mjs';
 import { Heatmap } from './heatmap.mjs';
+import { setupLearn } from './learn.mjs';
 import { runPipeline } from './pipeline.mjs';
 import { DEFAULT_PRESET, PRESETS, matchPreset, readForm, writeForm } from './state.mjs';
 import { D_IN, bookWord, embed, longText, tokenize } from './tokens.mjs';
@@ -357,6 +358,9 @@ async function main() {
   createPanels();
   wireControls();
   applyPreset(DEFAULT_PRESET);
+  // The Learn section trains in a worker of its own, which loads the
+  // package itself: it starts now, alongside the engine below.
+  setupLearn({ getText: () => fields.text.value });
   // The one place the page obtains its runtime: in a worker, so that no
   // computation ever blocks the page's thread.
   page.ca = await init({ worker: true });

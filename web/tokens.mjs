@@ -13,6 +13,7 @@
 // generator is not consumed), and a token keeps its vector when d_out or the
 // number of heads changes.
 import { decode, encode } from '/vendor/gpt-tokenizer/esm/encoding/r50k_base.js';
+import { mix32 } from './hash.mjs';
 
 /** The page stays interactive up to this many tokens (T × T matrices per head). */
 export const MAX_TOKENS = 1024;
@@ -49,16 +50,6 @@ export function tokenize(text) {
     }),
     total: ids.length,
   };
-}
-
-/** lowbias32 (Chris Wellons' 32-bit integer hash): good avalanche, cheap. */
-function mix32(x) {
-  x ^= x >>> 16;
-  x = Math.imul(x, 0x7feb352d);
-  x ^= x >>> 15;
-  x = Math.imul(x, 0x846ca68b);
-  x ^= x >>> 16;
-  return x >>> 0;
 }
 
 /** Uniform [0, 1) with 24 bits (torch.rand's resolution) for (seed, id, k). */

@@ -1,0 +1,132 @@
+// The Learn section's model: a small attention-only transformer (Elhage et
+// al. 2021, "A Mathematical Framework for Transformer Circuits"), built only
+// from the package's public API:
+//
+//   x      = tokenEmbedding(ids) + positionEmbedding(0 … T − 1)     [B, T, d]
+//   x      = x + MultiHeadAttention_l(x)        for each layer l (residual)
+//   logits = Linear(d, vocab)(x)                                     [B, T, vocab]
+//
+// No MLPs and no layer norm: every path from input to output goes through
+// attention heads, so what the model learns is visible in their weights. A
+// previous-token head in layer 1 and a head in layer 2 that reads its
+// output form an induction head.
+//
+// `ca` is a runtime from init() (synchronous calls: the training worker
+// imports the package itself).
+
+export class AttentionOnlyTransformer {
+  /**
+   * { vocab, layers, heads, dModel, contextLength }: dModel must be a
+   * multiple of heads (each head has dModel / heads dimensions). Parameters
+   * come from the runtime's generator: call ca.manualSeed(seed) first.
+   */
+  constructor(ca, { vocab, layers, heads, dModel, contextLength }) {
+    Object.assign(this, { vocab, layers, heads, dModel, contextLength });
+    this.tokenEmbedding = new ca.Embedding(vocab, dModel);
+    this.positionEmbedding = new ca.Embedding(contextLength, dModel);
+    this.attention = Array.from({ length: layers },
+      () => new ca.MultiHeadAttention(dModel, dModel, contextLength, 0.0, heads));
+    this.unembed = new ca.Linear(dModel, vocab);
+  }
+
+  /** Every module, for the optimizer and for train()/eval(). */
+  modules() {
+    return [this.tokenEmbedding, this.positionEmbedding, ...this.attention, this.unembed];
+  }
+
+  train(mode = true) {
+    for (const m of this.modules()) m.train(mode);
+    return this;
+  }
+
+  eval() {
+    return this.train(false);
+  }
+
+  /** Number of trainable values. */
+  parameterCount() {
+    return this.modules().reduce((n, m) => n + m.parameters().reduce((k, p) => k + p.data.length, 0), 0);
+  }
+
+  // Token plus position embeddings of `ids` [batch, tokens] at positions
+  // start … start + tokens − 1.
+  #embed(ids, batch, tokens, start = 0) {
+    const positions = Int32Array.from({ length: batch * tokens }, (_, k) => start + (k % tokens));
+    const x = this.tokenEmbedding.forward(ids, [batch, tokens]);
+    const p = this.positionEmbedding.forward(positions, [batch, tokens]);
+    for (let k = 0; k < x.length; k++) x[k] += p[k];
+    return x;
+  }
+
+  /**
+   * ids: [batch, tokens] (Int32Array). Returns { logits: [batch, tokens,
+   * vocab], weights: per layer [batch, heads, tokens, tokens] (with
+   * returnWeights) }. In training mode every module keeps what backward()
+   * needs.
+   */
+  forward(ids, batch, tokens, { returnWeights = false } = {}) {
+    const shape = [batch, tokens, this.dModel];
+    const x = this.#embed(ids, batch, tokens);
+    const weights = [];
+    for (const attention of this.attention) {
+      const r = attention.forward(x, shape, { returnWeights });
+      const h = returnWeights ? r.output : r;
+      if (returnWeights) weights.push(r.weights);
+      // The module kept its own copy of x: adding in place is safe.
+      for (let k = 0; k < x.length; k++) x[k] += h[k];
+    }
+    return { logits: this.unembed.forward(x, shape), weights };
+  }
+
+  /**
+   * The backward of the last training forward: gradLogits [batch, tokens,
+   * vocab] (crossEntropy's gradLogits); every parameter's gradient
+   * accumulates. The residual stream's gradient is the sum of the skip
+   * path's and the attention's.
+   */
+  backward(gradLogits) {
+    const dx = this.unembed.backward(gradLogits);
+    for (let l = this.attention.length - 1; l >= 0; l--) {
+      const d = this.attention[l].backward(dx);
+      for (let k = 0; k < dx.length; k++) dx[k] += d[k];
+    }
+    this.tokenEmbedding.backward(dx);
+    this.positionEmbedding.backward(dx);
+  }
+
+  /** Tokens in the KV caches (the generated sequence's length so far). */
+  get cacheLength() {
+    return this.attention[0].cacheLength;
+  }
+
+  /** Empties every layer's KV cache (frees its wasm memory). */
+  resetCache() {
+    for (const attention of this.attention) attention.resetCache();
+  }
+
+  /**
+   * Generation with the KV caches (eval mode): `ids` (one sequence) are the
+   * next tokens after the cached ones. Each layer attends over the cache plus
+   * these (keys and values of earlier tokens are not recomputed). Returns
+   * { logits: the last token's [vocab], weights: per layer [heads, n,
+   * cacheLength] (the new tokens' query rows) }. At most contextLength
+   * tokens in all (the position table's size).
+   */
+  forwardCached(ids) {
+    const n = ids.length;
+    const start = this.cacheLength;
+    if (start + n > this.contextLength) {
+      throw new RangeError(`the sequence would have ${start + n} tokens, past the context length ${this.contextLength}`);
+    }
+    const shape = [1, n, this.dModel];
+    const x = this.#embed(ids, 1, n, start);
+    const weights = [];
+    for (const attention of this.attention) {
+      const r = attention.forward(x, shape, { useCache: true, returnWeights: true });
+      weights.push(r.weights);
+      for (let k = 0; k < x.length; k++) x[k] += r.output[k];
+    }
+    const last = x.subarray((n - 1) * this.dModel);
+    return { logits: this.unembed.forward(last, [1, this.dModel]), weights };
+  }
+}
