@@ -11,6 +11,7 @@ export const ATTENTION_SHAPES = [
   { batch: 1, heads: 12, length: 1024, headDim: 64 },
   { batch: 1, heads: 12, length: 2048, headDim: 64 },
   { batch: 1, heads: 1, length: 4096, headDim: 64 },
+  { batch: 1, heads: 2, length: 8192, headDim: 64, note: 'few long heads: threads split query blocks' },
   { batch: 8, heads: 12, length: 1024, headDim: 64 },
   { batch: 2, heads: 1, length: 6, headDim: 2, note: "the book's toy" },
 ].map((s) => ({ kind: 'attention', ...s }));
