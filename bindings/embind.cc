@@ -15,6 +15,7 @@
 #include "src/attention_backward.h"
 #include "src/layer.h"
 #include "src/linear.h"
+#include "src/matmul.h"
 #include "src/status.h"
 #include "src/thread_pool.h"
 
@@ -142,6 +143,10 @@ int CallLinear(uintptr_t x, double rows, double in, double out, uintptr_t w,
 }
 
 std::string TargetName() { return ActiveTargetName(); }
+std::string GemmKernelName() {
+  return ActiveGemmKernel() == GemmKernel::kRelaxedSimd ? "relaxed-simd"
+                                                         : "simd128";
+}
 std::string Message(int status) {
   return StatusMessage(static_cast<Status>(status));
 }
@@ -259,5 +264,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("setNumThreads", &SetNumThreads);
   function("numThreads", &NumThreads);
   function("targetName", &TargetName);
+  function("allowRelaxedGemmKernel", &AllowRelaxedGemmKernel);
+  function("gemmKernelName", &GemmKernelName);
   function("statusMessage", &Message);
 }

@@ -516,6 +516,12 @@ export interface CausalAttentionRuntime {
   readonly threads: number;
   /** Highway's SIMD target; 'WASM' means SIMD128. */
   readonly target: string;
+  /**
+   * The GEMM microkernel under Linear, the layer and their backward:
+   * 'relaxed-simd' (f32x4.relaxed_madd, where the engine has relaxed SIMD
+   * and init's gemmKernel is 'auto') or 'simd128'.
+   */
+  readonly gemmKernel: 'relaxed-simd' | 'simd128';
   /** Current size of this runtime's wasm memory, in bytes. */
   readonly memoryBytes: number;
 
@@ -663,6 +669,15 @@ export interface InitOptions {
    * file. Default 30000; Infinity waits forever.
    */
   timeout?: number;
+  /**
+   * 'auto' (default): the relaxed-SIMD GEMM kernel where the engine has
+   * relaxed SIMD (Chromium; Node 20 only with --experimental-wasm-relaxed-simd),
+   * else SIMD128. 'simd128': always SIMD128, so Linear, the modules and
+   * training give the same bits in every engine (the relaxed kernel fuses
+   * each multiply-add, which rounds differently). Attention itself is
+   * SIMD128 everywhere.
+   */
+  gemmKernel?: 'auto' | 'simd128';
 }
 
 /**

@@ -49,6 +49,8 @@ class Runtime {
     this.threads = mod.numThreads();
     /** Highway's SIMD target, 'WASM' for SIMD128. */
     this.target = mod.targetName();
+    /** The GEMM microkernel under Linear and the layer: 'relaxed-simd' or 'simd128'. */
+    this.gemmKernel = mod.gemmKernelName();
     // What a KV cache needs of this runtime: the heap for its block, the
     // kernel call on its keys and values in place.
     this.#cacheEngine = Object.freeze({
@@ -447,11 +449,14 @@ const runtimes = new Map();
  *    proxy of the same API whose calls return promises (remote.mjs).
  *  - timeout: milliseconds until a load that has not finished rejects
  *    (default 30 000; Infinity waits forever).
+ *  - gemmKernel: 'auto' (default) runs the relaxed-SIMD GEMM kernel where
+ *    the engine has relaxed SIMD (Chromium), else SIMD128; 'simd128' always
+ *    SIMD128, for the same bits in every engine.
  * Calls with the same resolved options share one runtime.
  */
 export function init(options = {}) {
   try {
-    checkOptionNames('init options', options, ['build', 'threads', 'worker', 'timeout']);
+    checkOptionNames('init options', options, ['build', 'threads', 'worker', 'timeout', 'gemmKernel']);
     const build = options.build ?? 'auto';
     checkOneOf('init options.build', build, ['auto', 'single', 'threads']);
     const threads = options.threads ?? 'auto';
@@ -467,14 +472,16 @@ export function init(options = {}) {
       const Err = typeof timeout === 'number' ? RangeError : TypeError;
       throw new Err(`init options.timeout must be a number of milliseconds > 0 (or Infinity), got ${describe(timeout)}`);
     }
-    if (worker) return initRemote({ build, threads, timeout });
-    return initChecked(build, threads, timeout);
+    const gemmKernel = options.gemmKernel ?? 'auto';
+    checkOneOf('init options.gemmKernel', gemmKernel, ['auto', 'simd128']);
+    if (worker) return initRemote({ build, threads, timeout, gemmKernel });
+    return initChecked(build, threads, timeout, gemmKernel);
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
-async function initChecked(build, threads, timeout) {
+async function initChecked(build, threads, timeout, gemmKernel) {
   const availability = threadsAvailability();
   let n = threads === 'auto' ? Math.min(await hardwareThreads(), MAX_THREADS) : threads;
   let kind = build;
@@ -487,10 +494,13 @@ async function initChecked(build, threads, timeout) {
     kind = availability.ok && n > 1 ? 'threads' : 'single';
     if (kind === 'single') n = 1;
   }
-  const key = `${kind}:${n}`;
+  const key = `${kind}:${n}:${gemmKernel}`;
   if (!runtimes.has(key)) {
     const forget = () => runtimes.delete(key);
-    const promise = loadModule(kind, n, { timeout }).then((mod) => new Runtime(mod, kind, forget));
+    const promise = loadModule(kind, n, { timeout }).then((mod) => {
+      if (gemmKernel === 'simd128') mod.allowRelaxedGemmKernel(false);
+      return new Runtime(mod, kind, forget);
+    });
     runtimes.set(key, promise);
     promise.catch(forget);
   }

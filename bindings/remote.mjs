@@ -85,7 +85,7 @@ const remotes = new Map();
 
 /** init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes. */
 export function initRemote(options) {
-  const key = `${options.build}:${options.threads}`;
+  const key = `${options.build}:${options.threads}:${options.gemmKernel}`;
   if (!remotes.has(key)) {
     const promise = connect(currentPlatform(), options, () => remotes.delete(key));
     remotes.set(key, promise);
@@ -312,7 +312,7 @@ async function connect(platform, options, forget) {
       }
     });
     return await Promise.race([
-      send({ op: 'init', options: { build: options.build, threads: options.threads, timeout } }),
+      send({ op: 'init', options: { build: options.build, threads: options.threads, timeout, gemmKernel: options.gemmKernel } }),
       again, failed]);
   } catch (error) {
     close(error);

@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #include "src/internal.h"
 #include "src/thread_pool.h"
 
@@ -146,12 +148,11 @@ struct Scratch {
   }
 };
 
-// Whether MatMul runs the relaxed-SIMD side module's kernel (asked once per
-// thread: the answer is the same in every thread's glue).
+// Whether MatMul runs the relaxed-SIMD side module's kernel (decided on the
+// calling thread, once per call; the pool's items follow the plan).
 HWY_INLINE bool RelaxedKernel() {
 #if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
-  static const bool relaxed = ca_gemm_relaxed_available() != 0;
-  return relaxed;
+  return ActiveGemmKernel() == GemmKernel::kRelaxedSimd;
 #else
   return false;
 #endif
@@ -438,6 +439,25 @@ HWY_AFTER_NAMESPACE();
 namespace causal_attention {
 
 HWY_EXPORT(MatMulImpl);
+
+namespace {
+std::atomic<bool> relaxed_gemm_allowed{true};
+}  // namespace
+
+void AllowRelaxedGemmKernel(bool allowed) {
+  relaxed_gemm_allowed.store(allowed, std::memory_order_relaxed);
+}
+
+GemmKernel ActiveGemmKernel() {
+#if defined(CA_GEMM_SIDE_MODULE)
+  // The same answer in every thread's copy of the glue (one engine).
+  static const bool available = ca_gemm_relaxed_available() != 0;
+  if (available && relaxed_gemm_allowed.load(std::memory_order_relaxed)) {
+    return GemmKernel::kRelaxedSimd;
+  }
+#endif
+  return GemmKernel::kSimd;
+}
 
 Status MatMul(const MatMulShape& shape, const float* a, int64_t lda,
               const float* b, int64_t ldb, const float* bias, float* c,

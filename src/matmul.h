@@ -39,6 +39,19 @@ Status MatMulReference(const MatMulShape& shape, const float* a, int64_t lda,
                        const float* b, int64_t ldb, const float* bias, float* c,
                        int64_t ldc);
 
+// Which microkernel MatMul runs. kSimd: Highway's, for the best target the
+// CPU has (SIMD128 in wasm). kRelaxedSimd: the wasm builds' relaxed-SIMD
+// kernel (one f32x4.relaxed_madd per multiply-add, an FMA on x64: other
+// rounding, so other bits), where the engine validates relaxed SIMD.
+enum class GemmKernel { kSimd = 0, kRelaxedSimd = 1 };
+
+// Allows (the default) or forbids the relaxed-SIMD kernel for every later
+// MatMul of this module instance, e.g. for the same bits as an engine without
+// relaxed SIMD. Call it between MatMul calls, not during one.
+void AllowRelaxedGemmKernel(bool allowed);
+// The kernel MatMul runs now.
+GemmKernel ActiveGemmKernel();
+
 // Checks sizes, strides and pointers without computing anything.
 Status ValidateMatMul(const MatMulShape& shape, const float* a, int64_t lda,
                       const float* b, int64_t ldb, const float* c, int64_t ldc);

@@ -6,8 +6,9 @@
 // one (f32x4.relaxed_madd, fused on x64: issue 14's kernel, chosen by feature
 // detection), which rounds the projections differently, so Node's losses
 // then come from a child process started with --experimental-wasm-relaxed-simd
-// (which makes Node pick it too). The losses of the two kernels are printed
-// with the first step where they part.
+// (which makes Node pick it too). init({ gemmKernel: 'simd128' }) in Chromium
+// gives plain Node's bits. The losses of the two kernels are printed with the
+// first step where they part.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
@@ -27,21 +28,15 @@ after(async () => {
 });
 
 // The tiny model's losses in a Node child process with the given flags, and
-// the GEMM kernel it ran (Module.gemmKernel; 'simd128' when the kernel is
-// inside the module).
+// the GEMM kernel it ran.
 function nodeLosses(flags) {
   const url = new URL('../node/tiny-model.mjs', import.meta.url).href;
-  const loader = new URL('loader.mjs', import.meta.resolve('causal-attention')).href;
   const child = `
     import { init } from 'causal-attention';
-    import { loadModule, terminateWorkers } from ${JSON.stringify(loader)};
     import { trainTinyModel } from ${JSON.stringify(url)};
-    const ca = await init({ build: 'single' }); // first: it sets up the loader for Node
-    const mod = await loadModule('single', 1); // the same files, for Module.gemmKernel
-    const gemmKernel = mod.gemmKernel ?? 'simd128';
-    terminateWorkers(mod);
+    const ca = await init({ build: 'single' });
     const losses = await trainTinyModel(ca);
-    console.log(JSON.stringify({ gemmKernel, losses }));`;
+    console.log(JSON.stringify({ gemmKernel: ca.gemmKernel, losses }));`;
   const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', child],
     { encoding: 'utf8', timeout: 120_000 });
   return JSON.parse(out.trim().split('\n').pop());
@@ -56,19 +51,24 @@ describe('training in the browser', () => {
     // The function's own source, evaluated in the page (it imports nothing).
     const inBrowser = await page.evaluate(`(async () => {
       const { init } = await import('/dist/index.mjs');
-      const { loadModule } = await import('/dist/loader.mjs');
       const train = ${trainTinyModel.toString()};
-      const out = { gemmKernel: (await loadModule('single', 1)).gemmKernel ?? 'simd128' };
+      const out = {};
       for (const build of ['single', 'threads']) {
         const ca = await init({ build, threads: build === 'single' ? 1 : 2 });
-        out[build] = { losses: await train(ca), threads: ca.threads };
+        out[build] = { losses: await train(ca), threads: ca.threads, gemmKernel: ca.gemmKernel };
       }
+      const forced = await init({ build: 'single', gemmKernel: 'simd128' });
+      out.simd128 = { losses: await train(forced), gemmKernel: forced.gemmKernel };
       return out;
     })()`);
     assert.equal(inBrowser.threads.threads, 2);
     const chromium = inBrowser.single.losses;
     assert.equal(chromium.length, 200);
     assert.deepEqual(inBrowser.threads.losses, chromium, 'threads build');
+    inBrowser.gemmKernel = inBrowser.single.gemmKernel;
+    assert.equal(inBrowser.threads.gemmKernel, inBrowser.gemmKernel);
+    assert.equal(inBrowser.simd128.gemmKernel, 'simd128');
+    assert.deepEqual(inBrowser.simd128.losses, plainNode, "init({ gemmKernel: 'simd128' }) in Chromium: plain Node's bits");
     const w = windows(chromium);
     for (let i = 1; i < 4; i++) assert.ok(w[i] < w[i - 1], `window ${i}: ${w}`);
     assert.ok(w[3] < w[0] / 10);

@@ -300,6 +300,8 @@ describe('bad input to init', () => {
     await assert.rejects(init({ threads: 17 }), /at most 16, got 17/);
     await assert.rejects(init({ thread: 2 }), /unknown option 'thread'/);
     await assert.rejects(init('single'), TypeError);
+    await assert.rejects(init({ gemmKernel: 'relaxed' }),
+      { name: 'RangeError', message: "init options.gemmKernel must be one of 'auto', 'simd128', got the string \"relaxed\"" });
   });
 });
 

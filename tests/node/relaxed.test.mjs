@@ -6,6 +6,8 @@
 // the package's Linear on both builds against a JS double-precision
 // reference (the native tests' tolerance) and checks 1, 2 and 3 threads give
 // the same bits; Chromium runs the relaxed kernel in tests/browser/.
+// init({ gemmKernel: 'simd128' }) keeps the SIMD128 kernel there: plain
+// Node's bits.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -15,16 +17,19 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const dist = dirname(fileURLToPath(import.meta.resolve('causal-attention')));
 const loaderUrl = pathToFileURL(join(dist, 'loader.mjs')).href;
 
-// Prints { builds: { single: { kernel, worst }, threads: ... }, identical }.
+// Prints { builds: { single: { kernel, worst, sideModule }, threads: ... },
+// identical, digest } for init({ gemmKernel: process.env.GEMM_KERNEL }).
 const CHILD = `
+import { createHash } from 'node:crypto';
 import { init } from 'causal-attention';
 import { loadModule, terminateWorkers } from ${JSON.stringify(loaderUrl)};
 const report = { builds: {}, outputs: {} };
 for (const [build, threads] of [['single', 1], ['threads', 2], ['threads', 3]]) {
-  const ca = await init({ build, threads });
-  const mod = await loadModule(build, 2); // the same files, for Module.gemmKernel
-  const kernel = mod.gemmKernel ?? 'inside the module';
+  const ca = await init({ build, threads, gemmKernel: process.env.GEMM_KERNEL });
+  const mod = await loadModule(build, 2); // the same files: is there a side module?
+  const sideModule = mod.gemmKernel !== undefined;
   terminateWorkers(mod);
+  const kernel = ca.gemmKernel;
   ca.manualSeed(3);
   // Big enough for two threads and several depth passes of the GEMM.
   const rows = 203, din = 600, dout = 150;
@@ -41,19 +46,20 @@ for (const [build, threads] of [['single', 1], ['threads', 2], ['threads', 3]]) 
       worst = Math.max(worst, Math.abs(y[r * dout + o] - acc) / (1 + Math.abs(acc)));
     }
   }
-  report.builds[build] = { kernel, worst, build: ca.build };
+  report.builds[build] = { kernel, worst, build: ca.build, sideModule };
   report.outputs[threads] = Array.from(new Uint32Array(y.buffer, y.byteOffset, y.length));
   ca.dispose();
 }
 // Bit-identical for any thread count (each element of C in a fixed order).
 report.identical = [2, 3].every((t) => report.outputs[t].every((bits, i) => bits === report.outputs[1][i]));
+report.digest = createHash('sha256').update(new Uint32Array(report.outputs[1])).digest('hex');
 delete report.outputs;
 console.log(JSON.stringify(report));
 `;
 
-function runChild(flags) {
+function runChild(flags, gemmKernel = 'auto') {
   const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', CHILD],
-    { encoding: 'utf8', timeout: 120_000 });
+    { encoding: 'utf8', timeout: 120_000, env: { ...process.env, GEMM_KERNEL: gemmKernel } });
   return JSON.parse(out.trim().split('\n').pop());
 }
 
@@ -64,8 +70,8 @@ describe('the GEMM kernel of the wasm builds', () => {
     for (const build of ['single', 'threads']) {
       const r = report.builds[build];
       assert.equal(r.build, build);
-      // A package built without clang >= 16 has the kernel inside the module.
-      if (r.kernel !== 'inside the module') assert.equal(r.kernel, 'relaxed-simd', build);
+      // A package built without clang >= 16 has no side module: SIMD128.
+      assert.equal(r.kernel, r.sideModule ? 'relaxed-simd' : 'simd128', build);
       assert.ok(r.worst <= 1e-5, `${build}: |y - ref| / (1 + |ref|) = ${r.worst} > 1e-5`);
     }
   });
@@ -75,8 +81,19 @@ describe('the GEMM kernel of the wasm builds', () => {
     assert.equal(report.identical, true);
     for (const build of ['single', 'threads']) {
       const r = report.builds[build];
-      if (r.kernel !== 'inside the module') assert.equal(r.kernel, 'simd128', build);
+      assert.equal(r.kernel, 'simd128', build);
       assert.ok(r.worst <= 1e-5, `${build}: |y - ref| / (1 + |ref|) = ${r.worst} > 1e-5`);
     }
+  });
+
+  it("init({ gemmKernel: 'simd128' }) where relaxed SIMD validates: the SIMD128 kernel, plain Node's bits", () => {
+    const plain = runChild([]);
+    const relaxed = runChild(['--experimental-wasm-relaxed-simd']);
+    const forced = runChild(['--experimental-wasm-relaxed-simd'], 'simd128');
+    assert.equal(forced.identical, true);
+    for (const build of ['single', 'threads']) assert.equal(forced.builds[build].kernel, 'simd128', build);
+    assert.equal(forced.digest, plain.digest);
+    // The fused multiply-add rounds differently: the option changed something.
+    if (relaxed.builds.single.sideModule) assert.notEqual(relaxed.digest, plain.digest);
   });
 });

@@ -54,6 +54,7 @@ describe('worker mode', () => {
     assert.equal(remote.build, 'threads');
     assert.equal(remote.threads, 2);
     assert.equal(remote.target, 'WASM');
+    assert.ok(['simd128', 'relaxed-simd'].includes(remote.gemmKernel), remote.gemmKernel);
     assert.equal(typeof remote.memoryBytes, 'number');
   });
 
@@ -203,9 +204,10 @@ describe('worker mode', () => {
   });
 
   it('rejects every call after dispose with the local message', async () => {
-    const ca = await init({ worker: true, build: 'single' });
+    const ca = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
     const layer = await new ca.CausalAttention(3, 2, 6, 0.0);
     assert.equal(ca.build, 'single');
+    assert.equal(ca.gemmKernel, 'simd128');
     await ca.dispose();
     await ca.dispose(); // harmless twice
     const localCa = await init({ build: 'single' });

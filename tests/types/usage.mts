@@ -13,6 +13,10 @@ const sum: number = output[0] + weights[0]; // weights is not optional here
 const plain = ca.attention(q, q, q, options);
 const maybe: Float32Array | undefined = plain.weights;
 const label: 'single' | 'threads' = ca.build;
+const gemm: 'relaxed-simd' | 'simd128' = ca.gemmKernel;
+void init({ build: 'single', gemmKernel: 'simd128' });
+// @ts-expect-error gemmKernel is 'auto' or 'simd128'
+void init({ gemmKernel: 'relaxed-simd' });
 ca.manualSeed(123);
 const x: Float32Array = ca.rand([2, 6, 3]);
 const layer = new ca.CausalAttention(3, 2, 6, 0.0);
@@ -100,6 +104,6 @@ const remoteGradQ: Float32Array = remoteGrads.gradQ;
 await remote.dispose();
 
 export {
-  sum, maybe, label, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
+  sum, maybe, label, gemm, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
   weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
 };
