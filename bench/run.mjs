@@ -9,6 +9,7 @@
 //
 //   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
 //                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode] [--training]
+//   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json)
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
 // RESULTS.md).
@@ -27,7 +28,7 @@
 // speed-up compares numbers taken under the same machine load (the machine
 // is shared). Not a test: nothing here asserts on time.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBrowserBench } from './browser/run.mjs';
@@ -52,6 +53,16 @@ const quick = flag('quick');
 const only = option('only')?.split(',');
 const capMs = Number(option('cap') ?? 4) * 1000;
 const SEED = 1234;
+
+// --render: bench/RESULTS.md again from the latest full run's
+// bench/out/results.json (after a change to the report only; the numbers
+// stay that run's).
+if (flag('render')) {
+  const results = JSON.parse(readFileSync(join(root, 'bench/out/results.json'), 'utf8'));
+  writeFileSync(join(root, 'bench/RESULTS.md'), renderResultsMd(results));
+  console.error(`Wrote bench/RESULTS.md from bench/out/results.json (the run started ${results.started})`);
+  process.exit(0);
+}
 
 const policy = quick
   ? { warmupRuns: 2, warmupMs: 100, budgetMs: 400, minRuns: 3, maxRuns: 9 }
