@@ -16,6 +16,7 @@
 #include "src/layer.h"
 #include "src/linear.h"
 #include "src/matmul.h"
+#include "src/rope.h"
 #include "src/status.h"
 #include "src/thread_pool.h"
 
@@ -197,6 +198,11 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("training", &Options::training)
       .field("seedLo", &GetSeedLo, &SetSeedLo)
       .field("seedHi", &GetSeedHi, &SetSeedHi);
+  value_object<RopeScaling>("RopeScaling")
+      .field("factor", &RopeScaling::factor)
+      .field("lowFreqFactor", &RopeScaling::low_freq_factor)
+      .field("highFreqFactor", &RopeScaling::high_freq_factor)
+      .field("originalContextLength", &RopeScaling::original_context_length);
   using Params = AttentionLayerParams;
   value_object<Params>("AttentionLayerParams")
       .field("dIn", CA_SIZE(Params, d_in))
@@ -204,6 +210,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("headDim", CA_SIZE(Params, head_dim))
       .field("numKVHeads", CA_SIZE(Params, num_kv_heads))
       .field("ropeBase", &Params::rope_base)
+      .field("ropeScaling", &Params::rope_scaling)
       .field("wQuery", CA_IN(Params, w_query))
       .field("bQuery", CA_IN(Params, b_query))
       .field("wKey", CA_IN(Params, w_key))

@@ -434,8 +434,30 @@ export interface GroupedQueryAttention extends MultiHeadAttention {
   readonly groupSize: number;
   /** RoPE's theta base. */
   readonly ropeBase: number;
+  /** Llama 3.1's RoPE frequency adjustment (frozen), or null for none. */
+  readonly freqConfig: Readonly<RopeFreqConfig> | null;
   /** Positions RoPE covers: at most this many tokens per forward (and in the cache). */
   readonly contextLength: number;
+}
+
+/**
+ * Llama 3.1 and 3.2's RoPE frequency adjustment (the book's freq_config of
+ * compute_rope_params; Hugging Face's rope_scaling with rope_type "llama3"):
+ * frequencies whose wavelength 2π / inv_freq exceeds originalContextLength /
+ * lowFreqFactor are divided by factor, those below originalContextLength /
+ * highFreqFactor kept, those between interpolated. Llama 3.2 1B/3B:
+ * { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192 }
+ * (Llama 3.1: factor 8). All four are required: positive, lowFreqFactor < highFreqFactor.
+ */
+export interface RopeFreqConfig {
+  /** What the longest wavelengths' frequencies are divided by (freq_config["factor"]). */
+  factor: number;
+  /** Wavelengths above originalContextLength / lowFreqFactor are divided by factor. */
+  lowFreqFactor: number;
+  /** Wavelengths below originalContextLength / highFreqFactor are kept. */
+  highFreqFactor: number;
+  /** The context length the model was first trained at (8192 for Llama 3). */
+  originalContextLength: number;
 }
 
 /** Options of the GroupedQueryAttention constructor (beyond the book's positional arguments). */
@@ -444,6 +466,8 @@ export interface GroupedQueryAttentionOptions {
   contextLength?: number;
   /** RoPE's theta base; default 10 000 (Llama 3: 500 000). */
   ropeBase?: number;
+  /** Llama 3.1 / 3.2's frequency adjustment; default none (null). */
+  freqConfig?: RopeFreqConfig | null;
 }
 
 /** Options of {@link CausalAttentionRuntime.createKVCache}: the sizes the cache holds. */
@@ -574,7 +598,7 @@ export interface CausalAttentionRuntime {
 
   /** The Llama chapter's GroupedQueryAttention (ch05/07_gpt_to_llama), with RoPE. */
   GroupedQueryAttention: {
-    /** GroupedQueryAttention(dIn, dOut, numHeads, numKVGroups, { contextLength, ropeBase }). */
+    /** GroupedQueryAttention(dIn, dOut, numHeads, numKVGroups, { contextLength, ropeBase, freqConfig }). */
     new (dIn: number, dOut: number, numHeads: number, numKVGroups: number,
       options?: GroupedQueryAttentionOptions): GroupedQueryAttention;
   };

@@ -285,7 +285,7 @@ class Runtime {
         c.keep ? outLength : 0, c.keep ? rowsLength : 0]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
-      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0,
+      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0, ropeScaling: p.ropeScaling ?? NO_ROPE_SCALING,
       wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
     };
     const outputs = { y, weights, scores, queries, keys, values, context, logSumExp };
@@ -327,7 +327,7 @@ class Runtime {
       [batch * tokens * c.dIn]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
-      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0,
+      numKVHeads: p.numKVHeads ?? 0, ropeBase: p.ropeBase ?? 0, ropeScaling: p.ropeScaling ?? NO_ROPE_SCALING,
       wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
     };
     const saved = { queries, keys, values, context, logSumExp };
@@ -436,6 +436,11 @@ function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
 }
 
 const runtimes = new Map();
+
+/** RopeScaling (src/rope.h) when a layer has none: factor 0. */
+const NO_ROPE_SCALING = Object.freeze({
+  factor: 0, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192,
+});
 
 /**
  * Loads the engine. Options:

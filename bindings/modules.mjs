@@ -614,6 +614,7 @@ export function defineModules(engine) {
       return {
         numHeads: this.numHeads, headDim: this.headDim,
         numKVHeads: this.numKVGroups ?? 0, ropeBase: this.ropeBase ?? 0,
+        ropeScaling: this.freqConfig ?? undefined,
         wq: this.W_query.weight, bq: this.W_query.bias,
         wk: this.W_key.weight, bk: this.W_key.bias,
         wv: this.W_value.weight, bv: this.W_value.bias,
@@ -746,11 +747,14 @@ export function defineModules(engine) {
    * in memory), no biases, rotary position embedding on queries and keys as
    * compute_rope_params / apply_rope with theta base ropeBase (default
    * 10 000; Llama 3 uses 500 000) for up to contextLength positions
-   * (default 4096, compute_rope_params'), the causal mask, out_proj.
+   * (default 4096, compute_rope_params'), the frequencies adjusted by
+   * freqConfig as Llama 3.1 and 3.2 do (compute_rope_params' freq_config:
+   * { factor, lowFreqFactor, highFreqFactor, originalContextLength }; none
+   * by default), the causal mask, out_proj.
    */
   class GroupedQueryAttention extends ProjectedAttention {
     constructor(dIn, dOut, numHeads, numKVGroups, options) {
-      const o = checkOptionNames('options', options, ['contextLength', 'ropeBase']);
+      const o = checkOptionNames('options', options, ['contextLength', 'ropeBase', 'freqConfig']);
       checkInteger('dIn', dIn);
       checkInteger('dOut', dOut);
       checkInteger('numHeads', numHeads);
@@ -771,8 +775,12 @@ export function defineModules(engine) {
       if (!(ropeBase > 0 && Number.isFinite(Math.fround(ropeBase)))) {
         throw new RangeError(`options.ropeBase must be a positive float32, got ${describe(ropeBase)}`);
       }
+      const freqConfig = o.freqConfig === undefined || o.freqConfig === null
+        ? null : checkFreqConfig('options.freqConfig', o.freqConfig);
       super(dIn, dOut, contextLength, 0, true, false, numHeads, numKVGroups);
       this.ropeBase = ropeBase;
+      /** Llama 3.1's RoPE frequency adjustment (frozen), or null. */
+      this.freqConfig = freqConfig;
     }
   }
 
@@ -781,6 +789,27 @@ export function defineModules(engine) {
     GroupedQueryAttention,
   };
 }
+/**
+ * compute_rope_params' freq_config, checked: every field a positive float32,
+ * lowFreqFactor < highFreqFactor. Returns a frozen copy.
+ */
+function checkFreqConfig(name, config) {
+  const c = checkOptionNames(name, config, ['factor', 'lowFreqFactor', 'highFreqFactor', 'originalContextLength']);
+  const out = {};
+  for (const key of ['factor', 'lowFreqFactor', 'highFreqFactor', 'originalContextLength']) {
+    const value = checkFinite(`${name}.${key}`, c[key]);
+    if (!(value > 0 && Number.isFinite(Math.fround(value)) && Math.fround(value) > 0)) {
+      throw new RangeError(`${name}.${key} must be a positive float32, got ${describe(value)}`);
+    }
+    out[key] = value;
+  }
+  if (!(Math.fround(out.lowFreqFactor) < Math.fround(out.highFreqFactor))) {
+    throw new RangeError(`${name}.lowFreqFactor must be less than ${name}.highFreqFactor, ` +
+      `got ${out.lowFreqFactor} and ${out.highFreqFactor}`);
+  }
+  return Object.freeze(out);
+}
+
 /** The wrapper's projections: layer key, each head's attribute. */
 const WRAPPER_PROJECTIONS = [['q', 'W_query'], ['k', 'W_key'], ['v', 'W_value']];
 

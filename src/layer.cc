@@ -84,7 +84,7 @@ Status ValidateLayer(const AttentionLayerParams& p, const LayerOptions& o,
     return Status::kInvalidShape;
   }
   if (p.rope_base != 0.0f) {
-    const Status st = ValidateRope(p.rope_base, p.head_dim, 0);
+    const Status st = ValidateRope(p.rope_base, p.head_dim, 0, p.rope_scaling);
     if (st != Status::kOk) return st;
   }
   if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
@@ -153,7 +153,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     if (st != Status::kOk) return st;
     if (p.rope_base != 0.0f && i < 2) {
       st = ApplyRope(p.rope_base, o.batch, o.tokens,
-                     static_cast<int64_t>(heads[i]), p.head_dim, past, proj);
+                     static_cast<int64_t>(heads[i]), p.head_dim, past, proj,
+                     p.rope_scaling);
       if (st != Status::kOk) return st;
     }
     if (split[i]) Permute(proj, b, t, heads[i], hd, /*split=*/true, split[i]);
@@ -201,7 +202,7 @@ Status LayerBackward(LinearBackwardFn linear_backward,
   if (o.cache.keys || o.cache.values) return Status::kInvalidOption;
   Status st;
   if (p.rope_base != 0.0f) {
-    st = ValidateRope(p.rope_base, p.head_dim, 0);
+    st = ValidateRope(p.rope_base, p.head_dim, 0, p.rope_scaling);
     if (st != Status::kOk) return st;
   }
   const int64_t kv_heads = p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads;
@@ -274,7 +275,7 @@ Status LayerBackward(LinearBackwardFn linear_backward,
     if (p.rope_base != 0.0f && i < 2) {
       st = ApplyRopeTranspose(p.rope_base, o.batch, o.tokens,
                               static_cast<int64_t>(heads[i]), p.head_dim, 0,
-                              merged);
+                              merged, p.rope_scaling);
       if (st != Status::kOk) return st;
     }
     float* gx = i == 0 ? grad_x : grad_x_term;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "src/attention.h"
+#include "src/rope.h"
 #include "src/status.h"
 
 namespace causal_attention {
@@ -34,6 +35,8 @@ struct AttentionLayerParams {
   // Rotary position embedding on queries and keys after the head split
   // (src/rope.h) with this theta base; 0 means none. Needs an even head_dim.
   float rope_base = 0.0f;
+  // Llama 3.1's frequency adjustment of that RoPE (factor 0: none).
+  RopeScaling rope_scaling;
   const float* w_query = nullptr;
   const float* b_query = nullptr;
   const float* w_key = nullptr;

@@ -2,7 +2,8 @@
 // projections and attention it sits between).
 //
 // Shapes: x [B, T, H, hd]. Passes:
-//   1. inv_freq [hd/2] from the base (compute_rope_params' float32 ops),
+//   1. inv_freq [hd/2] from the base and the scaling (compute_rope_params'
+//      float32 ops),
 //   2. cos, sin [T, hd/2] for positions start .. start + T - 1,
 //   3. rotate every (i, i + hd/2) pair of every row.
 
@@ -22,21 +23,34 @@ struct FreeDeleter {
   void operator()(float* p) const { free(p); }
 };
 
-Status Rotate(float base, int64_t batch, int64_t tokens, int64_t heads,
-              int64_t head_dim, int64_t start, bool transpose, float* x);
+Status Rotate(float base, const RopeScaling& scaling, int64_t batch,
+              int64_t tokens, int64_t heads, int64_t head_dim, int64_t start,
+              bool transpose, float* x);
+
+bool Positive(float x) { return std::isfinite(x) && x > 0.0f; }
 
 }  // namespace
 
-Status ValidateRope(float base, int64_t head_dim, int64_t start) {
+Status ValidateRope(float base, int64_t head_dim, int64_t start,
+                    const RopeScaling& scaling) {
   if (head_dim < 2 || head_dim % 2 != 0 || start < 0) {
     return Status::kInvalidShape;
   }
-  if (!(std::isfinite(base) && base > 0.0f)) return Status::kInvalidOption;
+  if (!Positive(base)) return Status::kInvalidOption;
+  const RopeScaling& c = scaling;
+  if (c.factor != 0.0f &&
+      !(Positive(c.factor) && Positive(c.low_freq_factor) &&
+        std::isfinite(c.high_freq_factor) &&
+        c.high_freq_factor > c.low_freq_factor &&
+        Positive(c.original_context_length))) {
+    return Status::kInvalidOption;
+  }
   return Status::kOk;
 }
 
-Status RopeInverseFrequencies(float base, int64_t head_dim, float* inv_freq) {
-  const Status st = ValidateRope(base, head_dim, 0);
+Status RopeInverseFrequencies(float base, int64_t head_dim, float* inv_freq,
+                              const RopeScaling& scaling) {
+  const Status st = ValidateRope(base, head_dim, 0, scaling);
   if (st != Status::kOk) return st;
   if (!inv_freq) return Status::kNullPointer;
   for (int64_t i = 0; i < head_dim / 2; ++i) {
@@ -48,26 +62,58 @@ Status RopeInverseFrequencies(float base, int64_t head_dim, float* inv_freq) {
         std::pow(static_cast<double>(base), static_cast<double>(exponent)));
     inv_freq[i] = 1.0f / power;
   }
+  const RopeScaling& c = scaling;
+  if (c.factor == 0.0f) return Status::kOk;
+  // The Python scalars are doubles; each tensor op rounds to float32 with
+  // the scalar cast to float.
+  const double context = c.original_context_length;
+  const float low_wavelen = static_cast<float>(context / c.low_freq_factor);
+  const float high_wavelen = static_cast<float>(context / c.high_freq_factor);
+  const float two_pi = static_cast<float>(2.0 * 3.14159265358979323846);
+  const float span = static_cast<float>(static_cast<double>(c.high_freq_factor) -
+                                        c.low_freq_factor);
+  for (int64_t i = 0; i < head_dim / 2; ++i) {
+    const float f = inv_freq[i];
+    const float period = 1.0f / f;
+    const float wavelen = period * two_pi;  // 2π / inv_freq
+    const float divided = f / c.factor;
+    if (wavelen > low_wavelen) {
+      inv_freq[i] = divided;
+    } else if (wavelen >= high_wavelen) {
+      // smooth = (context / wavelen - low) / (high - low), then the book's
+      // (1 - smooth) · (inv_freq / factor) + smooth · inv_freq; one float
+      // op per statement, so no compiler contracts them into an FMA.
+      const float ratio = (1.0f / wavelen) * c.original_context_length;
+      const float smooth = (ratio - c.low_freq_factor) / span;
+      const float kept = 1.0f - smooth;
+      const float low_part = kept * divided;
+      const float high_part = smooth * f;
+      inv_freq[i] = low_part + high_part;
+    }
+  }
   return Status::kOk;
 }
 
 Status ApplyRope(float base, int64_t batch, int64_t tokens, int64_t heads,
-                 int64_t head_dim, int64_t start, float* x) {
-  return Rotate(base, batch, tokens, heads, head_dim, start, false, x);
+                 int64_t head_dim, int64_t start, float* x,
+                 const RopeScaling& scaling) {
+  return Rotate(base, scaling, batch, tokens, heads, head_dim, start, false,
+                x);
 }
 
 Status ApplyRopeTranspose(float base, int64_t batch, int64_t tokens,
                           int64_t heads, int64_t head_dim, int64_t start,
-                          float* x) {
-  return Rotate(base, batch, tokens, heads, head_dim, start, true, x);
+                          float* x, const RopeScaling& scaling) {
+  return Rotate(base, scaling, batch, tokens, heads, head_dim, start, true, x);
 }
 
 namespace {
 
 // The rotation by +angle (ApplyRope), or by -angle (its transpose).
-Status Rotate(float base, int64_t batch, int64_t tokens, int64_t heads,
-              int64_t head_dim, int64_t start, bool transpose, float* x) {
-  Status st = ValidateRope(base, head_dim, start);
+Status Rotate(float base, const RopeScaling& scaling, int64_t batch,
+              int64_t tokens, int64_t heads, int64_t head_dim, int64_t start,
+              bool transpose, float* x) {
+  Status st = ValidateRope(base, head_dim, start, scaling);
   if (st != Status::kOk) return st;
   if (batch < 1 || heads < 1 || tokens < 1) return Status::kInvalidShape;
   if (!x) return Status::kNullPointer;
@@ -85,7 +131,7 @@ Status Rotate(float base, int64_t batch, int64_t tokens, int64_t heads,
   float* cos_t = buffer.get();
   float* sin_t = cos_t + t * half;
   float* inv_freq = sin_t + t * half;
-  st = RopeInverseFrequencies(base, head_dim, inv_freq);
+  st = RopeInverseFrequencies(base, head_dim, inv_freq, scaling);
   if (st != Status::kOk) return st;
   for (size_t it = 0; it < t; ++it) {
     const float position = static_cast<float>(start + static_cast<int64_t>(it));

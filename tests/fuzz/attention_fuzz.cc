@@ -231,7 +231,11 @@ void FuzzLayer(Input& in, bool raw) {
     p.num_kv_heads = p.num_heads;
     p.num_heads *= in.Range(1, 3);
   }
-  if (in.Bool()) p.rope_base = in.Bool() ? 10000.0f : 500000.0f;
+  if (in.Bool()) {
+    p.rope_base = in.Bool() ? 10000.0f : 500000.0f;
+    // Llama 3.2's and 3.1's frequency adjustment (src/rope.h).
+    if (in.Byte() < 96) p.rope_scaling = {in.Bool() ? 32.0f : 8.0f, 1, 4, 8192};
+  }
   const bool cached = in.Bool();
   int64_t capacity = 0, length = 0;
   if (cached) {

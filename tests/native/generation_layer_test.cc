@@ -198,6 +198,55 @@ TEST(Rope, InverseFrequenciesAndSmallPositionsFollowTheFormula) {
   for (int64_t i = 0; i < h * hd; ++i) EXPECT_EQ(got[i], x[i]) << i;
 }
 
+TEST(Rope, Llama31ScalingKeepsHighDividesLowAndInterpolatesBetween) {
+  // head_dim 16, base 500 000: wavelengths 2π·500000^(i/8) are 6.3, 33,
+  // 168, 865 (below 8192 / 4: kept), 4443 (between: interpolated), 22 970,
+  // 1.2e5, 6e5 (above 8192 / 1: divided by the factor).
+  const int64_t hd = 16;
+  std::vector<float> plain(hd / 2), scaled(hd / 2), none(hd / 2);
+  ASSERT_EQ(RopeInverseFrequencies(500000.0f, hd, plain.data()), Status::kOk);
+  RopeScaling llama32{32.0f, 1.0f, 4.0f, 8192.0f};
+  ASSERT_EQ(RopeInverseFrequencies(500000.0f, hd, scaled.data(), llama32),
+            Status::kOk);
+  ASSERT_EQ(RopeInverseFrequencies(500000.0f, hd, none.data(), RopeScaling()),
+            Status::kOk);
+  EXPECT_EQ(none, plain);  // factor 0: no adjustment
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(scaled[i], plain[i]) << i;
+  for (int i = 5; i < 8; ++i) EXPECT_EQ(scaled[i], plain[i] / 32.0f) << i;
+  // Between: the book's formula in double agrees to float precision.
+  const double wavelen = 2 * 3.14159265358979323846 / plain[4];
+  const double smooth = (8192.0 / wavelen - 1.0) / 3.0;
+  const double want = (1 - smooth) * plain[4] / 32.0 + smooth * plain[4];
+  EXPECT_GT(smooth, 0.0);
+  EXPECT_LT(smooth, 1.0);
+  EXPECT_NEAR(scaled[4], want, 1e-6 * want);
+  // ApplyRope and its transpose use the scaled frequencies: angle
+  // position · inv_freq on the last pair, at position 1000.
+  std::vector<float> x(hd, 0.0f);
+  x[hd / 2 - 1] = 1.0f;
+  ASSERT_EQ(ApplyRope(500000.0f, 1, 1, 1, hd, 1000, x.data(), llama32),
+            Status::kOk);
+  const float angle = 1000.0f * scaled[hd / 2 - 1];
+  EXPECT_FLOAT_EQ(x[hd / 2 - 1], static_cast<float>(std::cos(angle)));
+  EXPECT_FLOAT_EQ(x[hd - 1], static_cast<float>(std::sin(angle)));
+  ASSERT_EQ(ApplyRopeTranspose(500000.0f, 1, 1, 1, hd, 1000, x.data(), llama32),
+            Status::kOk);
+  EXPECT_NEAR(x[hd / 2 - 1], 1.0f, 1e-6);
+  EXPECT_NEAR(x[hd - 1], 0.0f, 1e-6);
+  // Bad configurations.
+  for (RopeScaling bad : {RopeScaling{-1.0f, 1.0f, 4.0f, 8192.0f},
+                          RopeScaling{32.0f, 4.0f, 4.0f, 8192.0f},
+                          RopeScaling{32.0f, 0.0f, 4.0f, 8192.0f},
+                          RopeScaling{32.0f, 1.0f, 4.0f, 0.0f},
+                          RopeScaling{std::nanf(""), 1.0f, 4.0f, 8192.0f},
+                          RopeScaling{32.0f, 1.0f, INFINITY, 8192.0f}}) {
+    EXPECT_EQ(RopeInverseFrequencies(500000.0f, hd, scaled.data(), bad),
+              Status::kInvalidOption);
+    EXPECT_EQ(ApplyRope(500000.0f, 1, 1, 1, hd, 0, x.data(), bad),
+              Status::kInvalidOption);
+  }
+}
+
 TEST(Rope, StartContinuesPositionsAndScoresDependOnDistance) {
   std::mt19937 rng(2);
   const int64_t hd = 8;
@@ -250,6 +299,9 @@ TEST(GenerationLayer, RejectsBadArguments) {
   p.rope_base = -1.0f;
   EXPECT_EQ(AttentionLayerForward(p, o, x.data(), out), Status::kInvalidOption);
   p.rope_base = std::nanf("");
+  EXPECT_EQ(AttentionLayerForward(p, o, x.data(), out), Status::kInvalidOption);
+  p = layer.p;
+  p.rope_scaling = {32.0f, 4.0f, 1.0f, 8192.0f};  // low > high
   EXPECT_EQ(AttentionLayerForward(p, o, x.data(), out), Status::kInvalidOption);
   p = layer.p;
   p.head_dim = 1;  // RoPE needs an even head size

@@ -235,7 +235,12 @@ const cases = [
   ['GroupedQueryAttention odd head size', (ca) => new ca.GroupedQueryAttention(3, 6, 2, 1), RangeError, /^the head size dOut \/ numHeads must be even for RoPE, got 6 \/ 2 = 3$/],
   ['GroupedQueryAttention ropeBase negative', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { ropeBase: -1 }), RangeError, /^options.ropeBase must be a positive float32, got -1$/],
   ['GroupedQueryAttention ropeBase NaN', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { ropeBase: NaN }), RangeError, /^options.ropeBase must be a finite number, got NaN$/],
-  ['GroupedQueryAttention unknown option', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { dropout: 0.1 }), TypeError, /^options has an unknown option 'dropout'; known options: contextLength, ropeBase$/],
+  ['GroupedQueryAttention unknown option', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { dropout: 0.1 }), TypeError, /^options has an unknown option 'dropout'; known options: contextLength, ropeBase, freqConfig$/],
+  ['GroupedQueryAttention freqConfig missing a field', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 32, lowFreqFactor: 1, highFreqFactor: 4 } }), TypeError, /^options.freqConfig.originalContextLength must be a finite number, got undefined$/],
+  ['GroupedQueryAttention freqConfig unknown field', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 32, low_freq_factor: 1 } }), TypeError, /^options.freqConfig has an unknown option 'low_freq_factor'; known options: factor, lowFreqFactor, highFreqFactor, originalContextLength$/],
+  ['GroupedQueryAttention freqConfig factor 0', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 0, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192 } }), RangeError, /^options.freqConfig.factor must be a positive float32, got 0$/],
+  ['GroupedQueryAttention freqConfig low >= high', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 8, lowFreqFactor: 4, highFreqFactor: 4, originalContextLength: 8192 } }), RangeError, /^options.freqConfig.lowFreqFactor must be less than options.freqConfig.highFreqFactor, got 4 and 4$/],
+  ['GroupedQueryAttention freqConfig not an object', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: 32 }), TypeError, /^options.freqConfig must be an options object, got /],
   ['GroupedQueryAttention numKVGroups 0', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 0), RangeError, /^numKVGroups must be an integer >= 1, got 0$/],
   ['forward useCache a string', (ca, q, k, v, ctx) => ctx.gqa.forward(ctx.x.subarray(0, 6), [2, 3], { useCache: 'yes' }), TypeError, /^options.useCache must be true or false, got the string "yes"$/],
   ['forward useCache past contextLength', (ca, q, k, v, ctx) => {

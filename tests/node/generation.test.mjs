@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { maxRelativeError, randomArray, referenceAttention } from './js-reference.mjs';
+import {
+  maxRelativeError, randomArray, referenceAttention, ropeInverseFrequencies,
+} from './js-reference.mjs';
 
 const TOL = 1e-5;
 const builds = [
@@ -246,15 +248,16 @@ function linearJs(x, rows, inF, outF, w) {
 }
 
 /**
- * The book's compute_rope_params (float32 steps, as PyTorch computes them)
- * and apply_rope, on rows [B, T, heads, hd] in place; positions from 0.
+ * The book's compute_rope_params (float32 steps, as PyTorch computes them),
+ * with its freq_config (Llama 3.1 / 3.2) when given, and apply_rope, on rows
+ * [B, T, heads, hd] in place; positions from `start`.
  */
-function applyRopeJs(x, B, T, heads, hd, base) {
+function applyRopeJs(x, B, T, heads, hd, base, freqConfig = null, start = 0) {
   const f = Math.fround;
   const half = hd / 2;
-  const inv = Array.from({ length: half }, (_, i) => f(1 / f(f(base) ** f(f(2 * i) / hd))));
-  for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let h = 0; h < heads; h++) {
-    const row = ((b * T + t) * heads + h) * hd;
+  const inv = ropeInverseFrequencies(base, hd, freqConfig);
+  for (let b = 0; b < B; b++) for (let t = start; t < start + T; t++) for (let h = 0; h < heads; h++) {
+    const row = ((b * T + t - start) * heads + h) * hd;
     for (let i = 0; i < half; i++) {
       const angle = f(t * inv[i]);
       const c = f(Math.cos(angle));
@@ -288,8 +291,8 @@ function groupedQueryAttentionJs(m, x, B, T) {
   const q = linearJs(x, B * T, m.dIn, dOut, sd['W_query.weight']);
   const k = linearJs(x, B * T, m.dIn, KV * hd, sd['W_key.weight']);
   const v = linearJs(x, B * T, m.dIn, KV * hd, sd['W_value.weight']);
-  applyRopeJs(q, B, T, H, hd, m.ropeBase);
-  applyRopeJs(k, B, T, KV, hd, m.ropeBase);
+  applyRopeJs(q, B, T, H, hd, m.ropeBase, m.freqConfig);
+  applyRopeJs(k, B, T, KV, hd, m.ropeBase, m.freqConfig);
   const { output } = referenceAttention(transposeHeads(q, B, T, H, hd), transposeHeads(k, B, T, KV, hd),
     transposeHeads(v, B, T, KV, hd), { batch: B, heads: H, kvHeads: KV, queryLength: T, headDim: hd });
   const merged = transposeHeads(output, B, T, H, hd, true);
@@ -346,6 +349,43 @@ describe('modules with a KV cache', async () => {
       const want = groupedQueryAttentionJs(m, x, B, T);
       assert.ok(maxRelativeError(got, want) <= TOL, `(${dIn}, ${dOut}, ${H}, ${KV}): ${maxRelativeError(got, want)}`);
     }
+  });
+
+  it("GroupedQueryAttention with Llama 3.2's freqConfig: the port of compute_rope_params' freq_config, at far positions too", () => {
+    ca.manualSeed(11);
+    // head size 16, base 500 000: wavelengths below 2048 (kept), one between
+    // 2048 and 8192 (interpolated) and three above (divided by 32).
+    const freqConfig = { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192 };
+    const m = new ca.GroupedQueryAttention(16, 64, 4, 2, { contextLength: 8192, ropeBase: 500000, freqConfig });
+    assert.deepEqual(m.freqConfig, freqConfig);
+    assert.ok(Object.isFrozen(m.freqConfig));
+    const B = 2, T = 50;
+    const x = randomArray(B * T * 16, 45);
+    const got = m.forward(x, [B, T, 16]);
+    const want = groupedQueryAttentionJs(m, x, B, T);
+    assert.ok(maxRelativeError(got, want) <= TOL, String(maxRelativeError(got, want)));
+    // Far positions magnify an error in a frequency 6000-fold in the angle
+    // position · inv_freq: the rotated queries of tokens 6000..6002 (cached
+    // after 6000 tokens) against the port (without the adjustment the angles
+    // there differ by up to 1.6 rad).
+    const far = new ca.GroupedQueryAttention(16, 64, 4, 2, { contextLength: 8192, ropeBase: 500000, freqConfig });
+    const plain = new ca.GroupedQueryAttention(16, 64, 4, 2, { contextLength: 8192, ropeBase: 500000 });
+    plain.loadStateDict(far.stateDict());
+    const prompt = randomArray(6000 * 16, 46);
+    const tail = randomArray(3 * 16, 47);
+    const rotated = (module) => {
+      module.forward(prompt, [1, 6000, 16], { useCache: true });
+      return module.forward(tail, [1, 3, 16], { useCache: true, returnQKV: true }).queries;
+    };
+    const q = linearJs(tail, 3, 16, 64, far.stateDict()['W_query.weight']);
+    applyRopeJs(q, 1, 3, 4, 16, 500000, freqConfig, 6000);
+    const wantQ = transposeHeads(q, 1, 3, 4, 16);
+    const gotQ = rotated(far);
+    assert.ok(maxRelativeError(gotQ, wantQ) <= 2e-5, `scaled: ${maxRelativeError(gotQ, wantQ)}`);
+    // Without the adjustment the same weights rotate differently.
+    assert.ok(maxRelativeError(rotated(plain), wantQ) > 1e-2);
+    far.dispose();
+    plain.dispose();
   });
 
   it('GroupedQueryAttention: a prompt, then token by token, equals one full forward (RoPE positions continue)', () => {

@@ -207,3 +207,28 @@ export function repeatKv(x, batch, heads, kvHeads) {
   }
   return out;
 }
+
+/**
+ * The book's compute_rope_params inverse frequencies in float32 steps, as
+ * PyTorch computes them: 1 / base^(2i / hd), then, with freqConfig
+ * ({ factor, lowFreqFactor, highFreqFactor, originalContextLength }, the
+ * book's freq_config of Llama 3.1 / 3.2), its adjustment. In PyTorch a Python
+ * scalar meets a float32 tensor as a float32, scalar / tensor is
+ * tensor.reciprocal() * scalar, and every op rounds to float32.
+ */
+export function ropeInverseFrequencies(base, hd, freqConfig = null) {
+  const f = Math.fround;
+  const inv = Array.from({ length: hd / 2 }, (_, i) => f(1 / f(f(base) ** f(f(2 * i) / hd))));
+  if (!freqConfig) return inv;
+  const { factor, lowFreqFactor: low, highFreqFactor: high, originalContextLength: ctx } = freqConfig;
+  const lowWavelen = f(ctx / low);
+  const highWavelen = f(ctx / high);
+  return inv.map((fr) => {
+    const wavelen = f(f(1 / fr) * f(2 * Math.PI));
+    const divided = f(fr / f(factor));
+    if (wavelen > lowWavelen) return divided;
+    if (wavelen < highWavelen) return fr;
+    const smooth = f(f(f(f(1 / wavelen) * f(ctx)) - f(low)) / f(high - low));
+    return f(f(f(1 - smooth) * divided) + f(smooth * fr));
+  });
+}

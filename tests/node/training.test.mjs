@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import {
-  dropoutKeeps, maxRelativeError, randomArray, referenceAttentionBackward, repeatKv, visibleEnd,
+  dropoutKeeps, maxRelativeError, randomArray, referenceAttentionBackward, repeatKv, ropeInverseFrequencies,
+  visibleEnd,
 } from './js-reference.mjs';
 import { trainTinyModel } from './tiny-model.mjs';
 
@@ -189,11 +190,12 @@ describe('bit-identical gradients for any build and thread count', () => {
  * rows in place: pairs (i, i + hd/2) rotated by position · inv_freq[i], the
  * angles' float32 steps as compute_rope_params (src/rope.h).
  */
-function rope64(y, B, T, heads, hd, base) {
+function rope64(y, B, T, heads, hd, base, freqConfig) {
   const f = Math.fround;
   const half = hd / 2;
+  const invFreq = ropeInverseFrequencies(base, hd, freqConfig);
   for (let i = 0; i < half; i++) {
-    const inv = f(1 / f(base ** f(f(2 * i) / f(hd))));
+    const inv = invFreq[i];
     for (let t = 0; t < T; t++) {
       const angle = f(t * inv);
       const c = f(Math.cos(angle)), s = f(Math.sin(angle));
@@ -218,7 +220,7 @@ function rope64(y, B, T, heads, hd, base) {
  * chapter's GroupedQueryAttention.
  */
 function layerForward64(p, x, [B, T, dIn], {
-  numHeads, headDim, causal, dropout = 0, seed, kvHeads = numHeads, ropeBase = 0,
+  numHeads, headDim, causal, dropout = 0, seed, kvHeads = numHeads, ropeBase = 0, freqConfig = null,
 }) {
   const dm = numHeads * headDim;
   const project = (w, b, width) => {
@@ -235,8 +237,8 @@ function layerForward64(p, x, [B, T, dIn], {
   const dkv = kvHeads * headDim;
   const Q = project(p.wq, p.bq, dm), K = project(p.wk, p.bk, dkv), V = project(p.wv, p.bv, dkv);
   if (ropeBase) {
-    rope64(Q, B, T, numHeads, headDim, ropeBase);
-    rope64(K, B, T, kvHeads, headDim, ropeBase);
+    rope64(Q, B, T, numHeads, headDim, ropeBase, freqConfig);
+    rope64(K, B, T, kvHeads, headDim, ropeBase, freqConfig);
   }
   const ctx = new Float64Array(B * T * dm);
   const scale = Math.fround(1 / Math.sqrt(headDim));
@@ -315,6 +317,8 @@ function finiteDifferences(arrays, loss, step = 1e-6) {
 
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
 
+const ROPE_FREQ_CONFIG = { factor: 4, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 1000 };
+
 describe('modules: parameter and input gradients against float64 finite differences', async () => {
   const ca = await init({ build: 'single' });
   const B = 2, T = 5, dIn = 3;
@@ -329,6 +333,11 @@ describe('modules: parameter and input gradients against float64 finite differen
       { numHeads: 2, headDim: 2, causal: true }],
     ['GroupedQueryAttention', () => new ca.GroupedQueryAttention(dIn, 8, 4, 2, { contextLength: T, ropeBase: 10000 }),
       { numHeads: 4, headDim: 2, causal: true, kvHeads: 2, ropeBase: 10000 }],
+    // Head size 8: wavelengths 6.3 and 63 kept (< 250), 628 interpolated,
+    // 6283 divided (> 1000).
+    ['GroupedQueryAttention with freqConfig', () => new ca.GroupedQueryAttention(dIn, 16, 2, 1,
+      { contextLength: T, ropeBase: 10000, freqConfig: ROPE_FREQ_CONFIG }),
+    { numHeads: 2, headDim: 8, causal: true, kvHeads: 1, ropeBase: 10000, freqConfig: ROPE_FREQ_CONFIG }],
   ];
   let worst = 0;
 

@@ -67,6 +67,12 @@ const llama = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 64, rope
 const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true });
 const held: number = llama.resetCache().cacheLength + llama.numKVGroups;
 llama.dispose();
+const llama32 = new ca.GroupedQueryAttention(16, 16, 2, 1, {
+  ropeBase: 500000, freqConfig: { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192 },
+});
+const factor: number | undefined = llama32.freqConfig?.factor;
+// @ts-expect-error freqConfig needs all four fields
+void new ca.GroupedQueryAttention(16, 16, 2, 1, { freqConfig: { factor: 32 } });
 const gqaGrad: Float32Array = llama.train().backward(llama.forward(new Float32Array(16), [2, 8]));
 ca.dispose();
 
@@ -105,5 +111,5 @@ await remote.dispose();
 
 export {
   sum, maybe, label, gemm, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
-  weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
+  weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, factor, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
 };
