@@ -789,6 +789,7 @@ export function defineModules(engine) {
     GroupedQueryAttention,
   };
 }
+
 /**
  * compute_rope_params' freq_config, checked: every field a positive float32,
  * lowFreqFactor < highFreqFactor. Returns a frozen copy.
