@@ -72,6 +72,22 @@ void Permute(const float* src, size_t b, size_t t, size_t h, size_t hd,
   }
 }
 
+// The Q, K and V projections' head counts and output widths (K and V have
+// the KV heads), for the forward and the backward alike. Built after
+// ValidateAttention has checked the sizes.
+struct Projections {
+  int64_t kv_heads;
+  size_t heads[3];
+  int64_t widths[3];  // heads[i] · head_dim; widths[0] is d_model
+
+  explicit Projections(const AttentionLayerParams& p)
+      : kv_heads(p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads),
+        heads{static_cast<size_t>(p.num_heads), static_cast<size_t>(kv_heads),
+              static_cast<size_t>(kv_heads)},
+        widths{p.num_heads * p.head_dim, kv_heads * p.head_dim,
+               kv_heads * p.head_dim} {}
+};
+
 Status ValidateLayer(const AttentionLayerParams& p, const LayerOptions& o,
                      const float* x, const LayerOutputs& out) {
   if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
@@ -109,16 +125,14 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
       p.head_dim, p.head_dim,  kv_heads, cache.keys ? cache.capacity : 0};
   st = ValidateAttention(shape, o.attention);
   if (st != Status::kOk) return st;
+  const Projections projections(p);  // sizes validated: no overflow
+  const size_t* heads = projections.heads;
+  const int64_t* widths = projections.widths;
+  const int64_t d_model = widths[0];
 
   const size_t b = static_cast<size_t>(o.batch);
   const size_t t = static_cast<size_t>(o.tokens);
   const size_t hd = static_cast<size_t>(p.head_dim);
-  const size_t heads[3] = {static_cast<size_t>(p.num_heads),
-                           static_cast<size_t>(kv_heads),
-                           static_cast<size_t>(kv_heads)};
-  const int64_t d_model = p.num_heads * p.head_dim;
-  const int64_t widths[3] = {d_model, kv_heads * p.head_dim,
-                             kv_heads * p.head_dim};
   // Scratch: the projection before the split, the attention output, and
   // Q/K/V unless the caller keeps them (K, V: or the cache holds them).
   float* const kept[3] = {out.queries, out.keys, out.values};
@@ -210,6 +224,10 @@ Status LayerBackward(LinearBackwardFn linear_backward,
                              p.head_dim, p.head_dim,  kv_heads};
   st = ValidateAttention(shape, o.attention);
   if (st != Status::kOk) return st;
+  const Projections projections(p);  // sizes validated: no overflow
+  const size_t* heads = projections.heads;
+  const int64_t* widths = projections.widths;
+  const int64_t d_model = widths[0];
   // Every parameter needs its gradient, and only those.
   const bool grads_match = !p.b_query == !g.b_query && !p.b_key == !g.b_key &&
                            !p.b_value == !g.b_value && !p.w_out == !g.w_out &&
@@ -224,12 +242,6 @@ Status LayerBackward(LinearBackwardFn linear_backward,
   const size_t t = static_cast<size_t>(o.tokens);
   const size_t hd = static_cast<size_t>(p.head_dim);
   const size_t d_in = static_cast<size_t>(p.d_in);
-  const size_t heads[3] = {static_cast<size_t>(p.num_heads),
-                           static_cast<size_t>(kv_heads),
-                           static_cast<size_t>(kv_heads)};
-  const int64_t d_model = p.num_heads * p.head_dim;
-  const int64_t widths[3] = {d_model, kv_heads * p.head_dim,
-                             kv_heads * p.head_dim};
   const int64_t rows = o.batch * o.tokens;
   // Scratch: a merged [B, T, d_model] buffer, the heads' dO and dQ, dK, dV
   // (K, V: kv heads only) and one grad_x term.
