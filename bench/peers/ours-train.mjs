@@ -7,7 +7,7 @@
 //                        training mode, as a training step runs it)
 //   'backward'         : attentionBackward alone (attention shapes; the
 //                        module's backward needs a forward before each call)
-import { moduleWeights } from './ort-common.mjs';
+import { moduleWithPeerWeights } from './ours.mjs';
 
 export const name = 'ours';
 
@@ -51,25 +51,9 @@ function prepareAttention(ca, variant, s, { q, k, v, gradOutput }) {
   return { run: () => concatGradients(backward(forward())) };
 }
 
-/** [rows, cols] row-major → [cols, rows]: x·W layout to nn.Linear's [out, in]. */
-function transpose(w, rows, cols) {
-  const t = new Float32Array(w.length);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = w[r * cols + c];
-  return t;
-}
-
 function prepareModule(ca, variant, s, { x, gradOutput }) {
-  // The book's MultiHeadAttention with the onnxruntime graphs' weights (as
-  // the forward table), in training mode (dropout 0).
-  const mha = new ca.MultiHeadAttention(s.dIn, s.dOut, s.length, 0.0, s.heads);
-  const w = moduleWeights(s);
-  mha.loadStateDict({
-    'W_query.weight': transpose(w.wq, s.dIn, s.dOut),
-    'W_key.weight': transpose(w.wk, s.dIn, s.dOut),
-    'W_value.weight': transpose(w.wv, s.dIn, s.dOut),
-    'out_proj.weight': transpose(w.wo, s.dOut, s.dOut),
-    'out_proj.bias': w.bo,
-  });
+  // The forward table's module and weights, in training mode (dropout 0).
+  const mha = moduleWithPeerWeights(ca, s);
   const dims = [s.batch, s.length, s.dIn];
   const out = new Float32Array(s.batch * s.length * s.dOut);
   if (variant === 'forward') return { run: () => mha.forward(x, dims, { out }) };

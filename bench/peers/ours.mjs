@@ -102,23 +102,29 @@ function transpose(w, rows, cols) {
   return t;
 }
 
-function prepareModule(ca, s, { x }) {
-  if (typeof ca.MultiHeadAttention !== 'function') {
-    throw new Unavailable('ca.MultiHeadAttention is not in this build of the package yet');
-  }
-  // The book's MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads),
-  // loaded with the onnxruntime graphs' weights (PyTorch layout), so the
-  // outputs are compared, not only the times.
+/**
+ * The book's MultiHeadAttention(d_in, d_out, context_length, dropout 0,
+ * num_heads) loaded with the onnxruntime graphs' weights (PyTorch layout),
+ * so the outputs are compared, not only the times; in training mode, as
+ * created. The training bench (ours-train.mjs) uses it too.
+ */
+export function moduleWithPeerWeights(ca, s) {
   const mha = new ca.MultiHeadAttention(s.dIn, s.dOut, s.length, 0.0, s.heads);
   const w = moduleWeights(s);
-  mha.loadStateDict({
+  return mha.loadStateDict({
     'W_query.weight': transpose(w.wq, s.dIn, s.dOut),
     'W_key.weight': transpose(w.wk, s.dIn, s.dOut),
     'W_value.weight': transpose(w.wv, s.dIn, s.dOut),
     'out_proj.weight': transpose(w.wo, s.dOut, s.dOut),
     'out_proj.bias': w.bo,
   });
-  mha.eval();
+}
+
+function prepareModule(ca, s, { x }) {
+  if (typeof ca.MultiHeadAttention !== 'function') {
+    throw new Unavailable('ca.MultiHeadAttention is not in this build of the package yet');
+  }
+  const mha = moduleWithPeerWeights(ca, s).eval();
   const dims = [s.batch, s.length, s.dIn];
   const out = new Float32Array(s.batch * s.length * s.dOut);
   return { run: () => mha.forward(x, dims, { out }) };
