@@ -4,30 +4,21 @@
 // init() and its options with their defaults.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { SCREENSHOTS, launch, openPage, startServer } from './browser.mjs';
+import { describe, it } from 'node:test';
+import { SCREENSHOTS, openPage, useChromiumAndServer } from './browser.mjs';
 
-let browser;
-let server;
-before(async () => {
-  browser = await launch();
-  server = await startServer();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useChromiumAndServer();
 
 describe('API reference', () => {
   it('lists init() and documents InitOptions with units and defaults', async () => {
-    const { page, problems } = await openPage(browser, server.url, 'api/');
+    const { page, problems } = await openPage(env.browser, env.server.url, 'api/');
     assert.match(await page.title(), /causal-attention API/);
-    await page.goto(`${server.url}api/interfaces/InitOptions.html`);
+    await page.goto(`${env.server.url}api/interfaces/InitOptions.html`);
     const text = await page.textContent('body');
     for (const expected of ['worker', 'timeout', 'Default 30000', 'Milliseconds', 'build', 'threads']) {
       assert.ok(text.includes(expected), `InitOptions page mentions ${expected}`);
     }
-    await page.goto(`${server.url}api/functions/init.html`);
+    await page.goto(`${env.server.url}api/functions/init.html`);
     assert.match(await page.textContent('body'), /RemoteRuntime/);
     await page.screenshot({ path: join(SCREENSHOTS, 'api-init.png') });
     assert.deepEqual(problems, []);

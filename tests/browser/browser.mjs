@@ -3,6 +3,7 @@
 // DOM tables, colours from its canvases, and "wait for the next redraw".
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
@@ -18,6 +19,24 @@ export async function launch() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
+}
+
+/**
+ * For a test file: hooks that launch Chromium and start the demo server
+ * (cross-origin isolated) before its tests and close both after them. The
+ * returned object holds them as `browser` and `server` once the tests run.
+ */
+export function useChromiumAndServer() {
+  const env = { browser: null, server: null };
+  before(async () => {
+    env.browser = await launch();
+    env.server = await startServer();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
 }
 
 /** Opens `path` and collects console errors, page errors and off-origin requests. */

@@ -6,27 +6,21 @@
 // and the loss curve land in tests/browser/screenshots/ (docs/ has copies).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { SCREENSHOTS, launch, openDemo, setControl, startServer } from './browser.mjs';
+import { after, describe, it } from 'node:test';
+import { SCREENSHOTS, openDemo, setControl, useChromiumAndServer } from './browser.mjs';
 
 /** Steps within which the default run must show an induction head. */
 const STEP_BOUND = 600;
 
-let browser;
-let server;
 let trained; // the page of the first test, trained on the default induction run
-before(async () => {
-  browser = await launch();
-  server = await startServer();
-});
+// Registered first, so it runs before the browser closes.
 after(async () => {
   await trained?.page.close();
-  await browser?.close();
-  await server?.close();
 });
+const env = useChromiumAndServer();
 
 async function openLearn(options) {
-  const opened = await openDemo(browser, server.url, options);
+  const opened = await openDemo(env.browser, env.server.url, options);
   await opened.page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
   return opened;
 }

@@ -11,21 +11,12 @@
 // first step where they part.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { trainTinyModel } from '../node/tiny-model.mjs';
-import { launch, openPage, startServer } from './browser.mjs';
+import { openPage, useChromiumAndServer } from './browser.mjs';
 
-let browser;
-let server;
-before(async () => {
-  browser = await launch();
-  server = await startServer();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useChromiumAndServer();
 
 // The tiny model's losses in a Node child process with the given flags, and
 // the GEMM kernel it ran.
@@ -47,7 +38,7 @@ const windows = (losses) => [0, 50, 100, 150].map((a) => losses.slice(a, a + 50)
 describe('training in the browser', () => {
   it('the tiny model in Chromium: single and threads the same bits; Node\'s bits with the same GEMM kernel', async () => {
     const plainNode = await trainTinyModel(await init({ build: 'single' }));
-    const { page, problems } = await openPage(browser, server.url);
+    const { page, problems } = await openPage(env.browser, env.server.url);
     // The function's own source, evaluated in the page (it imports nothing).
     const inBrowser = await page.evaluate(`(async () => {
       const { init } = await import('/dist/index.mjs');
