@@ -3,7 +3,7 @@
 // way to the kernel); pointers arrive as byte offsets into the wasm heap
 // (the JS wrapper allocates and copies), sizes as doubles (exact for every
 // size a wasm32 heap can hold, range-checked again by the core), and errors
-// go back as Status codes, which bindings/codes.mjs turns into JS errors.
+// go back as Status codes, which bindings/engine/codes.mjs turns into JS errors.
 
 #include <emscripten/bind.h>
 #include <stdint.h>
@@ -163,7 +163,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   using emscripten::enum_;
   using emscripten::function;
 
-  // The codes themselves, so that a test can check bindings/codes.mjs.
+  // The codes themselves, so that a test can check bindings/engine/codes.mjs.
   enum_<Status>("Status")
       .value("kOk", Status::kOk)
       .value("kInvalidShape", Status::kInvalidShape)

@@ -5,21 +5,21 @@
 // Dv] (Hkv = H unless grouped-query attention); output [B, H, Tq, Dv];
 // weights [B, H, Tq, Tk]; logSumExp [B, H, Tq].
 
-import { checkStatus } from './codes.mjs';
-import { Heap } from './heap.mjs';
+import { checkStatus } from './engine/codes.mjs';
+import { Heap } from './engine/heap.mjs';
 import {
   DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, terminateWorkers, threadsAvailability,
-} from './loader.mjs';
-import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
-import { crossEntropy } from './loss.mjs';
-import { defineModules } from './modules.mjs';
-import { AdamW, SGD } from './optim.mjs';
-import { MT19937 } from './random.mjs';
-import { initRemote } from './remote.mjs';
+} from './engine/loader.mjs';
+import { KVCache, resolveCacheLayout } from './engine/kv-cache.mjs';
+import { crossEntropy } from './nn/loss.mjs';
+import { defineModules } from './nn/modules.mjs';
+import { AdamW, SGD } from './nn/optim.mjs';
+import { MT19937 } from './nn/random.mjs';
+import { initRemote } from './remote/remote.mjs';
 import {
   checkBoolean, checkInteger, checkKvGroups, checkOneOf, checkOptionNames, checkSeed, checkShape,
   checkTensor, describe, product, resolveAttentionOptions, resolveAttentionOutputs,
-} from './validate.mjs';
+} from './engine/validate.mjs';
 
 // The options that describe one attention computation: the forward's and
 // the backward's.
@@ -151,7 +151,7 @@ class Runtime {
   /**
    * A key/value cache resident in wasm memory for generation: options
    * { batch, kvHeads, headDim, valueDim = headDim, capacity }. See
-   * bindings/kv-cache.mjs; dispose() it (or `using`) when done.
+   * bindings/engine/kv-cache.mjs; dispose() it (or `using`) when done.
    */
   createKVCache(options) {
     this.#checkAlive();
@@ -279,7 +279,7 @@ class Runtime {
     const heads = c.returnQKV || c.keep;
     const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
       y, weights, scores, queries, keys, values, context, logSumExp] = this.#stage('forward',
-      [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo],
+      [c.x, p.wQuery, p.bQuery, p.wKey, p.bKey, p.wValue, p.bValue, p.wOut, p.bOut],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
         ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
         c.keep ? outLength : 0, c.keep ? rowsLength : 0]);
@@ -321,9 +321,9 @@ class Runtime {
     const [x, wQuery, bQuery, wKey, bKey, wValue, bValue, wOut, bOut,
       queries, keys, values, context, logSumExp, gradY,
       gwq, gbq, gwk, gbk, gwv, gbv, gwo, gbo, gradX] = this.#stage('backward',
-      [c.x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv, p.wo, p.bo,
+      [c.x, p.wQuery, p.bQuery, p.wKey, p.bKey, p.wValue, p.bValue, p.wOut, p.bOut,
         s.queries, s.keys, s.values, s.context, s.logSumExp, c.gradY,
-        g.wq, g.bq, g.wk, g.bk, g.wv, g.bv, g.wo, g.bo],
+        g.wQuery, g.bQuery, g.wKey, g.bKey, g.wValue, g.bValue, g.wOut, g.bOut],
       [batch * tokens * c.dIn]);
     const params = {
       dIn: c.dIn, numHeads: p.numHeads, headDim: p.headDim,
@@ -336,7 +336,7 @@ class Runtime {
     };
     checkStatus(this.#mod, 'backward',
       this.#mod.layerBackward(params, c.options, x, saved, gradY, gradX, grads));
-    const ptrs = { wq: gwq, bq: gbq, wk: gwk, bk: gbk, wv: gwv, bv: gbv, wo: gwo, bo: gbo };
+    const ptrs = grads;
     const out = {};
     for (const [key, ptr] of Object.entries(ptrs)) out[key] = g[key] && this.#copyOut(ptr, g[key].length);
     return { gradX: this.#copyOut(gradX, batch * tokens * c.dIn), grads: out };

@@ -3,7 +3,7 @@
 // No top-level side effect (the package says `sideEffects: false`, so a
 // bundler may skip evaluating this module): init() selects the platform.
 import { init as initWithPlatform } from './index.mjs';
-import { usePlatform } from './loader.mjs';
+import { usePlatform } from './engine/loader.mjs';
 import { nodePlatform } from './platform-node.mjs';
 
 export * from './index.mjs';

@@ -8,7 +8,7 @@
 // docs:     build/api, the API reference from bindings/index.d.ts (TypeDoc,
 //           tools/api-docs; fails when an export is undocumented)
 // wasm:   build/wasm (two Emscripten modules), then dist/ (the npm package):
-//         dist/*.mjs, *.cjs from bindings/, index.d.mts + index.d.cts from
+//         dist/**/*.mjs, *.cjs from bindings/ (same tree), index.d.mts + index.d.cts from
 //         bindings/index.d.ts, dist/wasm/* from the build (glue and pthread
 //         worker through scripts/patch-glue.mjs).
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,7 +48,9 @@ function assembleDist() {
   const dist = join(root, 'dist');
   rmSync(dist, { recursive: true, force: true });
   mkdirSync(join(dist, 'wasm'), { recursive: true });
-  for (const f of readdirSync(join(root, 'bindings'))) {
+  // bindings/ as it is laid out (entries at the top, engine/, nn/, remote/):
+  // every .mjs/.cjs at the same relative path, so the imports stay as written.
+  for (const f of readdirSync(join(root, 'bindings'), { recursive: true })) {
     if (/\.[mc]js$/.test(f)) cpSync(join(root, 'bindings', f), join(dist, f));
   }
   // One declaration file, as ESM types for `import` and CJS types for `require`.

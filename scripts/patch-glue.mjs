@@ -3,7 +3,7 @@
 //
 // - The glue (`causal_attention*.mjs`) keeps emcc's logic, minus the two things
 //   that make bundlers emit files the package does not use or cannot load:
-//   a literal `new URL("x.wasm", import.meta.url)` (bindings/loader.mjs always
+//   a literal `new URL("x.wasm", import.meta.url)` (bindings/engine/loader.mjs always
 //   hands the compiled module over through `instantiateWasm`), and
 //   `new Worker(new URL("x.worker.js", import.meta.url))`, a classic worker
 //   that imports the glue dynamically. Workers come from `Module.pthreadWorker()`

@@ -3,7 +3,7 @@
 // Llama chapter's GroupedQueryAttention with RoPE) on pointers, forward and
 // backward, the forward optionally appending to and attending over a KV
 // cache. The modules themselves, which own their parameters, live in JS
-// (bindings/modules.mjs); this is the computation they call.
+// (bindings/nn/modules.mjs); this is the computation they call.
 //
 // Layouts (row-major float32): x [batch, tokens, d_in]; a projection weight
 // is [out_features, in_features] and its bias [out_features], as nn.Linear;

@@ -1,6 +1,6 @@
 // Errors are values: every public function of the core returns a Status and
 // never throws or aborts on bad arguments. The JS side mirrors these codes
-// in bindings/codes.mjs (a test checks the two agree).
+// in bindings/engine/codes.mjs (a test checks the two agree).
 
 #ifndef CAUSAL_ATTENTION_SRC_STATUS_H_
 #define CAUSAL_ATTENTION_SRC_STATUS_H_

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/codes.mjs';
-import { loadModule } from '../../dist/loader.mjs';
+import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
+import { loadModule } from '../../dist/engine/loader.mjs';
 import { maxRelativeError, randomArray, referenceAttention } from './js-reference.mjs';
 
 const shape = { batch: 1, heads: 2, queryLength: 3, headDim: 4 };
@@ -330,7 +330,7 @@ describe('dispose', () => {
 });
 
 describe('the codes at the boundary', () => {
-  it('bindings/codes.mjs names the same values as the C++ enums the wasm registers', async () => {
+  it('bindings/engine/codes.mjs names the same values as the C++ enums the wasm registers', async () => {
     const mod = await loadModule('single', 1);
     const names = {
       OK: 'kOk', INVALID_SHAPE: 'kInvalidShape', TOO_LARGE: 'kTooLarge',

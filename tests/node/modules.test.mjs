@@ -115,7 +115,7 @@ function moduleJs(m, x, B, T) {
     }
     return out;
   };
-  const [q, k, v] = [[p.wq, p.bq], [p.wk, p.bk], [p.wv, p.bv]]
+  const [q, k, v] = [[p.wQuery, p.bQuery], [p.wKey, p.bKey], [p.wValue, p.bValue]]
     .map(([w, b]) => split(linearJs(x, B * T, m.dIn, dm, w, b)));
   const { output, weights } = referenceAttention(q, k, v, {
     batch: B, heads: H, queryLength: T, headDim: hd, causal: m.contextLength !== undefined, // SelfAttention has none
@@ -124,7 +124,7 @@ function moduleJs(m, x, B, T) {
   for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let h = 0; h < H; h++) {
     for (let c = 0; c < hd; c++) merged[((b * T + t) * H + h) * hd + c] = output[((b * H + h) * T + t) * hd + c];
   }
-  return { output: p.wo ? linearJs(merged, B * T, dm, dm, p.wo, p.bo) : merged, weights, q, k, v };
+  return { output: p.wOut ? linearJs(merged, B * T, dm, dm, p.wOut, p.bOut) : merged, weights, q, k, v };
 }
 
 describe('modules', async () => {

@@ -15,7 +15,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const dist = dirname(fileURLToPath(import.meta.resolve('causal-attention')));
-const loaderUrl = pathToFileURL(join(dist, 'loader.mjs')).href;
+const loaderUrl = pathToFileURL(join(dist, 'engine/loader.mjs')).href;
 
 // Prints { builds: { single: { kernel, worst, sideModule }, threads: ... },
 // identical, digest } for init({ gemmKernel: process.env.GEMM_KERNEL }).

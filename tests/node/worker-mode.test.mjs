@@ -1,5 +1,5 @@
 // init({ worker: true }): the engine in a worker_threads worker behind a
-// generic proxy (bindings/remote.mjs). Everything is compared with the same
+// generic proxy (bindings/remote/remote.mjs). Everything is compared with the same
 // calls on a local runtime: results bit-identical, errors of the same class
 // with the same message.
 import assert from 'node:assert/strict';

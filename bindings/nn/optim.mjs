@@ -9,7 +9,7 @@
 
 import {
   checkBoolean, checkOptionNames, describe,
-} from './validate.mjs';
+} from '../engine/validate.mjs';
 
 const f = Math.fround;
 

@@ -4,7 +4,7 @@
 // are not plain data stay here in `handles`; results are copied, their typed
 // arrays transferred.
 
-import { init } from './index.mjs';
+import { init } from '../index.mjs';
 import {
   ARRAY, HANDLE, OBJECT, VALUE, WRITE_BACK, decodeContainer, describePath, encodeContainer, errorToWire,
   isCloneable,

@@ -30,7 +30,7 @@
 //   at once. Handles the page no longer references are released in the
 //   worker (FinalizationRegistry).
 
-import { currentPlatform } from './loader.mjs';
+import { currentPlatform } from '../engine/loader.mjs';
 
 // Wire tags, both directions.
 export const VALUE = 0; // structured clone copies it as is

@@ -20,11 +20,11 @@
 // cache between a forward(..., { useCache: true }) and resetCache() (or
 // dispose()).
 
-import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from './kv-cache.mjs';
+import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from '../engine/kv-cache.mjs';
 import {
   checkBoolean, checkFinite, checkIndices, checkInteger, checkOptionNames, checkProbability,
   checkShape, checkTensor, describe, product, resolveAttentionOptions,
-} from './validate.mjs';
+} from '../engine/validate.mjs';
 
 const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
@@ -188,7 +188,7 @@ function toFloat32(value) {
  *   layerBackward(call)  runs its backward → { gradX, grads }
  *   linearForward(...)   runs Linear
  *   linearBackward(...)  runs LinearBackward → { gradX, weightGrad, biasGrad }
- *   createCache(layout)  a KVCache (bindings/kv-cache.mjs) for useCache
+ *   createCache(layout)  a KVCache (bindings/engine/kv-cache.mjs) for useCache
  */
 export function defineModules(engine) {
   class Linear extends Module {
@@ -615,10 +615,10 @@ export function defineModules(engine) {
         numHeads: this.numHeads, headDim: this.headDim,
         numKVHeads: this.numKVGroups ?? 0, ropeBase: this.ropeBase ?? 0,
         ropeScaling: this.freqConfig ?? undefined,
-        wq: this.W_query.weight, bq: this.W_query.bias,
-        wk: this.W_key.weight, bk: this.W_key.bias,
-        wv: this.W_value.weight, bv: this.W_value.bias,
-        wo: this.outProj?.weight ?? null, bo: this.outProj?.bias ?? null,
+        wQuery: this.W_query.weight, bQuery: this.W_query.bias,
+        wKey: this.W_key.weight, bKey: this.W_key.bias,
+        wValue: this.W_value.weight, bValue: this.W_value.bias,
+        wOut: this.outProj?.weight ?? null, bOut: this.outProj?.bias ?? null,
       };
     }
 
@@ -641,8 +641,8 @@ export function defineModules(engine) {
     }
 
     #projections() {
-      const p = [['q', this.W_query], ['k', this.W_key], ['v', this.W_value]];
-      return this.outProj ? [...p, ['o', this.outProj]] : p;
+      const p = [['Query', this.W_query], ['Key', this.W_key], ['Value', this.W_value]];
+      return this.outProj ? [...p, ['Out', this.outProj]] : p;
     }
 
     namedLinears() {
@@ -686,7 +686,7 @@ export function defineModules(engine) {
 
     layerParams() {
       // The heads' projections stacked: one layer forward runs them all.
-      const p = { numHeads: this.numHeads, headDim: this.dOut, wo: null, bo: null };
+      const p = { numHeads: this.numHeads, headDim: this.dOut, wOut: null, bOut: null };
       for (const [key, name] of WRAPPER_PROJECTIONS) {
         p[`w${key}`] = stack(this.heads.map((h) => h[name].weight));
         p[`b${key}`] = stack(this.heads.map((h) => h[name].bias));
@@ -812,7 +812,7 @@ function checkFreqConfig(name, config) {
 }
 
 /** The wrapper's projections: layer key, each head's attribute. */
-const WRAPPER_PROJECTIONS = [['q', 'W_query'], ['k', 'W_key'], ['v', 'W_value']];
+const WRAPPER_PROJECTIONS = [['Query', 'W_query'], ['Key', 'W_key'], ['Value', 'W_value']];
 
 /** Arrays concatenated (null when the first is null: no bias). */
 function stack(parts) {

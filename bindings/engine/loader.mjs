@@ -7,9 +7,9 @@
 // rejects when `timeout` runs out. Nothing here touches the host: no globals,
 // no process handlers, no workers left behind after a failure.
 
-import createSingle from './wasm/causal_attention.mjs';
-import createThreads from './wasm/causal_attention_threads.mjs';
-import { webPlatform } from './platform-web.mjs';
+import createSingle from '../wasm/causal_attention.mjs';
+import createThreads from '../wasm/causal_attention_threads.mjs';
+import { webPlatform } from '../platform-web.mjs';
 
 /** Upper bound on threads, whatever the machine reports. */
 export const MAX_THREADS = 16;

@@ -55,7 +55,7 @@ export class KVCache {
   #disposed = false;
 
   /**
-   * `engine`: { heap (bindings/heap.mjs), checkAlive(), attention(call, q,
+   * `engine`: { heap (bindings/engine/heap.mjs), checkAlive(), attention(call, q,
    * keysPtr, valuesPtr) -> { output, weights? }, generator }.
    * Use ca.createKVCache(options); not constructed directly.
    */
