@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
+import { linearJs } from './helpers.mjs';
 import { maxRelativeError, randomArray, referenceAttention } from './js-reference.mjs';
 
 // "Your journey starts with one step" (seeds/000 and the book, ch. 3).
@@ -93,18 +94,6 @@ for (const build of ['single', 'threads']) {
 }
 
 // A plain-JS module forward: projections, split heads, attention, merge, out_proj.
-function linearJs(x, rows, inF, outF, w, b) {
-  const y = new Float64Array(rows * outF);
-  for (let r = 0; r < rows; r++) {
-    for (let o = 0; o < outF; o++) {
-      let acc = b ? b[o] : 0;
-      for (let i = 0; i < inF; i++) acc += x[r * inF + i] * w[o * inF + i];
-      y[r * outF + o] = acc;
-    }
-  }
-  return y;
-}
-
 function moduleJs(m, x, B, T) {
   const p = m.layerParams();
   const H = p.numHeads, hd = p.headDim, dm = H * hd;

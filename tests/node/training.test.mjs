@@ -11,6 +11,7 @@ import {
   dropoutKeeps, maxRelativeError, randomArray, referenceAttentionBackward, repeatKv, ropeInverseFrequencies,
   visibleEnd,
 } from './js-reference.mjs';
+import { linearJs, problem } from './helpers.mjs';
 import { trainTinyModel } from './tiny-model.mjs';
 
 const ORACLE_TOL = 2e-5;
@@ -21,19 +22,6 @@ const builds = [
   ['single', { build: 'single' }],
   ['threads', { build: 'threads', threads: 2 }],
 ];
-
-/** Inputs of one attention call (k, v with kvHeads heads) and a gradOutput. */
-function problem(o, seed = 1) {
-  const tk = o.keyLength ?? o.queryLength;
-  const kvH = o.kvHeads ?? o.heads;
-  const dv = o.valueDim ?? o.headDim;
-  return {
-    q: randomArray(o.batch * o.heads * o.queryLength * o.headDim, seed),
-    k: randomArray(o.batch * kvH * tk * o.headDim, seed + 1),
-    v: randomArray(o.batch * kvH * tk * dv, seed + 2),
-    dO: randomArray(o.batch * o.heads * o.queryLength * dv, seed + 3),
-  };
-}
 
 /** The forward (with its log-sum-exp) and the backward. */
 function forwardBackward(ca, o, { q, k, v, dO }, fn = 'attentionBackward') {
@@ -223,18 +211,8 @@ function layerForward64(p, x, [B, T, dIn], {
   numHeads, headDim, causal, dropout = 0, seed, kvHeads = numHeads, ropeBase = 0, freqConfig = null,
 }) {
   const dm = numHeads * headDim;
-  const project = (w, b, width) => {
-    const y = new Float64Array(B * T * width);
-    for (let r = 0; r < B * T; r++) {
-      for (let o = 0; o < width; o++) {
-        let acc = b ? b[o] : 0;
-        for (let i = 0; i < dIn; i++) acc += x[r * dIn + i] * w[o * dIn + i];
-        y[r * width + o] = acc;
-      }
-    }
-    return y;
-  };
   const dkv = kvHeads * headDim;
+  const project = (w, b, width) => linearJs(x, B * T, dIn, width, w, b);
   const Q = project(p.wq, p.bq, dm), K = project(p.wk, p.bk, dkv), V = project(p.wv, p.bv, dkv);
   if (ropeBase) {
     rope64(Q, B, T, numHeads, headDim, ropeBase, freqConfig);
@@ -269,16 +247,7 @@ function layerForward64(p, x, [B, T, dIn], {
       }
     }
   }
-  if (!p.wo) return ctx;
-  const y = new Float64Array(B * T * dm);
-  for (let r = 0; r < B * T; r++) {
-    for (let o = 0; o < dm; o++) {
-      let acc = p.bo ? p.bo[o] : 0;
-      for (let i = 0; i < dm; i++) acc += ctx[r * dm + i] * p.wo[o * dm + i];
-      y[r * dm + o] = acc;
-    }
-  }
-  return y;
+  return p.wo ? linearJs(ctx, B * T, dm, dm, p.wo, p.bo) : ctx;
 }
 
 /** A module's state dict (float64 copies) as layerForward64's stacked parameters. */
@@ -374,17 +343,7 @@ describe('modules: parameter and input gradients against float64 finite differen
     lin.forward(x, [2, 5, 3]);
     const gradX = lin.backward(g);
     const p = { weight: Float64Array.from(lin.weight), bias: Float64Array.from(lin.bias), x: Float64Array.from(x) };
-    const loss = () => {
-      let s = 0;
-      for (let r = 0; r < 10; r++) {
-        for (let o = 0; o < 4; o++) {
-          let y = p.bias[o];
-          for (let i = 0; i < 3; i++) y += p.x[r * 3 + i] * p.weight[o * 3 + i];
-          s += y * g[r * 4 + o];
-        }
-      }
-      return s;
-    };
+    const loss = () => dot(linearJs(p.x, 10, 3, 4, p.weight, p.bias), g);
     const fd = finiteDifferences(p, loss);
     for (const [n, got] of [['weight', lin.weightGrad], ['bias', lin.biasGrad], ['x', gradX]]) {
       const e = maxRelativeError(got, fd[n]);
