@@ -1,7 +1,8 @@
 // The modules a runtime offers (ca.Linear, ca.CausalAttention, ...): the
 // classes, defined once at module scope in this folder (module.mjs: the
 // base nn.Module; linear.mjs, embedding.mjs, attention.mjs, containers.mjs),
-// bound to one runtime by small subclasses (module.mjs's bindClasses).
+// bound to one runtime by small subclasses (module.mjs's bindClasses); the
+// base ca.Module is shared.
 //
 // Training follows PyTorch's contract: a forward in training mode keeps what
 // its backward needs; backward(gradOutput) returns the gradient of the input
@@ -38,8 +39,13 @@ export { Parameter } from './module.mjs';
  *   createCache(layout)  a KVCache (bindings/engine/kv-cache.mjs) for useCache
  */
 export function defineModules(engine) {
-  return bindClasses(engine, [
-    Module, Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
-    GroupedQueryAttention, ModuleList,
-  ]);
+  // Module itself needs no runtime: every runtime shares it, so that any
+  // module is `instanceof ca.Module` and a model may extend it.
+  return {
+    Module,
+    ...bindClasses(engine, [
+      Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
+      GroupedQueryAttention, ModuleList,
+    ]),
+  };
 }
