@@ -418,6 +418,77 @@ describe('modules: the training contract', async () => {
     });
     assert.ok(maxRelativeError(gradX, sumX) <= 1e-5);
   });
+
+  // Every module kind: [name, make, input of one forward, its shape].
+  const kinds = (x3) => [
+    ['Linear', () => new ca.Linear(3, 4), x3, [2, 6, 3]],
+    ['Embedding', () => new ca.Embedding(5, 3), [4, 1, 4, 0, 2, 4], [2, 3]],
+    ['CausalAttention', () => new ca.CausalAttention(3, 4, 6, 0.0, true), x3, [2, 6, 3]],
+    ['MultiHeadAttentionWrapper', () => new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2, true), x3, [2, 6, 3]],
+    ['MultiHeadAttention', () => new ca.MultiHeadAttention(3, 4, 6, 0.0, 2, true), x3, [2, 6, 3]],
+    ['GroupedQueryAttention', () => new ca.GroupedQueryAttention(3, 8, 4, 2, { contextLength: 6 }), x3, [2, 6, 3]],
+  ];
+  const outputLength = (m, x, shape) => (m.embeddingDim ? x.length * m.embeddingDim
+    : (shape.slice(0, -1).reduce((a, b) => a * b, 1) * (m.outputDim ?? m.outFeatures)));
+
+  it('a second backward accumulates into the same gradient arrays (a fix: each backward used to allocate new ones)', () => {
+    const x3 = randomArray(2 * 6 * 3, 5);
+    for (const [kind, make, x, shape] of kinds(x3)) {
+      ca.manualSeed(7);
+      const m = make();
+      const g = randomArray(outputLength(m, x, shape), 6);
+      m.forward(x, shape);
+      m.backward(g);
+      const arrays = m.gradients();
+      const once = Object.fromEntries(Object.entries(arrays).map(([k, a]) => [k, a.slice()]));
+      m.forward(x, shape);
+      m.backward(g);
+      for (const [k, a] of Object.entries(m.gradients())) {
+        assert.equal(a, arrays[k], `${kind} ${k}: the same Float32Array`);
+        assert.ok(maxRelativeError(a, once[k].map((v) => 2 * v)) <= 1e-6, `${kind} ${k}: summed`);
+      }
+      m.zeroGrad(false);
+      for (const [k, a] of Object.entries(m.gradients())) {
+        assert.equal(a, arrays[k], `${kind} ${k}: zeroGrad(false) zeros in place`);
+        assert.ok(a.every((v) => v === 0));
+      }
+      m.zeroGrad();
+      assert.ok(Object.values(m.gradients()).every((a) => a === null), `${kind}: zeroGrad() sets null`);
+    }
+    ca.manualSeed(8);
+    const lin = new ca.Linear(3, 4);
+    lin.forward(x3, [2, 6, 3]);
+    lin.backward(randomArray(2 * 6 * 4, 9));
+    const weightGrad = lin.weightGrad;
+    const first = weightGrad.slice();
+    lin.forward(x3, [2, 6, 3]);
+    lin.backward(randomArray(2 * 6 * 4, 10));
+    assert.equal(lin.weightGrad, weightGrad);
+    const solo = new ca.Linear(3, 4).loadStateDict(lin.stateDict());
+    solo.forward(x3, [2, 6, 3]);
+    solo.backward(randomArray(2 * 6 * 4, 10));
+    assert.ok(maxRelativeError(weightGrad, first.map((v, i) => v + solo.weightGrad[i])) <= 1e-6,
+      'the sum of two different backwards');
+  });
+
+  it('a rejected backward() leaves its forward for a valid one (issue 23)', () => {
+    const x3 = randomArray(2 * 6 * 3, 11);
+    for (const [kind, make, x, shape] of kinds(x3)) {
+      if (kind.startsWith('Multi')) continue;
+      ca.manualSeed(12);
+      const m = make();
+      const length = outputLength(m, x, shape);
+      m.forward(x, shape);
+      assert.throws(() => m.backward(new Float32Array(length + 1)),
+        (e) => e instanceof RangeError && e.message.startsWith(`gradOutput must have length ${length} `), kind);
+      assert.throws(() => m.backward(Array(length).fill(0)),
+        (e) => e instanceof TypeError && /^gradOutput must be a Float32Array, got an Array/.test(e.message), kind);
+      assert.deepEqual(Object.values(m.gradients()).filter((a) => a !== null), [], `${kind}: nothing accumulated`);
+      m.backward(randomArray(length, 13));
+      assert.ok(Object.values(m.gradients()).every((a) => a instanceof Float32Array), `${kind}: the forward was kept`);
+      assert.throws(() => m.backward(randomArray(length, 13)), /each forward\(\) allows one backward\(\)/, kind);
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------
