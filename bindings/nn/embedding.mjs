@@ -2,7 +2,7 @@
 // the rows its forward read.
 
 import { checkIndices, checkInteger, checkShape, checkTensor, product } from '../engine/validate.mjs';
-import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, bindingOf, gradOrZeros } from './module.mjs';
 
 /**
  * nn.Embedding(numEmbeddings, embeddingDim): a lookup table [numEmbeddings,
@@ -67,7 +67,7 @@ export class Embedding extends Module {
       const row = ids[n] * dim;
       for (let c = 0; c < dim; c++) grad[row + c] += gradOutput[n * dim + c];
     }
-    keepGrad(this, 'weight', grad, grad);
+    this.weightGrad = grad;
     return null;
   }
 }

@@ -236,7 +236,7 @@ export class Module {
  */
 export function keepGrad(owner, key, grad, result) {
   owner[`${key}Grad`] = grad;
-  if (result !== grad) grad.set(result);
+  grad.set(result);
 }
 
 /** The gradient array a backward accumulates into: the current one, or zeros. */
