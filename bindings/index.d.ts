@@ -208,6 +208,19 @@ export interface ModuleList<M extends Module = Module> extends Module, Iterable<
   at(index: number): M | undefined;
 }
 
+/**
+ * nn.Sequential: a ModuleList whose forward runs each module's forward on
+ * the one before's output (the shape passed on keeps all but the last axis
+ * and takes the output's width; an Embedding first takes indices and its
+ * shape), and whose backward runs the backwards in reverse.
+ */
+export interface Sequential<M extends Module = Module> extends ModuleList<M> {
+  /** The last module's output for x (or indices) of shape `shape`, the first module's input. */
+  forward(x: Float32Array | Int32Array | Uint32Array | number[], shape?: number[]): Float32Array;
+  /** The gradient of the first module's input (null when it took indices); every parameter's gradient accumulates. */
+  backward(gradOutput: Float32Array): Float32Array | null;
+}
+
 /** nn.Linear(inFeatures, outFeatures, bias = true) with PyTorch's seeded init. */
 export interface Linear extends Module {
   /** Size of each input row. */
@@ -628,6 +641,11 @@ export interface CausalAttentionRuntime {
   ModuleList: {
     /** ModuleList(modules = []): each module registered as the next child ('0', '1', ...). */
     new <M extends Module = Module>(modules?: Iterable<M>): ModuleList<M>;
+  };
+  /** nn.Sequential. */
+  Sequential: {
+    /** Sequential(...modules): each registered as the next child ('0', '1', ...). */
+    new <M extends Module = Module>(...modules: M[]): Sequential<M>;
   };
   /** PyTorch's nn.Linear; like every class here, initialised from the runtime's generator. */
   Linear: {

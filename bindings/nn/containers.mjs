@@ -1,9 +1,10 @@
 // Containers of modules, as torch.nn's: a ModuleList holds modules that a
-// model calls in its own way (residual streams, skip paths), registered as
-// children '0', '1', ... so that train()/eval(), parameters() and the state
-// dict ('0.W_query.weight', ...) reach them.
+// model calls in its own way (residual streams, skip paths), a Sequential
+// calls them one after another; both register them as children '0', '1',
+// ... so that train()/eval(), parameters() and the state dict
+// ('0.W_query.weight', ...) reach them.
 
-import { describe } from '../engine/validate.mjs';
+import { describe, product } from '../engine/validate.mjs';
 import { Module } from './module.mjs';
 
 /**
@@ -46,5 +47,41 @@ export class ModuleList extends Module {
 
   [Symbol.iterator]() {
     return this.children()[Symbol.iterator]();
+  }
+}
+
+/**
+ * nn.Sequential(...modules): forward(x, shape) runs each module's
+ * forward(x, shape) on the one before's output, backward(gradOutput) each
+ * backward in reverse. The shape passed on keeps all but the last axis and
+ * takes the output's width (an Embedding first: its indices' shape plus
+ * embeddingDim). A ModuleList otherwise (children '0', '1', ...).
+ */
+export class Sequential extends ModuleList {
+  constructor(...modules) {
+    super(modules);
+  }
+
+  /**
+   * The last module's output for x of shape `shape` (the first module's
+   * input, checked by it).
+   */
+  forward(x, shape) {
+    let y = x;
+    let dims = shape;
+    for (const module of this) {
+      const out = module.forward(y, dims);
+      const rows = module.embeddingDim === undefined ? dims.slice(0, -1) : (dims ?? [y.length]);
+      dims = [...rows, out.length / product(...rows)];
+      y = out;
+    }
+    return y;
+  }
+
+  /** The backward of each module in reverse: the gradient of the first module's input (null for indices). */
+  backward(gradOutput) {
+    let g = gradOutput;
+    for (const module of this.children().reverse()) g = module.backward(g);
+    return g;
   }
 }

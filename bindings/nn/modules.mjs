@@ -17,7 +17,7 @@
 import {
   CausalAttention, GroupedQueryAttention, MultiHeadAttention, MultiHeadAttentionWrapper, SelfAttention,
 } from './attention.mjs';
-import { ModuleList } from './containers.mjs';
+import { ModuleList, Sequential } from './containers.mjs';
 import { Embedding } from './embedding.mjs';
 import { Linear } from './linear.mjs';
 import { Module, bindClasses } from './module.mjs';
@@ -45,7 +45,7 @@ export function defineModules(engine) {
     Module,
     ...bindClasses(engine, [
       Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
-      GroupedQueryAttention, ModuleList,
+      GroupedQueryAttention, ModuleList, Sequential,
     ]),
   };
 }

@@ -378,6 +378,26 @@ describe('module tree: children, modes, state dicts (nn.Module)', async () => {
     assert.deepEqual(copy.stateDict(), list.stateDict());
   });
 
+  it('Sequential: each forward on the one before\'s output, the backwards in reverse', () => {
+    ca.manualSeed(26);
+    const seq = new ca.Sequential(new ca.Embedding(5, 4), new ca.CausalAttention(4, 3, 6, 0.0), new ca.Linear(3, 2));
+    assert.ok(seq instanceof ca.Sequential && seq instanceof ca.Module);
+    assert.deepEqual(Object.keys(seq.stateDict()).slice(0, 2), ['0.weight', '1.W_query.weight']);
+    const ids = [1, 4, 0, 2, 2, 3];
+    const y = seq.forward(ids, [2, 3]);
+    ca.manualSeed(26);
+    const [emb, att, lin] = [new ca.Embedding(5, 4), new ca.CausalAttention(4, 3, 6, 0.0), new ca.Linear(3, 2)];
+    const h = att.forward(emb.forward(ids, [2, 3]), [2, 3, 4]);
+    assert.deepEqual(y, lin.forward(h, [2, 3, 3]));
+    const g = randomArray(2 * 3 * 2, 27);
+    assert.equal(seq.backward(g), null, 'indices have no gradient');
+    emb.backward(att.backward(lin.backward(g)));
+    assert.deepEqual(seq.gradients(), new ca.ModuleList([emb, att, lin]).gradients());
+    const two = new ca.Sequential(new ca.Linear(3, 4), new ca.Linear(4, 2));
+    assert.equal(two.forward(inputs, [6, 3]).length, 12);
+    assert.throws(() => two.forward(inputs, [6, 2]), /shape\[1\] must be inFeatures 3, got 2/);
+  });
+
   it('ca.Module: a model of its own, as nn.Module subclasses are written', () => {
     class TwoLayer extends ca.Module {
       constructor() {
