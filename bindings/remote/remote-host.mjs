@@ -6,8 +6,8 @@
 
 import { init } from '../index.mjs';
 import {
-  ARRAY, HANDLE, OBJECT, VALUE, WRITE_BACK, decodeContainer, describePath, encodeContainer, errorToWire,
-  isCloneable,
+  HANDLE, SYMBOL, VALUE, WRITE_BACK, decodeGraph, describePath, encodeGraph, errorToWire, isCloneable, isContainer,
+  symbolFromWire, symbolToWire,
 } from './remote.mjs';
 
 /** `port`: { post(message, transfer), onMessage(handler) }. */
@@ -53,34 +53,39 @@ export function serve(port) {
     return out;
   }
 
+  // The caller's arguments (a table of containers, see encodeGraph); its
+  // typed arrays keep their numbers n, which a WRITE_BACK names.
   function decode(wire, arrays) {
-    switch (wire.t) {
-      case VALUE:
-        if (ArrayBuffer.isView(wire.v)) arrays.push(wire.v);
-        return wire.v;
-      case ARRAY: case OBJECT: return decodeContainer(wire, (x) => decode(x, arrays));
-      case HANDLE: {
-        if (!handles.has(wire.id)) throw new TypeError('worker mode: an argument refers to an object the worker has released');
-        return handles.get(wire.id);
+    return decodeGraph(wire, (leaf) => {
+      switch (leaf.t) {
+        case VALUE:
+          if (leaf.n !== undefined) arrays[leaf.n] = leaf.v;
+          return leaf.v;
+        case SYMBOL: return symbolFromWire(leaf);
+        case HANDLE: {
+          if (!handles.has(leaf.id)) throw new TypeError('worker mode: an argument refers to an object the worker has released');
+          return handles.get(leaf.id);
+        }
+        default: throw new TypeError(`worker mode: unknown wire tag ${leaf.t}`);
       }
-      default: throw new TypeError(`worker mode: unknown wire tag ${wire.t}`);
-    }
+    });
   }
 
   // Typed arrays are copied here and the copies transferred: the worker may
   // still hold the original (a parameter, a cache), the page pays no copy.
   function encode(value, arrays, transfer) {
-    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-      const copy = value.slice();
-      transfer.push(copy.buffer);
-      const n = arrays.indexOf(value);
-      return n >= 0 ? { t: WRITE_BACK, n, v: copy } : { t: VALUE, v: copy };
-    }
-    if (isCloneable(value)) return { t: VALUE, v: value };
-    const container = encodeContainer(value, (x) => encode(x, arrays, transfer));
-    if (container) return container;
-    if (typeof value === 'symbol') throw new TypeError('worker mode: a symbol cannot be sent to the page');
-    return register(value);
+    return encodeGraph(value, (x) => {
+      if (ArrayBuffer.isView(x) && !(x instanceof DataView)) {
+        const copy = x.slice();
+        transfer.push(copy.buffer);
+        const n = arrays.indexOf(x);
+        return n >= 0 ? { t: WRITE_BACK, n, v: copy } : { t: VALUE, v: copy };
+      }
+      if (isCloneable(x)) return { t: VALUE, v: x };
+      if (typeof x === 'symbol') return symbolToWire(x);
+      if (isContainer(x)) return undefined;
+      return register(x);
+    });
   }
 
   function walk(base, path) {
@@ -102,7 +107,7 @@ export function serve(port) {
     if (!handles.has(h)) throw new TypeError('worker mode: this object has been released in the worker');
     const base = handles.get(h);
     const arrays = [];
-    const values = args?.map((a) => decode(a, arrays));
+    const values = args && decode(args, arrays);
     if (op === 'get') return { result: walk(base, path), arrays };
     const owner = walk(base, path.slice(0, -1));
     const fn = path.length ? owner?.[path.at(-1)] : base;
@@ -136,7 +141,12 @@ export function serve(port) {
       transfer.length = 0;
       if (handles.has(message.h)) reply.snapshots = { [message.h]: snapshot(handles.get(message.h)) };
     }
-    port.post(reply, transfer);
+    try {
+      port.post(reply, transfer);
+    } catch (error) {
+      // A result postMessage refuses: the caller still gets an answer.
+      port.post({ id: message.id, ok: false, error: errorToWire(error) });
+    }
   });
   port.post({ op: 'hello' });
 }

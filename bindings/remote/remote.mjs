@@ -34,10 +34,12 @@ import { currentPlatform } from '../engine/loader.mjs';
 
 // Wire tags, both directions.
 export const VALUE = 0; // structured clone copies it as is
-export const ARRAY = 1; // an Array, items encoded
-export const OBJECT = 2; // a plain object, values encoded
+export const ARRAY = 1; // an Array: a row of the message's container table, items encoded
+export const OBJECT = 2; // a plain object: a row of the table, [key, value] pairs encoded
 export const HANDLE = 3; // an object that stays in the worker: { id, n (times sent), s (snapshot), f (callable) }
 export const WRITE_BACK = 4; // (worker → page) the caller's argument array number n, new contents v
+export const REF = 5; // a container: { i }, its row in the message's table
+export const SYMBOL = 6; // a symbol: { v (description), g (Symbol.for key, or undefined) }
 
 export const DISPOSED_MESSAGE = 'this causal-attention runtime has been disposed; call init() for a new one';
 
@@ -53,19 +55,79 @@ export function isCloneable(x) {
   return ArrayBuffer.isView(x) || x instanceof ArrayBuffer || x instanceof Date || x instanceof RegExp;
 }
 
-/** Arrays and plain objects, their items encoded by `f`; null for anything else. */
-export function encodeContainer(value, f) {
-  if (Array.isArray(value)) return { t: ARRAY, v: value.map((x, i) => f(x, i)) };
-  if (typeof value === 'object' && isPlainObject(value)) {
-    return { t: OBJECT, v: Object.fromEntries(Object.entries(value).map(([k, x]) => [k, f(x, k)])) };
-  }
-  return null;
+/**
+ * A cloneable value as it can be posted: a view of a detached buffer (which
+ * postMessage refuses with a DataCloneError) becomes an empty one of its
+ * type, as the engine sees it locally (length 0); likewise a detached buffer.
+ */
+export function postable(x) {
+  if (ArrayBuffer.isView(x) && x.buffer.byteLength === 0 && x.byteLength === 0) return new x.constructor(0);
+  if (x instanceof ArrayBuffer && x.byteLength === 0) return new ArrayBuffer(0);
+  return x;
 }
 
-/** The other way: an ARRAY or OBJECT wire value, its items decoded by `f`. */
-export function decodeContainer(wire, f) {
-  if (wire.t === ARRAY) return wire.v.map(f);
-  return Object.fromEntries(Object.entries(wire.v).map(([k, x]) => [k, f(x)]));
+/** A symbol on the wire: a fresh one with its description (registered ones stay registered). */
+export const symbolToWire = (x) => ({ t: SYMBOL, v: x.description, g: Symbol.keyFor(x) });
+export const symbolFromWire = ({ v, g }) => (g !== undefined ? Symbol.for(g) : Symbol(v));
+
+/**
+ * Encodes `root` for postMessage as { r: wire, c: table }: every Array and
+ * plain object becomes one row of the table and is referred to by its row,
+ * so shared and circular containers arrive shared and circular, and any
+ * depth crosses (structured clone recurses and overflows the stack near
+ * 10 000 levels; this loop keeps its own stack). `leaf(x, where)` encodes
+ * anything else, or returns undefined for a container; `where()` gives the
+ * keys from the root to the value, for an error message.
+ */
+export function encodeGraph(root, leaf) {
+  const table = [];
+  const rows = new Map(); // container → its row number
+  const work = [];
+  const where = (place) => () => {
+    const keys = [];
+    for (let p = place; p; p = p.parent) keys.unshift(p.key);
+    return keys;
+  };
+  const ref = (x, place) => {
+    if (typeof x === 'object' && x !== null && rows.has(x)) return { t: REF, i: rows.get(x) };
+    const wire = leaf(x, where(place));
+    if (wire !== undefined) return wire;
+    const row = Array.isArray(x) ? { t: ARRAY, v: new Array(x.length) } : { t: OBJECT, v: [] };
+    rows.set(x, table.length);
+    table.push(row);
+    work.push([x, row, place]);
+    return { t: REF, i: table.length - 1 };
+  };
+  const r = ref(root, null);
+  while (work.length) {
+    const [x, row, place] = work.pop();
+    if (row.t === ARRAY) {
+      for (let i = 0; i < x.length; i++) row.v[i] = ref(x[i], { parent: place, key: i });
+    } else {
+      for (const [k, y] of Object.entries(x)) row.v.push([k, ref(y, { parent: place, key: k })]);
+    }
+  }
+  return { r, c: table };
+}
+
+/** Whether encodeGraph encodes `x` as a container (an Array or a plain object). */
+export const isContainer = (x) => Array.isArray(x) || (typeof x === 'object' && x !== null && isPlainObject(x));
+
+/** The other way: the containers built first, then filled; `leaf(wire)` decodes the rest. */
+export function decodeGraph({ r, c }, leaf) {
+  const made = c.map((row) => (row.t === ARRAY ? new Array(row.v.length) : {}));
+  const get = (wire) => (wire.t === REF ? made[wire.i] : leaf(wire));
+  for (let i = 0; i < c.length; i++) {
+    const { t, v } = c[i];
+    const x = made[i];
+    if (t === ARRAY) {
+      for (let j = 0; j < v.length; j++) x[j] = get(v[j]);
+    } else {
+      // defineProperty, not assignment: an own '__proto__' key stays a key.
+      for (const [k, w] of v) Object.defineProperty(x, k, { value: get(w), writable: true, enumerable: true, configurable: true });
+    }
+  }
+  return get(r);
 }
 
 const ERRORS = { Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
@@ -81,7 +143,19 @@ function errorFromWire({ name, message }) {
   return error;
 }
 
+// Names that JS itself or common libraries read on any object and may call
+// (JSON.stringify's toJSON, string coercion's toString and valueOf,
+// Object.prototype's methods, the old util.inspect convention, jest's
+// asymmetricMatch, React's $$typeof, DOM checks' nodeType): on a handle they
+// answer as on a plain object (or function), here, and never start a remote
+// call, which nobody would await and whose rejection would be unhandled.
+const CONVENTIONAL = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype), 'toJSON', 'inspect', 'asymmetricMatch', '$$typeof', 'nodeType',
+]);
+
 const remotes = new Map();
+const allHandles = new WeakSet(); // every runtime's handles: one from another runtime is refused by name
+const unawaited = new WeakSet(); // property proxies (`layer.W_query` before await)
 
 /** init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes. */
 export function initRemote(options) {
@@ -171,33 +245,44 @@ async function connect(platform, options, forget) {
     });
   }
 
-  // Page → worker: copies of data; handles by id; nothing else.
-  function encode(value, arrays, where) {
-    if (proxies.has(value)) return { t: HANDLE, id: proxies.get(value) };
-    if (isCloneable(value)) {
-      if (ArrayBuffer.isView(value)) arrays.push(value);
-      return { t: VALUE, v: value };
-    }
-    const container = encodeContainer(value,
-      (x, key) => encode(x, arrays, typeof key === 'number' ? `${where}[${key}]` : `${where}.${key}`));
-    if (container) return container;
-    throw new TypeError(`worker mode: ${where} cannot be sent to the worker (${typeof value === 'function'
-      ? 'a function' : 'an instance of a class'}): pass numbers, strings, typed arrays, plain objects and ` +
-      'arrays of them, or objects the worker returned');
+  // Page → worker: copies of data; handles by id; nothing else. A table of
+  // containers (encodeGraph), so circular and deep arguments arrive as they
+  // are and the engine answers as it does locally.
+  function encodeArgs(args, arrays, path) {
+    const describe = (keys) => `${describePath(path)}: argument ${keys[0] + 1}` +
+      keys.slice(1).map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+    return encodeGraph(args, (value, where) => {
+      if (proxies.has(value)) return { t: HANDLE, id: proxies.get(value) };
+      if (isCloneable(value)) {
+        if (!ArrayBuffer.isView(value)) return { t: VALUE, v: postable(value) };
+        arrays.push(value);
+        return { t: VALUE, v: postable(value), n: arrays.length - 1 };
+      }
+      if (typeof value === 'symbol') return symbolToWire(value);
+      if (isContainer(value) && !allHandles.has(value)) return undefined;
+      const what = allHandles.has(value)
+        ? 'a handle of another worker-mode runtime (objects stay in the worker that made them)'
+        : unawaited.has(value) ? 'a property of a worker object that was not awaited (await it first)'
+          : typeof value === 'function' ? 'a function' : 'an instance of a class';
+      throw new TypeError(`worker mode: ${describe(where())} cannot be sent to the worker (${what}): pass ` +
+        'numbers, strings, typed arrays, plain objects and arrays of them, or objects this runtime returned');
+    });
   }
 
   // Worker → page.
   function decode(wire, arrays) {
-    switch (wire.t) {
-      case VALUE: return wire.v;
-      case ARRAY: case OBJECT: return decodeContainer(wire, (x) => decode(x, arrays));
-      case WRITE_BACK: {
-        const target = arrays[wire.n];
-        target.set(wire.v);
-        return target;
+    return decodeGraph(wire, (leaf) => {
+      switch (leaf.t) {
+        case VALUE: return leaf.v;
+        case SYMBOL: return symbolFromWire(leaf);
+        case WRITE_BACK: {
+          const target = arrays[leaf.n];
+          target.set(leaf.v);
+          return target;
+        }
+        default: return handle(leaf);
       }
-      default: return handle(wire);
-    }
+    });
   }
 
   function updateSnapshot(id, snapshot) {
@@ -215,6 +300,7 @@ async function connect(platform, options, forget) {
     const proxy = handleProxy(id, f);
     live.set(id, new WeakRef(proxy));
     proxies.set(proxy, id);
+    allHandles.add(proxy);
     if (id !== 0) registry.register(proxy, id);
     return proxy;
   }
@@ -224,7 +310,7 @@ async function connect(platform, options, forget) {
     const arrays = [];
     let wireArgs;
     try {
-      wireArgs = args && args.map((a, i) => encode(a, arrays, `${describePath(path)}: argument ${i + 1}`));
+      wireArgs = args && encodeArgs(args, arrays, path);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -244,9 +330,11 @@ async function connect(platform, options, forget) {
     'calling thread (the object lives in the worker); call one of its methods instead');
 
   function handleProxy(id, callable) {
-    const target = callable ? function remote() {} : Object.create(null);
+    // A plain object (or function) underneath: what the conventional names
+    // read when they are not forwarded.
+    const target = callable ? function remote() {} : {};
     return new Proxy(target, {
-      get(_, key) {
+      get(t, key, receiver) {
         if (key === 'then') return undefined; // a handle is not a promise
         if (id === 0 && key === 'dispose') return dispose;
         if (id === 0 && key === Symbol.asyncDispose) return dispose;
@@ -255,6 +343,7 @@ async function connect(platform, options, forget) {
         if (typeof key === 'symbol') return undefined;
         const snapshot = snapshots.get(id);
         if (snapshot && Object.hasOwn(snapshot, key)) return snapshot[key];
+        if (CONVENTIONAL.has(key)) return Reflect.get(t, key, receiver);
         return pathProxy(id, [key]);
       },
       has: (t, key) => (typeof key === 'string' && Object.hasOwn(snapshots.get(id) ?? {}, key)) ||
@@ -276,19 +365,22 @@ async function connect(platform, options, forget) {
   }
 
   function pathProxy(id, path) {
-    return new Proxy(function remote() {}, {
-      get(_, key) {
+    const proxy = new Proxy(function remote() {}, {
+      get(t, key, receiver) {
         if (key === 'then') {
           // Awaiting a property reads it (a copy, or a handle).
           return (resolve, reject) => request('get', id, path).then(resolve, reject);
         }
         if (typeof key === 'symbol') return undefined;
+        if (CONVENTIONAL.has(key)) return Reflect.get(t, key, receiver);
         return pathProxy(id, [...path, key]);
       },
       set(_, key) { throw assignError(key); },
       apply: (_, __, args) => request('call', id, path, args),
       construct: (_, args) => request('new', id, path, args),
     });
+    unawaited.add(proxy);
+    return proxy;
   }
 
   const { timeout } = options;

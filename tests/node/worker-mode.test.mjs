@@ -139,6 +139,113 @@ describe('worker mode', () => {
     assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
   });
 
+  it('rejects awkward arguments as the local runtime does: circular, 20 000 deep, detached, symbols (issue 23)', async () => {
+    const circular = { ...SHAPE };
+    circular.self = circular;
+    const loop = [];
+    loop.push(loop);
+    let deep = [];
+    for (let i = 0; i < 20000; i++) deep = [deep];
+    let deepObject = {};
+    for (let i = 0; i < 20000; i++) deepObject = { next: deepObject };
+    const detached = new Float32Array(n);
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    const cases = [
+      (ca) => ca.attention(q, k, v, circular),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, seed: loop }),
+      (ca) => ca.attention(q, k, v, deep),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, causal: deepObject }),
+      (ca) => ca.attention(detached, k, v, SHAPE),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, out: detached }),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, out: detached.buffer }),
+      (ca) => ca.manualSeed(Symbol('seed')),
+      (ca) => ca.rand([2, Symbol.for('dim')]),
+    ];
+    for (const make of cases) {
+      const expected = thrown(() => make(local));
+      const actual = await rejection(make(remote));
+      assert.equal(actual.constructor, expected.constructor, `${make}: ${actual.message}`);
+      assert.equal(actual.message, expected.message, String(make));
+    }
+    // Shared and circular containers arrive shared and circular: a state
+    // dict whose entries are one array loads as locally.
+    const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
+    const one = Array(6).fill(0.5);
+    const dict = { 'W_query.weight': one, 'W_key.weight': one, 'W_value.weight': one };
+    await layer.loadStateDict(dict);
+    local.manualSeed(1);
+    const mirror = new local.CausalAttention(3, 2, 6, 0.0);
+    mirror.loadStateDict(dict);
+    assert.deepEqual(await layer.forward(INPUTS, [6, 3]), mirror.forward(INPUTS, [6, 3]));
+    assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+  });
+
+  it('refuses, by name, a handle of another worker-mode runtime and a property not awaited (issue 23)', async () => {
+    const other = await init({ worker: true, build: 'single' });
+    try {
+      const foreign = await new other.CausalAttention(3, 2, 6, 0.0);
+      const mine = await new remote.CausalAttention(3, 2, 6, 0.0);
+      const error = await rejection(mine.loadStateDict(foreign));
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message, 'worker mode: loadStateDict: argument 1 cannot be sent to the worker (a handle ' +
+        'of another worker-mode runtime (objects stay in the worker that made them)): pass numbers, strings, ' +
+        'typed arrays, plain objects and arrays of them, or objects this runtime returned');
+      const optimizer = await rejection(new remote.optim.SGD([mine, foreign]));
+      assert.match(optimizer.message, /^worker mode: optim\.SGD: argument 1\[1\] cannot be sent .*a handle of another worker-mode runtime/);
+      const unawaited = await rejection(new remote.optim.SGD([mine.W_query]));
+      assert.match(unawaited.message, /^worker mode: optim\.SGD: argument 1\[0\] cannot be sent to the worker \(a property of a worker object that was not awaited \(await it first\)\)/);
+      // Both runtimes still compute.
+      assert.deepEqual(await other.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+      assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+    } finally {
+      await other.dispose();
+    }
+  });
+
+  it('answers the names JS and libraries probe (toJSON, toString, constructor...) as a plain object, with no remote call (issue 23)', () => {
+    // A child process: a stray remote call that rejects would be an
+    // unhandled rejection, which ends it with code 1.
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      import { init } from 'causal-attention';
+      const ca = await init({ worker: true, build: 'single' });
+      const layer = await new ca.CausalAttention(3, 2, 6, 0.0);
+      const seen = {
+        json: JSON.stringify({ layer }),
+        jsonOfProperty: JSON.stringify({ w: layer.W_query }),
+        string: String(layer),
+        template: \`\${layer}\`,
+        plus: '' + layer.W_query.weight,
+        toJSON: typeof layer.toJSON,
+        inspect: typeof layer.inspect,
+        asymmetricMatch: typeof layer.asymmetricMatch,
+        constructor: layer.constructor === Object,
+        iterator: typeof layer[Symbol.iterator],
+        toPrimitive: typeof layer[Symbol.toPrimitive],
+        hasOwn: layer.hasOwnProperty('dIn'),
+        runtime: String(ca),
+      };
+      await new Promise((resolve) => setTimeout(resolve, 200)); // any stray rejection surfaces
+      seen.stillComputes = (await layer.forward(new Float32Array(18).fill(0.5), [6, 3])).length;
+      await ca.dispose();
+      console.log(JSON.stringify(seen));
+    `], { cwd: root, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    const seen = JSON.parse(r.stdout);
+    // JSON holds what a plain object's own properties would: the snapshot.
+    const { layer } = JSON.parse(seen.json);
+    assert.deepEqual([layer.training, layer.dIn, layer.dOut, layer.contextLength], [true, 3, 2, 6]);
+    assert.equal(seen.jsonOfProperty, '{}');
+    assert.equal(seen.string, '[object causal-attention worker handle]');
+    assert.equal(seen.template, seen.string);
+    assert.match(seen.plus, /^function/);
+    assert.deepEqual([seen.toJSON, seen.inspect, seen.asymmetricMatch, seen.iterator, seen.toPrimitive],
+      ['undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
+    assert.equal(seen.constructor, true);
+    assert.equal(seen.hasOwn, true);
+    assert.equal(seen.runtime, '[object causal-attention worker handle]');
+    assert.equal(seen.stillComputes, 12);
+  });
+
   it('says what it cannot do: assignments, functions as arguments, unknown methods', async () => {
     const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
     const assignment = thrown(() => { layer.dropout = 0.5; });
