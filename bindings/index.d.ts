@@ -319,7 +319,11 @@ export interface AdamWOptions {
 export interface Optimizer {
   /** The parameters step() updates. */
   readonly params: readonly Parameter[];
-  /** One update of every parameter that has a gradient. */
+  /**
+   * One update of every parameter that has a gradient; all or nothing: a
+   * gradient that is not a Float32Array of its parameter's length (TypeError,
+   * RangeError) is found before any parameter changes.
+   */
   step(): void;
   /** Every parameter's gradient to null (default) or zeros. */
   zeroGrad(setToNone?: boolean): void;
