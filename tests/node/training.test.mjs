@@ -471,10 +471,9 @@ describe('modules: the training contract', async () => {
       'the sum of two different backwards');
   });
 
-  it('a rejected backward() leaves its forward for a valid one (issue 23)', () => {
+  it('a rejected backward() leaves its forward for a valid one, every module kind (issue 23)', () => {
     const x3 = randomArray(2 * 6 * 3, 11);
     for (const [kind, make, x, shape] of kinds(x3)) {
-      if (kind.startsWith('Multi')) continue;
       ca.manualSeed(12);
       const m = make();
       const length = outputLength(m, x, shape);

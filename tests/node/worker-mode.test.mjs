@@ -246,6 +246,21 @@ describe('worker mode', () => {
     assert.equal(seen.stillComputes, 12);
   });
 
+  it('a rejected backward keeps its forward, as locally (issue 23, finding 2)', async () => {
+    await remote.manualSeed(12);
+    local.manualSeed(12);
+    const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
+    const mirror = new local.CausalAttention(3, 2, 6, 0.0);
+    const g = Float32Array.from({ length: 12 }, (_, i) => Math.cos(i));
+    await layer.forward(INPUTS, [6, 3]);
+    mirror.forward(INPUTS, [6, 3]);
+    const error = await rejection(layer.backward(new Float32Array(13)));
+    assert.ok(error instanceof RangeError);
+    assert.equal(error.message, thrown(() => mirror.backward(new Float32Array(13))).message);
+    assert.deepEqual(await layer.backward(g), mirror.backward(g));
+    assert.deepEqual(await layer.gradients(), mirror.gradients());
+  });
+
   it('says what it cannot do: assignments, functions as arguments, unknown methods', async () => {
     const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
     const assignment = thrown(() => { layer.dropout = 0.5; });
