@@ -4,7 +4,10 @@
 // index.d.cts. Everything index.mjs exports is here (tests/node/cjs.test.mjs).
 'use strict';
 
-/** Loads the engine; see index.d.cts. */
+/**
+ * node.mjs's init (see index.d.ts).
+ * @param {import('./index.d.ts').InitOptions} [options]
+ */
 exports.init = function init(options) {
   return import('./node.mjs').then((m) => m.init(options));
 };
