@@ -7,6 +7,7 @@
 /**
  * node.mjs's init (see index.d.ts).
  * @param {import('./index.d.ts').InitOptions} [options]
+ * @returns {ReturnType<typeof import('./node.mjs').init>}
  */
 exports.init = function init(options) {
   return import('./node.mjs').then((m) => m.init(options));

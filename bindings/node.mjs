@@ -13,6 +13,7 @@ export * from './index.mjs';
 /**
  * index.mjs's init (see index.d.ts), through platform-node.mjs.
  * @param {InitOptions} [options]
+ * @returns {ReturnType<typeof initWithPlatform>}
  */
 export function init(options) {
   usePlatform(nodePlatform);
