@@ -778,7 +778,7 @@ export function init(options?: InitOptions & { worker?: false }): Promise<Causal
 export function init(options: InitOptions): Promise<CausalAttentionRuntime | RemoteRuntime>;
 
 // ---------------------------------------------------------------------------
-// Worker mode: how an API looks from the calling thread (README "Worker mode").
+// Worker mode: how an API looks from the calling thread.
 
 /** Values a handle's snapshot holds (read synchronously). */
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
