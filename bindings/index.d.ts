@@ -138,20 +138,88 @@ export interface Parameter {
   grad: Float32Array | null;
 }
 
-/** What every module has, as nn.Module: modes, parameters and their gradients. */
+/**
+ * What every module has, as nn.Module: registered children, modes,
+ * parameters, state dicts and gradients. `ca.Module` is this class itself
+ * (shared by every runtime): extend it for a model of your own and register
+ * its parts with registerModule.
+ */
 export interface Module {
   /** True after construction, as in PyTorch. */
   training: boolean;
-  /** Training mode (true, the default: dropout acts, forward keeps what backward needs) or evaluation mode; returns the module. */
+  /**
+   * Training mode (true, the default: dropout acts, forward keeps what backward needs) or
+   * evaluation mode, for this module and every submodule (heads, projections, list entries);
+   * returns the module.
+   */
   train(mode?: boolean): this;
-  /** Evaluation mode: train(false). Returns the module. */
+  /** Evaluation mode: train(false), for this module and every submodule. Returns the module. */
   eval(): this;
+  /**
+   * Registers `module` as a child named `name` (PyTorch's register_module): its state-dict
+   * prefix (`name.`; no '.' in it), following this module's mode; its parameters come after
+   * this module's own and earlier children's. Returns the module (`this.fc = this.registerModule('fc', new ca.Linear(3, 4))`).
+   */
+  registerModule<M extends Module>(name: string, module: M): M;
+  /** Registers the Float32Array at `this[key]` as a parameter named `name` (default key); its gradient lives at `${key}Grad`. */
+  registerParameter(name: string, key?: string): void;
+  /** The direct children, in registration order. */
+  children(): Module[];
+  /** [name, child] of each direct child, in registration order. */
+  namedChildren(): [string, Module][];
+  /** [state-dict name, Parameter] of every parameter: own ones, then each child's under `child.`; `prefix` prepended. */
+  namedParameters(prefix?: string): [string, Parameter][];
   /** Every parameter, in the state dict's order. */
   parameters(): Parameter[];
+  /**
+   * Parameters by PyTorch name, copies (`W_query.weight`, `out_proj.bias`,
+   * `heads.0.W_key.weight`, `0.weight` in a ModuleList), `prefix` prepended.
+   */
+  stateDict(prefix?: string): StateDict;
+  /**
+   * Loads parameters by PyTorch name: checks every name and size first, reports all
+   * mismatches in one error (RangeError; TypeError when a value is not numeric) and loads
+   * all or nothing.
+   */
+  loadStateDict(dict: StateDictInput): this;
   /** The gradients by state-dict name: the live arrays (clip them in place), or null where no backward reached. */
   gradients(): Record<string, Float32Array | null>;
-  /** Every gradient to null (the default, as PyTorch's zero_grad()) or, with setToNone false, to zeros. */
+  /**
+   * Every gradient to null (the default, as PyTorch's zero_grad(): the next backward
+   * allocates it) or, with setToNone false, to zeros in place (the same arrays).
+   */
   zeroGrad(setToNone?: boolean): void;
+}
+
+/**
+ * nn.ModuleList: modules registered as children '0', '1', ... (state-dict
+ * names `0.weight`, `1.W_query.weight`, ...), for a model that calls them
+ * in its own way. Indexable (entries cannot be reassigned) and iterable.
+ */
+export interface ModuleList<M extends Module = Module> extends Module, Iterable<M> {
+  /** Number of modules. */
+  readonly length: number;
+  /** The module at an index. */
+  readonly [index: number]: M;
+  /** Adds a module as the next child. Returns the list. */
+  append(module: M): this;
+  /** Appends every module of an iterable. Returns the list. */
+  extend(modules: Iterable<M>): this;
+  /** The module at `index` (negative counts from the end), or undefined. */
+  at(index: number): M | undefined;
+}
+
+/**
+ * nn.Sequential: a ModuleList whose forward runs each module's forward on
+ * the one before's output (the shape passed on keeps all but the last axis
+ * and takes the output's width; an Embedding first takes indices and its
+ * shape), and whose backward runs the backwards in reverse.
+ */
+export interface Sequential<M extends Module = Module> extends ModuleList<M> {
+  /** The last module's output for x (or indices) of shape `shape`, the first module's input. */
+  forward(x: Float32Array | Int32Array | Uint32Array | number[], shape?: number[]): Float32Array;
+  /** The gradient of the first module's input (null when it took indices); every parameter's gradient accumulates. */
+  backward(gradOutput: Float32Array): Float32Array | null;
 }
 
 /** nn.Linear(inFeatures, outFeatures, bias = true) with PyTorch's seeded init. */
@@ -164,16 +232,18 @@ export interface Linear extends Module {
   weight: Float32Array;
   /** [outFeatures], or null without bias. */
   bias: Float32Array | null;
-  /** The gradient of weight, accumulated by backward(); null until then. */
+  /** The gradient of weight: null until a backward, then one array every backward adds into. */
   weightGrad: Float32Array | null;
-  /** The gradient of bias; null until a backward (and without bias). */
+  /** The gradient of bias; null until a backward (and without bias), then one array every backward adds into. */
   biasGrad: Float32Array | null;
   /** y = x · weightᵀ + bias for x of shape [..., inFeatures]; in training mode it keeps x for backward(). */
   forward(x: Float32Array, shape: number[]): Float32Array;
-  /** The last training forward's backward: gradOutput [..., outFeatures] → the gradient of x; weightGrad, biasGrad accumulate. */
+  /**
+   * The last training forward's backward: gradOutput [..., outFeatures] → the gradient of x;
+   * weightGrad, biasGrad accumulate. A rejected gradOutput (wrong type or length) leaves the
+   * forward for a valid one.
+   */
   backward(gradOutput: Float32Array): Float32Array;
-  /** `{ [prefix + 'weight']: copy, [prefix + 'bias']: copy }`. */
-  stateDict(prefix?: string): StateDict;
 }
 
 /**
@@ -189,14 +259,15 @@ export interface Embedding extends Module {
   readonly embeddingDim: number;
   /** [numEmbeddings, embeddingDim] (live). */
   weight: Float32Array;
-  /** The gradient of weight; null until a backward. */
+  /** The gradient of weight: null until a backward, then one array every backward adds into. */
   weightGrad: Float32Array | null;
   /** The rows of `indices` (shape default [indices.length]): [...shape, embeddingDim]. */
   forward(indices: Int32Array | Uint32Array | number[], shape?: number[]): Float32Array;
-  /** Adds gradOutput's rows to weightGrad at the forward's indices; returns null (indices have no gradient). */
+  /**
+   * Adds gradOutput's rows to weightGrad at the forward's indices; returns null (indices have
+   * no gradient). A rejected gradOutput leaves the forward for a valid one.
+   */
   backward(gradOutput: Float32Array): null;
-  /** `{ [prefix + 'weight']: copy }`. */
-  stateDict(prefix?: string): StateDict;
 }
 
 /** A parameter an optimizer can update without a module: its values and its gradient. */
@@ -392,19 +463,16 @@ export interface AttentionModule extends Module {
   /**
    * The last training forward's backward: gradOutput [batch, tokens, outputDim]
    * → the gradient of x [batch, tokens, dIn]; every parameter's gradient
-   * accumulates (+=). A training-mode forward keeps what it needs (x, the
-   * projected Q, K, V, the attention output, its log-sum-exp, the dropout
-   * seed). One backward per forward, as PyTorch frees its graph; without a
-   * training forward before it, a TypeError says which. It uses the
-   * parameters as they are when it runs: update them after it, not between
-   * forward and backward. GroupedQueryAttention sums a shared key/value
-   * head's gradients over its group and transposes RoPE's rotation.
+   * accumulates (+=) into its array. A training-mode forward keeps what it
+   * needs (x, the projected Q, K, V, the attention output, its log-sum-exp,
+   * the dropout seed). One backward per forward, as PyTorch frees its graph;
+   * without a training forward before it, a TypeError says which; a rejected
+   * gradOutput (wrong type or length) leaves the forward for a valid one. It
+   * uses the parameters as they are when it runs: update them after it, not
+   * between forward and backward. GroupedQueryAttention sums a shared
+   * key/value head's gradients over its group and transposes RoPE's rotation.
    */
   backward(gradOutput: Float32Array): Float32Array;
-  /** Parameters by PyTorch name (copies). */
-  stateDict(): StateDict;
-  /** Checks every name and size, reports all mismatches in one error, loads all or nothing. */
-  loadStateDict(dict: StateDictInput): this;
   /** Tokens in the KV cache of forward(..., { useCache: true }); 0 without one. */
   readonly cacheLength: number;
   /** Empties the KV cache and frees its wasm memory (the book's reset_cache()). */
@@ -432,7 +500,7 @@ export interface CausalAttention extends SelfAttention {}
 export interface MultiHeadAttentionWrapper extends AttentionModule {
   /** Output width of each head. */
   readonly dOut: number;
-  /** The heads, `heads.0.W_query.weight`, ... in the state dict. */
+  /** The heads (an Array; registered as the child `heads`: `heads.0.W_query.weight`, ... in the state dict). */
   readonly heads: CausalAttention[];
 }
 /** Listing 3.5: dOut split into numHeads heads of dOut / numHeads, then out_proj. */
@@ -598,6 +666,21 @@ export interface CausalAttentionRuntime {
   /** torch.rand(6, 3): the same with the dimensions as arguments. */
   rand(...shape: number[]): Float32Array;
 
+  /** nn.Module, the base of every module (the same class in every runtime): extend it for a model of your own. */
+  Module: {
+    /** An empty module: register children with registerModule. */
+    new (): Module;
+  };
+  /** nn.ModuleList. */
+  ModuleList: {
+    /** ModuleList(modules = []): each module registered as the next child ('0', '1', ...). */
+    new <M extends Module = Module>(modules?: Iterable<M>): ModuleList<M>;
+  };
+  /** nn.Sequential. */
+  Sequential: {
+    /** Sequential(...modules): each registered as the next child ('0', '1', ...). */
+    new <M extends Module = Module>(...modules: M[]): Sequential<M>;
+  };
   /** PyTorch's nn.Linear; like every class here, initialised from the runtime's generator. */
   Linear: {
     /** nn.Linear(inFeatures, outFeatures, bias = true). */

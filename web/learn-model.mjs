@@ -22,20 +22,28 @@ export class AttentionOnlyTransformer {
    */
   constructor(ca, { vocab, layers, heads, dModel, contextLength }) {
     Object.assign(this, { vocab, layers, heads, dModel, contextLength });
-    this.tokenEmbedding = new ca.Embedding(vocab, dModel);
-    this.positionEmbedding = new ca.Embedding(contextLength, dModel);
-    this.attention = Array.from({ length: layers },
-      () => new ca.MultiHeadAttention(dModel, dModel, contextLength, 0.0, heads));
-    this.unembed = new ca.Linear(dModel, vocab);
+    // One module tree, named as the book's GPTModel names its parts:
+    // train()/eval(), parameters() and the state dict reach every layer.
+    this.net = new ca.Module();
+    this.tokenEmbedding = this.net.registerModule('tok_emb', new ca.Embedding(vocab, dModel));
+    this.positionEmbedding = this.net.registerModule('pos_emb', new ca.Embedding(contextLength, dModel));
+    this.attention = this.net.registerModule('layers', new ca.ModuleList(Array.from({ length: layers },
+      () => new ca.MultiHeadAttention(dModel, dModel, contextLength, 0.0, heads))));
+    this.unembed = this.net.registerModule('out_head', new ca.Linear(dModel, vocab));
   }
 
-  /** Every module, for the optimizer and for train()/eval(). */
+  /**
+   * The model's parts (token and position embeddings, the attention layers'
+   * ModuleList, the unembedding), for the optimizer: their parameters are
+   * the model's, in order.
+   */
   modules() {
-    return [this.tokenEmbedding, this.positionEmbedding, ...this.attention, this.unembed];
+    return this.net.children();
   }
 
+  /** Training mode (or evaluation mode with false) for every layer. Returns the model. */
   train(mode = true) {
-    for (const m of this.modules()) m.train(mode);
+    this.net.train(mode);
     return this;
   }
 
@@ -45,7 +53,7 @@ export class AttentionOnlyTransformer {
 
   /** Number of trainable values. */
   parameterCount() {
-    return this.modules().reduce((n, m) => n + m.parameters().reduce((k, p) => k + p.data.length, 0), 0);
+    return this.net.parameters().reduce((n, p) => n + p.data.length, 0);
   }
 
   // Token plus position embeddings of `ids` [batch, tokens] at positions

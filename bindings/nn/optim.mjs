@@ -1,5 +1,5 @@
 // torch.optim.SGD and torch.optim.AdamW over the modules' parameters
-// (modules.mjs Parameter: live `data` and `grad` Float32Arrays), with
+// (module.mjs Parameter: live `data` and `grad` Float32Arrays), with
 // PyTorch's defaults and update rules: the single-tensor loops of
 // torch/optim/sgd.py and adamw.py, which CPU tensors run. Each tensor op is
 // rounded to float32 as PyTorch's float tensors are (Math.fround); its
@@ -8,7 +8,7 @@
 // skipped, as PyTorch skips grad None.
 
 import {
-  checkBoolean, checkOptionNames, describe,
+  checkBoolean, checkOptionNames, checkProbability, describe,
 } from '../engine/validate.mjs';
 
 const f = Math.fround;
@@ -20,17 +20,6 @@ function checkNonNegative(name, value) {
   }
   if (!(value >= 0 && Number.isFinite(value))) {
     throw new RangeError(`${name} must be a finite number >= 0, got ${describe(value)}`);
-  }
-  return value;
-}
-
-/** A number in [0, 1). */
-function checkBeta(name, value) {
-  if (typeof value !== 'number') {
-    throw new TypeError(`${name} must be a number in [0, 1), got ${describe(value)}`);
-  }
-  if (!(value >= 0 && value < 1)) {
-    throw new RangeError(`${name} must be a number in [0, 1), got ${describe(value)}`);
   }
   return value;
 }
@@ -179,7 +168,7 @@ export class AdamW {
     if (!Array.isArray(betas) || betas.length !== 2) {
       throw new TypeError(`options.betas must be an Array of two numbers in [0, 1), got ${describe(betas)}`);
     }
-    this.betas = Object.freeze([checkBeta('options.betas[0]', betas[0]), checkBeta('options.betas[1]', betas[1])]);
+    this.betas = Object.freeze([checkProbability('options.betas[0]', betas[0]), checkProbability('options.betas[1]', betas[1])]);
     this.eps = checkNonNegative('options.eps', o.eps ?? 1e-8);
     this.weightDecay = checkNonNegative('options.weightDecay', o.weightDecay ?? 1e-2);
   }

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
+import { linearJs } from './helpers.mjs';
 import { maxRelativeError, randomArray, referenceAttention } from './js-reference.mjs';
 
 // "Your journey starts with one step" (seeds/000 and the book, ch. 3).
@@ -93,18 +94,6 @@ for (const build of ['single', 'threads']) {
 }
 
 // A plain-JS module forward: projections, split heads, attention, merge, out_proj.
-function linearJs(x, rows, inF, outF, w, b) {
-  const y = new Float64Array(rows * outF);
-  for (let r = 0; r < rows; r++) {
-    for (let o = 0; o < outF; o++) {
-      let acc = b ? b[o] : 0;
-      for (let i = 0; i < inF; i++) acc += x[r * inF + i] * w[o * inF + i];
-      y[r * outF + o] = acc;
-    }
-  }
-  return y;
-}
-
 function moduleJs(m, x, B, T) {
   const p = m.layerParams();
   const H = p.numHeads, hd = p.headDim, dm = H * hd;
@@ -297,5 +286,151 @@ describe('modules give the same dropout in every build', () => {
       outputs.push(m.forward(randomArray(2 * 40 * 8, 12), [2, 40, 8], { returnWeights: true }));
     }
     assert.deepEqual(outputs[0], outputs[1]);
+  });
+});
+
+describe('module tree: children, modes, state dicts (nn.Module)', async () => {
+  const ca = await init({ build: 'single' });
+  const linearsOf = (m) => [m.W_query, m.W_key, m.W_value, m.outProj].filter(Boolean);
+
+  it('train()/eval() reach every submodule of every module kind (a fix: eval() used to stop at the top)', () => {
+    ca.manualSeed(20);
+    const gqa = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 8 });
+    const all = [
+      [new ca.SelfAttention(4, 4), (m) => linearsOf(m)],
+      [new ca.CausalAttention(4, 4, 8, 0.1), (m) => linearsOf(m)],
+      [new ca.MultiHeadAttention(8, 8, 16, 0, 2), (m) => linearsOf(m)],
+      [gqa, (m) => linearsOf(m)],
+      [new ca.MultiHeadAttentionWrapper(4, 2, 8, 0.1, 3), (m) => [...m.heads, ...m.heads.flatMap(linearsOf)]],
+      [new ca.ModuleList([new ca.Linear(2, 3), new ca.CausalAttention(4, 4, 8, 0)]),
+        (m) => [m[0], m[1], ...linearsOf(m[1])]],
+      [new ca.Linear(3, 2), () => []],
+      [new ca.Embedding(5, 2), () => []],
+    ];
+    assert.equal(linearsOf(gqa).length, 4);
+    for (const [m, submodules] of all) {
+      const name = m.constructor.name;
+      assert.equal(m.eval(), m);
+      for (const s of [m, ...submodules(m)]) assert.equal(s.training, false, `${name}: eval() reaches ${s.constructor.name}`);
+      assert.equal(m.train(), m);
+      for (const s of [m, ...submodules(m)]) assert.equal(s.training, true, `${name}: train() reaches ${s.constructor.name}`);
+      m.train(false);
+      assert.ok(submodules(m).every((s) => s.training === false), `${name}: train(false)`);
+    }
+    const mha = new ca.MultiHeadAttention(8, 8, 16, 0, 2).eval();
+    assert.equal(mha.W_query.training, false);
+    assert.equal(mha.outProj.training, false);
+  });
+
+  it('children are the runtime\'s classes, registered under the state dict\'s names', () => {
+    ca.manualSeed(21);
+    const mha = new ca.MultiHeadAttention(3, 4, 6, 0.0, 2);
+    assert.ok(mha instanceof ca.Module && mha.W_query instanceof ca.Linear && mha.outProj instanceof ca.Linear);
+    assert.deepEqual(mha.namedChildren().map(([n]) => n), ['W_query', 'W_key', 'W_value', 'out_proj']);
+    const gqa = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 8 });
+    assert.deepEqual(gqa.namedChildren().map(([n]) => n), ['W_key', 'W_value', 'W_query', 'out_proj']);
+    assert.deepEqual(Object.keys(gqa.stateDict()), ['W_key.weight', 'W_value.weight', 'W_query.weight', 'out_proj.weight']);
+    assert.deepEqual(gqa.namedParameters().map(([n]) => n), Object.keys(gqa.stateDict()));
+    const wrapper = new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2, true);
+    assert.ok(Array.isArray(wrapper.heads));
+    assert.deepEqual(Object.keys(wrapper.stateDict()).slice(0, 3), ['heads.0.W_query.weight', 'heads.0.W_query.bias', 'heads.0.W_key.weight']);
+    assert.ok(wrapper.children()[0] instanceof ca.ModuleList);
+    // Each runtime binds its own classes; the code behind them is the same.
+    assert.equal(ca.Linear.name, 'Linear');
+    assert.equal(Object.getPrototypeOf(ca.Linear.prototype).constructor.name, 'Linear');
+  });
+
+  it('Linear and Embedding load state dicts, with the same checks as the attention modules', () => {
+    ca.manualSeed(22);
+    const lin = new ca.Linear(3, 2);
+    const other = new ca.Linear(3, 2).loadStateDict(lin.stateDict());
+    assert.deepEqual(other.stateDict(), lin.stateDict());
+    assert.deepEqual(other.forward(inputs, [6, 3]), lin.forward(inputs, [6, 3]));
+    const before = other.stateDict();
+    assert.throws(() => other.loadStateDict({ weight: new Float32Array(6).fill(1) }), (e) => e instanceof RangeError
+      && e.message === "loadStateDict: 1 problem: missing 'bias' (2 values)");
+    assert.deepEqual(other.stateDict(), before, 'nothing loaded');
+    const emb = new ca.Embedding(4, 2).loadStateDict({ weight: [[1, 2], [3, 4], [5, 6], [7, 8]] });
+    assert.deepEqual(Array.from(emb.forward([2, 0])), [5, 6, 1, 2]);
+    assert.throws(() => emb.loadStateDict({ weight: [1, 2] }), /^RangeError: loadStateDict: 1 problem: 'weight' has 2 values, expected 8$/);
+    assert.throws(() => emb.loadStateDict({ weight: 'x' }), TypeError);
+  });
+
+  it('ModuleList: children 0, 1, ... with PyTorch\'s prefixes; indexable and iterable', () => {
+    ca.manualSeed(23);
+    const list = new ca.ModuleList([new ca.Linear(2, 3), new ca.Embedding(4, 2)]);
+    list.append(new ca.Linear(3, 1, false));
+    assert.ok(list instanceof ca.ModuleList && list instanceof ca.Module);
+    assert.equal(list.length, 3);
+    assert.ok(list[0] instanceof ca.Linear && list[1] instanceof ca.Embedding);
+    assert.equal(list.at(-1), list[2]);
+    assert.deepEqual([...list], [list[0], list[1], list[2]]);
+    assert.deepEqual(Object.keys(list.stateDict()), ['0.weight', '0.bias', '1.weight', '2.weight']);
+    assert.deepEqual(list.parameters().map((p) => p.name), ['0.weight', '0.bias', '1.weight', '2.weight']);
+    assert.equal(list.parameters()[2].data, list[1].weight);
+    assert.throws(() => { list[0] = new ca.Linear(2, 3); }, TypeError);
+    assert.throws(() => list.append({}), /module must be a Module, got an object/);
+    assert.throws(() => new ca.ModuleList(3), /modules must be an iterable of modules, got 3/);
+    const nested = new ca.ModuleList([list, new ca.MultiHeadAttention(2, 2, 4, 0, 1)]);
+    assert.deepEqual(Object.keys(nested.stateDict()).slice(3, 6), ['0.2.weight', '1.W_query.weight', '1.W_key.weight']);
+    const copy = new ca.ModuleList([new ca.Linear(2, 3), new ca.Embedding(4, 2), new ca.Linear(3, 1, false)]);
+    copy.loadStateDict(list.stateDict());
+    assert.deepEqual(copy.stateDict(), list.stateDict());
+  });
+
+  it('Sequential: each forward on the one before\'s output, the backwards in reverse', () => {
+    ca.manualSeed(26);
+    const seq = new ca.Sequential(new ca.Embedding(5, 4), new ca.CausalAttention(4, 3, 6, 0.0), new ca.Linear(3, 2));
+    assert.ok(seq instanceof ca.Sequential && seq instanceof ca.Module);
+    assert.deepEqual(Object.keys(seq.stateDict()).slice(0, 2), ['0.weight', '1.W_query.weight']);
+    const ids = [1, 4, 0, 2, 2, 3];
+    const y = seq.forward(ids, [2, 3]);
+    ca.manualSeed(26);
+    const [emb, att, lin] = [new ca.Embedding(5, 4), new ca.CausalAttention(4, 3, 6, 0.0), new ca.Linear(3, 2)];
+    const h = att.forward(emb.forward(ids, [2, 3]), [2, 3, 4]);
+    assert.deepEqual(y, lin.forward(h, [2, 3, 3]));
+    const g = randomArray(2 * 3 * 2, 27);
+    assert.equal(seq.backward(g), null, 'indices have no gradient');
+    emb.backward(att.backward(lin.backward(g)));
+    assert.deepEqual(seq.gradients(), new ca.ModuleList([emb, att, lin]).gradients());
+    const two = new ca.Sequential(new ca.Linear(3, 4), new ca.Linear(4, 2));
+    assert.equal(two.forward(inputs, [6, 3]).length, 12);
+    assert.throws(() => two.forward(inputs, [6, 2]), /shape\[1\] must be inFeatures 3, got 2/);
+  });
+
+  it('ca.Module: a model of its own, as nn.Module subclasses are written', () => {
+    class TwoLayer extends ca.Module {
+      constructor() {
+        super();
+        this.fc1 = this.registerModule('fc1', new ca.Linear(3, 4));
+        this.fc2 = this.registerModule('fc2', new ca.Linear(4, 2));
+      }
+    }
+    ca.manualSeed(24);
+    const model = new TwoLayer().eval();
+    assert.ok(model instanceof ca.Module);
+    assert.equal(model.fc2.training, false);
+    assert.deepEqual(Object.keys(model.stateDict()), ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']);
+    assert.throws(() => model.registerModule('fc1', new ca.Linear(1, 1)), /a child named 'fc1' is already registered/);
+    assert.throws(() => model.registerModule('a.b', new ca.Linear(1, 1)), /name must be a non-empty string without '.'/);
+  });
+});
+
+describe('worker mode: the module tree', () => {
+  it('ModuleList and ca.Module through the worker', async () => {
+    const remote = await init({ worker: true, build: 'single' });
+    try {
+      await remote.manualSeed(25);
+      const a = await new remote.Linear(2, 3);
+      const list = await new remote.ModuleList([a, await new remote.CausalAttention(3, 3, 4, 0.0)]);
+      assert.equal(list.length, 2);
+      assert.deepEqual(Object.keys(await list.stateDict()).slice(0, 3), ['0.weight', '0.bias', '1.W_query.weight']);
+      await list.eval();
+      assert.equal(await list[1].W_query.training, false);
+      await a.forward(new Float32Array(2), [1, 2]); // refreshes the handle's snapshot
+      assert.equal(a.training, false, 'eval() through the list reached the Linear');
+    } finally {
+      await remote.dispose();
+    }
   });
 });

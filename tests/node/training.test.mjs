@@ -11,6 +11,7 @@ import {
   dropoutKeeps, maxRelativeError, randomArray, referenceAttentionBackward, repeatKv, ropeInverseFrequencies,
   visibleEnd,
 } from './js-reference.mjs';
+import { linearJs, problem } from './helpers.mjs';
 import { trainTinyModel } from './tiny-model.mjs';
 
 const ORACLE_TOL = 2e-5;
@@ -21,19 +22,6 @@ const builds = [
   ['single', { build: 'single' }],
   ['threads', { build: 'threads', threads: 2 }],
 ];
-
-/** Inputs of one attention call (k, v with kvHeads heads) and a gradOutput. */
-function problem(o, seed = 1) {
-  const tk = o.keyLength ?? o.queryLength;
-  const kvH = o.kvHeads ?? o.heads;
-  const dv = o.valueDim ?? o.headDim;
-  return {
-    q: randomArray(o.batch * o.heads * o.queryLength * o.headDim, seed),
-    k: randomArray(o.batch * kvH * tk * o.headDim, seed + 1),
-    v: randomArray(o.batch * kvH * tk * dv, seed + 2),
-    dO: randomArray(o.batch * o.heads * o.queryLength * dv, seed + 3),
-  };
-}
 
 /** The forward (with its log-sum-exp) and the backward. */
 function forwardBackward(ca, o, { q, k, v, dO }, fn = 'attentionBackward') {
@@ -223,18 +211,8 @@ function layerForward64(p, x, [B, T, dIn], {
   numHeads, headDim, causal, dropout = 0, seed, kvHeads = numHeads, ropeBase = 0, freqConfig = null,
 }) {
   const dm = numHeads * headDim;
-  const project = (w, b, width) => {
-    const y = new Float64Array(B * T * width);
-    for (let r = 0; r < B * T; r++) {
-      for (let o = 0; o < width; o++) {
-        let acc = b ? b[o] : 0;
-        for (let i = 0; i < dIn; i++) acc += x[r * dIn + i] * w[o * dIn + i];
-        y[r * width + o] = acc;
-      }
-    }
-    return y;
-  };
   const dkv = kvHeads * headDim;
+  const project = (w, b, width) => linearJs(x, B * T, dIn, width, w, b);
   const Q = project(p.wq, p.bq, dm), K = project(p.wk, p.bk, dkv), V = project(p.wv, p.bv, dkv);
   if (ropeBase) {
     rope64(Q, B, T, numHeads, headDim, ropeBase, freqConfig);
@@ -269,16 +247,7 @@ function layerForward64(p, x, [B, T, dIn], {
       }
     }
   }
-  if (!p.wo) return ctx;
-  const y = new Float64Array(B * T * dm);
-  for (let r = 0; r < B * T; r++) {
-    for (let o = 0; o < dm; o++) {
-      let acc = p.bo ? p.bo[o] : 0;
-      for (let i = 0; i < dm; i++) acc += ctx[r * dm + i] * p.wo[o * dm + i];
-      y[r * dm + o] = acc;
-    }
-  }
-  return y;
+  return p.wo ? linearJs(ctx, B * T, dm, dm, p.wo, p.bo) : ctx;
 }
 
 /** A module's state dict (float64 copies) as layerForward64's stacked parameters. */
@@ -374,17 +343,7 @@ describe('modules: parameter and input gradients against float64 finite differen
     lin.forward(x, [2, 5, 3]);
     const gradX = lin.backward(g);
     const p = { weight: Float64Array.from(lin.weight), bias: Float64Array.from(lin.bias), x: Float64Array.from(x) };
-    const loss = () => {
-      let s = 0;
-      for (let r = 0; r < 10; r++) {
-        for (let o = 0; o < 4; o++) {
-          let y = p.bias[o];
-          for (let i = 0; i < 3; i++) y += p.x[r * 3 + i] * p.weight[o * 3 + i];
-          s += y * g[r * 4 + o];
-        }
-      }
-      return s;
-    };
+    const loss = () => dot(linearJs(p.x, 10, 3, 4, p.weight, p.bias), g);
     const fd = finiteDifferences(p, loss);
     for (const [n, got] of [['weight', lin.weightGrad], ['bias', lin.biasGrad], ['x', gradX]]) {
       const e = maxRelativeError(got, fd[n]);
@@ -458,6 +417,77 @@ describe('modules: the training contract', async () => {
       }
     });
     assert.ok(maxRelativeError(gradX, sumX) <= 1e-5);
+  });
+
+  // Every module kind: [name, make, input of one forward, its shape].
+  const kinds = (x3) => [
+    ['Linear', () => new ca.Linear(3, 4), x3, [2, 6, 3]],
+    ['Embedding', () => new ca.Embedding(5, 3), [4, 1, 4, 0, 2, 4], [2, 3]],
+    ['CausalAttention', () => new ca.CausalAttention(3, 4, 6, 0.0, true), x3, [2, 6, 3]],
+    ['MultiHeadAttentionWrapper', () => new ca.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2, true), x3, [2, 6, 3]],
+    ['MultiHeadAttention', () => new ca.MultiHeadAttention(3, 4, 6, 0.0, 2, true), x3, [2, 6, 3]],
+    ['GroupedQueryAttention', () => new ca.GroupedQueryAttention(3, 8, 4, 2, { contextLength: 6 }), x3, [2, 6, 3]],
+  ];
+  const outputLength = (m, x, shape) => (m.embeddingDim ? x.length * m.embeddingDim
+    : (shape.slice(0, -1).reduce((a, b) => a * b, 1) * (m.outputDim ?? m.outFeatures)));
+
+  it('a second backward accumulates into the same gradient arrays (a fix: each backward used to allocate new ones)', () => {
+    const x3 = randomArray(2 * 6 * 3, 5);
+    for (const [kind, make, x, shape] of kinds(x3)) {
+      ca.manualSeed(7);
+      const m = make();
+      const g = randomArray(outputLength(m, x, shape), 6);
+      m.forward(x, shape);
+      m.backward(g);
+      const arrays = m.gradients();
+      const once = Object.fromEntries(Object.entries(arrays).map(([k, a]) => [k, a.slice()]));
+      m.forward(x, shape);
+      m.backward(g);
+      for (const [k, a] of Object.entries(m.gradients())) {
+        assert.equal(a, arrays[k], `${kind} ${k}: the same Float32Array`);
+        assert.ok(maxRelativeError(a, once[k].map((v) => 2 * v)) <= 1e-6, `${kind} ${k}: summed`);
+      }
+      m.zeroGrad(false);
+      for (const [k, a] of Object.entries(m.gradients())) {
+        assert.equal(a, arrays[k], `${kind} ${k}: zeroGrad(false) zeros in place`);
+        assert.ok(a.every((v) => v === 0));
+      }
+      m.zeroGrad();
+      assert.ok(Object.values(m.gradients()).every((a) => a === null), `${kind}: zeroGrad() sets null`);
+    }
+    ca.manualSeed(8);
+    const lin = new ca.Linear(3, 4);
+    lin.forward(x3, [2, 6, 3]);
+    lin.backward(randomArray(2 * 6 * 4, 9));
+    const weightGrad = lin.weightGrad;
+    const first = weightGrad.slice();
+    lin.forward(x3, [2, 6, 3]);
+    lin.backward(randomArray(2 * 6 * 4, 10));
+    assert.equal(lin.weightGrad, weightGrad);
+    const solo = new ca.Linear(3, 4).loadStateDict(lin.stateDict());
+    solo.forward(x3, [2, 6, 3]);
+    solo.backward(randomArray(2 * 6 * 4, 10));
+    assert.ok(maxRelativeError(weightGrad, first.map((v, i) => v + solo.weightGrad[i])) <= 1e-6,
+      'the sum of two different backwards');
+  });
+
+  it('a rejected backward() leaves its forward for a valid one (issue 23)', () => {
+    const x3 = randomArray(2 * 6 * 3, 11);
+    for (const [kind, make, x, shape] of kinds(x3)) {
+      if (kind.startsWith('Multi')) continue;
+      ca.manualSeed(12);
+      const m = make();
+      const length = outputLength(m, x, shape);
+      m.forward(x, shape);
+      assert.throws(() => m.backward(new Float32Array(length + 1)),
+        (e) => e instanceof RangeError && e.message.startsWith(`gradOutput must have length ${length} `), kind);
+      assert.throws(() => m.backward(Array(length).fill(0)),
+        (e) => e instanceof TypeError && /^gradOutput must be a Float32Array, got an Array/.test(e.message), kind);
+      assert.deepEqual(Object.values(m.gradients()).filter((a) => a !== null), [], `${kind}: nothing accumulated`);
+      m.backward(randomArray(length, 13));
+      assert.ok(Object.values(m.gradients()).every((a) => a instanceof Float32Array), `${kind}: the forward was kept`);
+      assert.throws(() => m.backward(randomArray(length, 13)), /each forward\(\) allows one backward\(\)/, kind);
+    }
   });
 });
 

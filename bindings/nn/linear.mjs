@@ -1,0 +1,79 @@
+// nn.Linear: PyTorch's seeded initialisation (reset_parameters drawn from
+// the runtime's mt19937), forward and backward through the engine's GEMM.
+
+import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../engine/validate.mjs';
+import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+
+/** The nn.Linear weight bound, computed in double exactly as PyTorch does. */
+function kaimingBound(fanIn) {
+  const a = Math.sqrt(5);
+  const gain = Math.sqrt(2.0 / (1 + a * a));
+  return Math.sqrt(3.0) * (gain / Math.sqrt(fanIn));
+}
+
+export class Linear extends Module {
+  #engine;
+  #kept = new Kept();
+
+  /** nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init. */
+  constructor(inFeatures, outFeatures, bias = true) {
+    super();
+    this.#engine = bindingOf(new.target).engine;
+    checkInteger('inFeatures', inFeatures);
+    checkInteger('outFeatures', outFeatures);
+    checkBoolean('bias', bias);
+    this.inFeatures = inFeatures;
+    this.outFeatures = outFeatures;
+    const g = this.#engine.generator;
+    const wb = kaimingBound(inFeatures);
+    this.weight = new Float32Array(outFeatures * inFeatures);
+    for (let i = 0; i < this.weight.length; i++) this.weight[i] = g.nextFloat(-wb, wb);
+    this.bias = null;
+    if (bias) {
+      const bb = 1 / Math.sqrt(inFeatures);
+      this.bias = new Float32Array(outFeatures);
+      for (let i = 0; i < outFeatures; i++) this.bias[i] = g.nextFloat(-bb, bb);
+    }
+    /** Gradients [outFeatures, inFeatures] and [outFeatures]: null until a backward. */
+    this.weightGrad = null;
+    this.biasGrad = null;
+    this.registerParameter('weight');
+    if (bias) this.registerParameter('bias');
+  }
+
+  /**
+   * y = x · weightᵀ + bias for x of shape [..., inFeatures]. In training
+   * mode it keeps (a copy of) x for backward().
+   */
+  forward(x, shape) {
+    this.#engine.checkAlive();
+    const dims = checkShape('shape', shape, 1, 8);
+    if (dims[dims.length - 1] !== this.inFeatures) {
+      throw new RangeError(`shape[${dims.length - 1}] must be inFeatures ${this.inFeatures}, got ${dims[dims.length - 1]}`);
+    }
+    checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
+    const rows = product(...dims.slice(0, -1));
+    const y = this.#engine.linearForward(x, rows, this.inFeatures, this.outFeatures, this.weight, this.bias);
+    this.#kept.set(this.training, () => ({ x: x.slice(), rows, dims }));
+    return y;
+  }
+
+  /**
+   * The backward of the last training forward: gradOutput [..., outFeatures]
+   * → the gradient of x [..., inFeatures]; weightGrad += gradOutputᵀ · x,
+   * biasGrad += the column sums of gradOutput (the same arrays from the
+   * first backward on).
+   */
+  backward(gradOutput) {
+    this.#engine.checkAlive();
+    const { x, rows } = this.#kept.take(({ rows: r, dims }) => checkTensor('gradOutput', gradOutput,
+      r * this.outFeatures, `shape [${[...dims.slice(0, -1), this.outFeatures].join(', ')}]`));
+    const weightGrad = gradOrZeros(this.weightGrad, this.weight.length);
+    const biasGrad = this.bias && gradOrZeros(this.biasGrad, this.bias.length);
+    const r = this.#engine.linearBackward(x, rows, this.inFeatures, this.outFeatures, this.weight,
+      gradOutput, weightGrad, biasGrad);
+    keepGrad(this, 'weight', weightGrad, r.weightGrad);
+    if (this.bias) keepGrad(this, 'bias', biasGrad, r.biasGrad);
+    return r.gradX;
+  }
+}
