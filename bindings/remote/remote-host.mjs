@@ -10,13 +10,26 @@ import {
   isCloneable,
 } from './remote.mjs';
 
-/** `port`: { post(message, transfer), onMessage(handler) }. */
+/** @import { MessagePort } from '../platform.d.ts' */
+/** @import { Reply, Request, Wire } from './remote.mjs' */
+
+/**
+ * Answers the page's requests arriving through `port` until the worker ends.
+ * @param {MessagePort} port
+ */
 export function serve(port) {
+  /** @type {Map<number, any>} */
   const handles = new Map(); // id → object
+  /** @type {WeakMap<object, number>} */
   const ids = new WeakMap(); // object → id
+  /** @type {Map<number, number>} */
   const sent = new Map(); // id → times sent to the page (see release)
   let nextId = 0;
 
+  /**
+   * @param {object} object
+   * @returns {Wire}
+   */
   function register(object) {
     let id = ids.get(object);
     if (id === undefined) {
@@ -28,14 +41,18 @@ export function serve(port) {
     return { t: HANDLE, id, n: sent.get(id), s: snapshot(object), f: typeof object === 'function' };
   }
 
-  /** The primitive-valued properties (own, inherited getters included) the page reads synchronously. */
+  /**
+   * The primitive-valued properties (own, inherited getters included) the page reads synchronously.
+   * @param {object} object
+   */
   function snapshot(object) {
+    /** @type {Record<string, unknown>} */
     const out = {};
     if (typeof object === 'function') return out;
     for (let o = object; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
       for (const key of Object.getOwnPropertyNames(o)) {
         if (key === 'constructor' || Object.hasOwn(out, key)) continue;
-        const d = Object.getOwnPropertyDescriptor(o, key);
+        const d = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(o, key));
         let value;
         if ('value' in d) value = d.value;
         else if (d.get) {
@@ -53,6 +70,11 @@ export function serve(port) {
     return out;
   }
 
+  /**
+   * @param {Wire} wire
+   * @param {ArrayBufferView[]} arrays
+   * @returns {unknown}
+   */
   function decode(wire, arrays) {
     switch (wire.t) {
       case VALUE:
@@ -63,15 +85,21 @@ export function serve(port) {
         if (!handles.has(wire.id)) throw new TypeError('worker mode: an argument refers to an object the worker has released');
         return handles.get(wire.id);
       }
-      default: throw new TypeError(`worker mode: unknown wire tag ${wire.t}`);
+      default: throw new TypeError(`worker mode: unknown wire tag ${/** @type {{ t: unknown }} */ (wire).t}`);
     }
   }
 
-  // Typed arrays are copied here and the copies transferred: the worker may
-  // still hold the original (a parameter, a cache), the page pays no copy.
+  /**
+   * Typed arrays are copied here and the copies transferred: the worker may
+   * still hold the original (a parameter, a cache), the page pays no copy.
+   * @param {unknown} value
+   * @param {ArrayBufferView[]} arrays
+   * @param {Transferable[]} transfer
+   * @returns {Wire}
+   */
   function encode(value, arrays, transfer) {
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-      const copy = value.slice();
+      const copy = /** @type {Float32Array} */ (value).slice();
       transfer.push(copy.buffer);
       const n = arrays.indexOf(value);
       return n >= 0 ? { t: WRITE_BACK, n, v: copy } : { t: VALUE, v: copy };
@@ -80,9 +108,13 @@ export function serve(port) {
     const container = encodeContainer(value, (x) => encode(x, arrays, transfer));
     if (container) return container;
     if (typeof value === 'symbol') throw new TypeError('worker mode: a symbol cannot be sent to the page');
-    return register(value);
+    return register(/** @type {object} */ (value));
   }
 
+  /**
+   * @param {any} base
+   * @param {string[]} path
+   */
   function walk(base, path) {
     let value = base;
     for (let i = 0; i < path.length; i++) {
@@ -94,24 +126,31 @@ export function serve(port) {
     return value;
   }
 
-  async function run({ op, h, path, args, options }) {
-    if (op === 'init') {
-      const runtime = await init({ ...options, worker: false });
-      return runtime;
-    }
+  /**
+   * The init request: the runtime.
+   * @param {Extract<Request, { op: 'init' }>} message
+   */
+  async function runInit({ options }) {
+    const runtime = await init({ ...options, worker: false });
+    return runtime;
+  }
+
+  /** @param {Extract<Request, { op: 'get' | 'call' | 'new' }>} message */
+  async function run({ op, h, path, args }) {
     if (!handles.has(h)) throw new TypeError('worker mode: this object has been released in the worker');
     const base = handles.get(h);
+    /** @type {ArrayBufferView[]} */
     const arrays = [];
-    const values = args?.map((a) => decode(a, arrays));
+    const values = (args ?? []).map((a) => decode(a, arrays));
     if (op === 'get') return { result: walk(base, path), arrays };
     const owner = walk(base, path.slice(0, -1));
-    const fn = path.length ? owner?.[path.at(-1)] : base;
+    const fn = path.length ? owner?.[path[path.length - 1]] : base;
     if (typeof fn !== 'function') throw new TypeError(`${describePath(path)} is not a function`);
     if (op === 'new') return { result: new fn(...values), arrays };
     return { result: await fn.apply(path.length ? owner : undefined, values), arrays };
   }
 
-  port.onMessage(async (message) => {
+  port.onMessage(async (/** @type {Request} */ message) => {
     if (message.op === 'release') {
       if (sent.get(message.h) === message.n) {
         ids.delete(handles.get(message.h));
@@ -120,21 +159,23 @@ export function serve(port) {
       }
       return;
     }
-    const reply = { id: message.id, ok: true };
+    /** @type {Reply} */
+    let reply;
+    /** @type {Transferable[]} */
     const transfer = [];
+    const h = message.op === 'init' ? undefined : message.h;
     try {
       if (message.op === 'init') {
-        reply.value = encode(await run(message), [], transfer);
+        reply = { id: message.id, ok: true, value: encode(await runInit(message), [], transfer) };
       } else {
         const { result, arrays } = await run(message);
-        reply.value = encode(result, arrays, transfer);
-        if (handles.has(message.h)) reply.snapshots = { [message.h]: snapshot(handles.get(message.h)) };
+        reply = { id: message.id, ok: true, value: encode(result, arrays, transfer) };
+        if (h !== undefined && handles.has(h)) reply.snapshots = { [h]: snapshot(handles.get(h)) };
       }
     } catch (error) {
-      reply.ok = false;
-      reply.error = errorToWire(error);
+      reply = { id: message.id, ok: false, error: errorToWire(error) };
       transfer.length = 0;
-      if (handles.has(message.h)) reply.snapshots = { [message.h]: snapshot(handles.get(message.h)) };
+      if (h !== undefined && handles.has(h)) reply.snapshots = { [h]: snapshot(handles.get(h)) };
     }
     port.post(reply, transfer);
   });

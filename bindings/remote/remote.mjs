@@ -6,31 +6,19 @@
 // API the runtime grows works through it unchanged (onnxruntime-web's
 // env.wasm.proxy is the same idea for one fixed API).
 //
-// What crosses, and how (README "Worker mode" says the same for users):
-// - Calls: `ca.attention(q, k, v, opts)`, `layer.forward(x, shape)`,
-//   `ca.manualSeed(1)` return promises. `new ca.CausalAttention(...)` returns
-//   a promise of the module.
-// - Objects the worker creates or returns that are not plain data (module
-//   instances, caches, the runtime itself, functions) stay in the worker; the
-//   page gets a handle: a proxy whose methods return promises. The same
-//   object always comes back as the same handle (`await layer.eval() === layer`).
-//   A handle's primitive properties (numbers, strings, booleans) read
-//   synchronously from a snapshot taken after every call made through it;
-//   other properties are awaited: `await layer.W_query.weight`.
-//   Assigning a property throws a TypeError: call a method instead.
-// - Data (numbers, strings, plain objects and arrays, typed arrays) is
-//   copied. Arguments are copied (the caller keeps its arrays); results are
-//   copied in the worker and the copies transferred, so the page pays no copy.
-//   An argument array the worker returns (an `out` option) is written back
-//   into the caller's array, which the result then holds.
-// - Errors arrive as the same class (TypeError, RangeError, ...) with the
-//   same message.
-// - `await ca.dispose()` disposes the runtime in the worker and terminates
-//   the worker; every later call rejects. `ca[Symbol.dispose]()` terminates
-//   at once. Handles the page no longer references are released in the
-//   worker (FinalizationRegistry).
+// What users see (handles, snapshots, copies, write-back, errors, disposal)
+// is documented once, at `RemoteRuntime` and `Remote` in index.d.ts. Here:
+// handles are ids into the worker's table (remote-host.mjs); the page keeps
+// one proxy per id (WeakRef) so the same object is the same handle, and a
+// FinalizationRegistry releases ids the page dropped. A release carries how
+// many times the worker had sent the id, so one sent again meanwhile is kept.
+// Arguments travel as structured-clone copies; argument arrays are listed so
+// a result the worker returns as WRITE_BACK lands in the caller's own array.
 
 import { currentPlatform } from '../engine/loader.mjs';
+
+/** @import { DistributiveOmit, Platform } from '../platform.d.ts' */
+/** @import { RemoteRuntime } from '../index.d.ts' */
 
 // Wire tags, both directions.
 export const VALUE = 0; // structured clone copies it as is
@@ -39,51 +27,105 @@ export const OBJECT = 2; // a plain object, values encoded
 export const HANDLE = 3; // an object that stays in the worker: { id, n (times sent), s (snapshot), f (callable) }
 export const WRITE_BACK = 4; // (worker → page) the caller's argument array number n, new contents v
 
+/**
+ * A value on the wire (both directions; `id`: a handle's number in the
+ * worker, `n`: times the worker sent it, `s`: its snapshot, `f`: callable).
+ * @typedef {{ t: typeof VALUE, v: unknown }
+ *   | { t: typeof ARRAY, v: Wire[] }
+ *   | { t: typeof OBJECT, v: Record<string, Wire> }
+ *   | { t: typeof HANDLE, id: number, n?: number, s?: Record<string, unknown>, f?: boolean }
+ *   | { t: typeof WRITE_BACK, n: number, v: ArrayBufferView }} Wire
+ */
+
+/**
+ * Page → worker. `h`: the handle the path starts from (0: the runtime).
+ * @typedef {{ op: 'init', id: number, options: object }
+ *   | { op: 'get' | 'call' | 'new', id: number, h: number, path: string[], args?: Wire[] }
+ *   | { op: 'release', h: number, n: number | undefined }} Request
+ */
+
+/**
+ * Worker → page: 'hello' once started, then one reply per request.
+ * @typedef {{ op: 'hello', id?: undefined }
+ *   | { op?: undefined, id: number, ok: true, value: Wire, snapshots?: Record<number, Record<string, unknown>> }
+ *   | { op?: undefined, id: number, ok: false, error: { name: string, message: string, stack?: string },
+ *       snapshots?: Record<number, Record<string, unknown>> }} Reply
+ */
+
 export const DISPOSED_MESSAGE = 'this causal-attention runtime has been disposed; call init() for a new one';
 
-/** Plain data objects cross as copies; any other object stays behind a handle. */
+/**
+ * Plain data objects cross as copies; any other object stays behind a handle.
+ * @param {object} x
+ */
 export function isPlainObject(x) {
   const proto = Object.getPrototypeOf(x);
   return proto === Object.prototype || proto === null;
 }
 
-/** Values structured clone copies with their meaning intact. */
+/**
+ * Values structured clone copies with their meaning intact.
+ * @param {unknown} x
+ */
 export function isCloneable(x) {
   if (x === null || (typeof x !== 'object' && typeof x !== 'function')) return typeof x !== 'symbol';
   return ArrayBuffer.isView(x) || x instanceof ArrayBuffer || x instanceof Date || x instanceof RegExp;
 }
 
-/** Arrays and plain objects, their items encoded by `f`; null for anything else. */
+/**
+ * Arrays and plain objects, their items encoded by `f`; null for anything else.
+ * @param {unknown} value
+ * @param {(item: unknown, key: number | string) => Wire} f
+ * @returns {Wire | null}
+ */
 export function encodeContainer(value, f) {
   if (Array.isArray(value)) return { t: ARRAY, v: value.map((x, i) => f(x, i)) };
-  if (typeof value === 'object' && isPlainObject(value)) {
+  if (typeof value === 'object' && value !== null && isPlainObject(value)) {
     return { t: OBJECT, v: Object.fromEntries(Object.entries(value).map(([k, x]) => [k, f(x, k)])) };
   }
   return null;
 }
 
-/** The other way: an ARRAY or OBJECT wire value, its items decoded by `f`. */
+/**
+ * The other way: an ARRAY or OBJECT wire value, its items decoded by `f`.
+ * @param {Extract<Wire, { t: typeof ARRAY | typeof OBJECT }>} wire
+ * @param {(item: Wire) => unknown} f
+ */
 export function decodeContainer(wire, f) {
-  if (wire.t === ARRAY) return wire.v.map(f);
+  if (wire.t === ARRAY) return wire.v.map((x) => f(x));
   return Object.fromEntries(Object.entries(wire.v).map(([k, x]) => [k, f(x)]));
 }
 
+/** @type {Record<string, ErrorConstructor | undefined>} */
 const ERRORS = { Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
 
+/** @param {unknown} error */
 export function errorToWire(error) {
   if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack };
   return { name: 'Error', message: String(error) };
 }
 
+/** @param {{ name: string, message: string }} error */
 function errorFromWire({ name, message }) {
   const error = new (ERRORS[name] ?? Error)(message);
   if (!ERRORS[name]) error.name = name;
   return error;
 }
 
+/**
+ * init's options once resolved.
+ * @typedef {{ build: 'auto' | 'single' | 'threads', threads: 'auto' | number, timeout: number,
+ *   gemmKernel: 'auto' | 'simd128' }} RemoteOptions
+ */
+
+/** @type {Map<string, Promise<RemoteRuntime>>} */
 const remotes = new Map();
 
-/** init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes. */
+/**
+ * init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes.
+ * @param {RemoteOptions} options
+ * @returns {Promise<RemoteRuntime>}
+ */
 export function initRemote(options) {
   const key = `${options.build}:${options.threads}:${options.gemmKernel}`;
   if (!remotes.has(key)) {
@@ -91,25 +133,39 @@ export function initRemote(options) {
     remotes.set(key, promise);
     promise.catch(() => remotes.delete(key));
   }
-  return remotes.get(key);
+  return /** @type {Promise<RemoteRuntime>} */ (remotes.get(key));
 }
 
+/**
+ * Starts the worker and resolves to the runtime's handle (id 0).
+ * @param {Platform} platform
+ * @param {RemoteOptions} options
+ * @param {() => void} forget
+ * @returns {Promise<RemoteRuntime>}
+ */
 async function connect(platform, options, forget) {
   platform.check?.();
   const port = platform.apiWorker();
+  /** @type {Map<number, { resolve(value: unknown): void, reject(error: Error): void, arrays: ArrayBufferView[] }>} */
   const pending = new Map(); // request id → { resolve, reject, arrays }
   let nextId = 1;
+  /** @type {Error | null} */
   let closed = null; // the Error every call rejects with once the worker is gone
-  let hello;
-  const started = new Promise((resolve) => { hello = resolve; });
+  /** @type {() => void} */
+  let hello = () => {};
+  const started = new Promise((resolve) => { hello = () => resolve(undefined); });
 
   // Handles: id → WeakRef(proxy); the count of times the worker sent each
   // id goes back with a release, so a handle in flight is never released.
+  /** @type {Map<number, WeakRef<object>>} */
   const live = new Map();
+  /** @type {Map<number, number | undefined>} */
   const sentCount = new Map();
+  /** @type {Map<number, Record<string, unknown> | undefined>} */
   const snapshots = new Map(); // id → primitive properties (read synchronously)
+  /** @type {WeakMap<object, number>} */
   const proxies = new WeakMap(); // proxy → id
-  const registry = new FinalizationRegistry((id) => {
+  const registry = new FinalizationRegistry((/** @type {number} */ id) => {
     if (live.get(id)?.deref() !== undefined || closed) return;
     live.delete(id);
     snapshots.delete(id);
@@ -119,6 +175,7 @@ async function connect(platform, options, forget) {
 
   const keepAlive = () => (pending.size ? port.ref?.() : port.unref?.());
 
+  /** @param {Error} error */
   function close(error) {
     if (closed) return;
     closed = error;
@@ -128,22 +185,24 @@ async function connect(platform, options, forget) {
     pending.clear();
   }
 
-  port.onMessage((message) => {
+  port.onMessage((/** @type {Reply} */ message) => {
     if (message?.op === 'hello') {
       hello();
       return;
     }
-    const request = pending.get(message?.id);
+    const request = pending.get(/** @type {number} */ (message?.id));
     if (!request) return;
     pending.delete(message.id);
     keepAlive();
     if (message.snapshots) {
       for (const [id, snapshot] of Object.entries(message.snapshots)) updateSnapshot(Number(id), snapshot);
     }
-    if (message.ok) request.resolve(decode(message.value, request.arrays));
+    if (message.ok === true) request.resolve(decode(message.value, request.arrays));
     else request.reject(errorFromWire(message.error));
   });
-  let failWith;
+  /** @type {(error: Error) => void} */
+  let failWith = () => {};
+  /** @type {Promise<never>} */
   const failed = new Promise((_, reject) => { failWith = reject; });
   failed.catch(() => {});
   port.onError((reason) => {
@@ -155,6 +214,11 @@ async function connect(platform, options, forget) {
     close(error);
   });
 
+  /**
+   * @param {DistributiveOmit<Request, 'id'>} message
+   * @param {ArrayBufferView[]} [arrays]
+   * @returns {Promise<any>}
+   */
   function send(message, arrays = []) {
     if (closed) return Promise.reject(closed);
     const id = nextId++;
@@ -162,7 +226,7 @@ async function connect(platform, options, forget) {
       pending.set(id, { resolve, reject, arrays });
       keepAlive();
       try {
-        port.post({ ...message, id });
+        port.post(/** @type {Request} */ ({ ...message, id }));
       } catch (error) {
         pending.delete(id);
         keepAlive();
@@ -171,9 +235,16 @@ async function connect(platform, options, forget) {
     });
   }
 
-  // Page → worker: copies of data; handles by id; nothing else.
+  /**
+   * Page → worker: copies of data; handles by id; nothing else.
+   * @param {unknown} value
+   * @param {ArrayBufferView[]} arrays
+   * @param {string} where
+   * @returns {Wire}
+   */
   function encode(value, arrays, where) {
-    if (proxies.has(value)) return { t: HANDLE, id: proxies.get(value) };
+    const id = typeof value === 'object' || typeof value === 'function' ? proxies.get(/** @type {object} */ (value)) : undefined;
+    if (id !== undefined) return { t: HANDLE, id };
     if (isCloneable(value)) {
       if (ArrayBuffer.isView(value)) arrays.push(value);
       return { t: VALUE, v: value };
@@ -186,24 +257,34 @@ async function connect(platform, options, forget) {
       'arrays of them, or objects the worker returned');
   }
 
-  // Worker → page.
+  /**
+   * Worker → page.
+   * @param {Wire} wire
+   * @param {ArrayBufferView[]} arrays
+   * @returns {unknown}
+   */
   function decode(wire, arrays) {
     switch (wire.t) {
       case VALUE: return wire.v;
       case ARRAY: case OBJECT: return decodeContainer(wire, (x) => decode(x, arrays));
       case WRITE_BACK: {
-        const target = arrays[wire.n];
-        target.set(wire.v);
+        const target = /** @type {Float32Array} */ (arrays[wire.n]);
+        target.set(/** @type {Float32Array} */ (wire.v));
         return target;
       }
       default: return handle(wire);
     }
   }
 
+  /**
+   * @param {number} id
+   * @param {Record<string, unknown>} snapshot
+   */
   function updateSnapshot(id, snapshot) {
     if (live.has(id)) snapshots.set(id, snapshot);
   }
 
+  /** @param {Extract<Wire, { t: typeof HANDLE }>} wire */
   function handle({ id, n, s, f }) {
     sentCount.set(id, n);
     const existing = live.get(id)?.deref();
@@ -212,15 +293,22 @@ async function connect(platform, options, forget) {
       return existing;
     }
     snapshots.set(id, s);
-    const proxy = handleProxy(id, f);
+    const proxy = handleProxy(id, f ?? false);
     live.set(id, new WeakRef(proxy));
     proxies.set(proxy, id);
     if (id !== 0) registry.register(proxy, id);
     return proxy;
   }
 
+  /**
+   * @param {'get' | 'call' | 'new'} op
+   * @param {number} h
+   * @param {string[]} path
+   * @param {unknown[]} [args]
+   */
   function request(op, h, path, args) {
     if (closed) return Promise.reject(closed);
+    /** @type {ArrayBufferView[]} */
     const arrays = [];
     let wireArgs;
     try {
@@ -240,9 +328,13 @@ async function connect(platform, options, forget) {
     }
   }
 
-  const assignError = (key) => new TypeError(`worker mode: ${String(key)} cannot be assigned from the ` +
+  const assignError = (/** @type {string | symbol} */ key) => new TypeError(`worker mode: ${String(key)} cannot be assigned from the ` +
     'calling thread (the object lives in the worker); call one of its methods instead');
 
+  /**
+   * @param {number} id
+   * @param {boolean} callable
+   */
   function handleProxy(id, callable) {
     const target = callable ? function remote() {} : Object.create(null);
     return new Proxy(target, {
@@ -275,12 +367,18 @@ async function connect(platform, options, forget) {
     });
   }
 
+  /**
+   * @param {number} id
+   * @param {string[]} path
+   * @returns {object}
+   */
   function pathProxy(id, path) {
     return new Proxy(function remote() {}, {
       get(_, key) {
         if (key === 'then') {
           // Awaiting a property reads it (a copy, or a handle).
-          return (resolve, reject) => request('get', id, path).then(resolve, reject);
+          return (/** @type {(value: unknown) => void} */ resolve, /** @type {(error: Error) => void} */ reject) =>
+            request('get', id, path).then(resolve, reject);
         }
         if (typeof key === 'symbol') return undefined;
         return pathProxy(id, [...path, key]);
@@ -292,7 +390,9 @@ async function connect(platform, options, forget) {
   }
 
   const { timeout } = options;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
+  /** @type {Promise<never>} */
   const timedOut = new Promise((_, reject) => {
     if (Number.isFinite(timeout)) {
       timer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} did not start ` +
@@ -305,6 +405,7 @@ async function connect(platform, options, forget) {
     clearTimeout(timer);
     // The engine has its own bound (the same timeout) and always answers;
     // this one covers a worker that stops answering altogether.
+    /** @type {Promise<never>} */
     const again = new Promise((_, reject) => {
       if (Number.isFinite(timeout)) {
         timer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} loaded but ` +
@@ -322,7 +423,10 @@ async function connect(platform, options, forget) {
   }
 }
 
-/** `ca.attention`, `layer.W_query.forward`: a path for error messages. */
+/**
+ * `ca.attention`, `layer.W_query.forward`: a path for error messages.
+ * @param {string[]} path
+ */
 export function describePath(path) {
   return path.length ? path.join('.') : 'the handle';
 }
