@@ -4,7 +4,11 @@
 // index.d.cts. Everything index.mjs exports is here (tests/node/cjs.test.mjs).
 'use strict';
 
-/** Loads the engine; see index.d.cts. */
+/**
+ * node.mjs's init (see index.d.ts).
+ * @param {import('./index.d.ts').InitOptions} [options]
+ * @returns {ReturnType<typeof import('./node.mjs').init>}
+ */
 exports.init = function init(options) {
   return import('./node.mjs').then((m) => m.init(options));
 };

@@ -69,9 +69,10 @@ export interface AttentionComputation {
   /** Dropout acts only when true. Default false. */
   training?: boolean;
   /**
-   * Seed of the dropout mask: same seed, same mask (Node, browsers, any
-   * thread count). Default: drawn from the runtime's generator
-   * (see manualSeed).
+   * Seed of the dropout mask: same seed, same mask (Node, browsers, either
+   * build, any thread count, with or without weights). Default: drawn from
+   * the runtime's generator (see manualSeed). The masks cannot match
+   * PyTorch's (PyTorch's own differ across devices).
    */
   seed?: number | bigint;
 }
@@ -245,7 +246,12 @@ export interface Linear extends Module {
   backward(gradOutput: Float32Array): Float32Array;
 }
 
-/** nn.Embedding(numEmbeddings, embeddingDim), initialised N(0, 1) with PyTorch's normal_ sequence. */
+/**
+ * nn.Embedding(numEmbeddings, embeddingDim), initialised N(0, 1) with
+ * PyTorch's normal_ sequence: manualSeed(123) then `new Embedding(6, 3)` is
+ * the book's chapter-2 table (0.3374, -0.1778, -0.1690, ...). Tables of fewer
+ * than 16 values use the same rule, which is not PyTorch's there.
+ */
 export interface Embedding extends Module {
   /** Rows of the table. */
   readonly numEmbeddings: number;
@@ -315,14 +321,18 @@ export interface AdamWOptions {
   weightDecay?: number;
 }
 
-/** What both optimizers share. */
+/**
+ * What both optimizers share: PyTorch's defaults and single-tensor update
+ * rules, each operation rounded to float32 as PyTorch's tensors are.
+ */
 export interface Optimizer {
   /** The parameters step() updates. */
   readonly params: readonly Parameter[];
   /**
-   * One update of every parameter that has a gradient; all or nothing: a
-   * gradient that is not a Float32Array of its parameter's length (TypeError,
-   * RangeError) is found before any parameter changes.
+   * One update of every parameter that has a gradient (those whose grad is
+   * null are skipped). All or nothing: every gradient is checked first (a
+   * Float32Array of its parameter's length: else TypeError, or RangeError for
+   * a wrong length), so a step that throws has changed no parameter.
    */
   step(): void;
   /** Every parameter's gradient to null (default) or zeros. */
@@ -343,7 +353,10 @@ export interface SGD extends Optimizer {
   readonly nesterov: boolean;
 }
 
-/** torch.optim.AdamW. */
+/**
+ * torch.optim.AdamW: decoupled weight decay (p *= 1 - lr·weightDecay), bias
+ * corrections 1 - β^t.
+ */
 export interface AdamW extends Optimizer {
   /** Learning rate. */
   readonly lr: number;
@@ -376,7 +389,9 @@ export interface ForwardOptions {
    * The book's ch04/03 KV cache: append this call's keys and values to the
    * module's cache and attend over all of it (positions continue: a prompt,
    * then one token per call, gives one full forward's outputs). Weights and
-   * scores then span every cached key. resetCache() starts over.
+   * scores then span every cached key. resetCache() starts over. The cache
+   * grows by doubling up to contextLength; more tokens, or another batch
+   * size before resetCache(), is a RangeError. Such a forward has no backward.
    */
   useCache?: boolean;
 }
@@ -452,9 +467,15 @@ export interface AttentionModule extends Module {
   call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
   /**
    * The last training forward's backward: gradOutput [batch, tokens, outputDim]
-   * → the gradient of x [batch, tokens, dIn]; every parameter's gradient accumulates
-   * into its array. A rejected gradOutput (wrong type or length) leaves the forward for a
-   * valid one.
+   * → the gradient of x [batch, tokens, dIn]; every parameter's gradient
+   * accumulates (+=) into its array. A training-mode forward keeps what it
+   * needs (x, the projected Q, K, V, the attention output, its log-sum-exp,
+   * the dropout seed). One backward per forward, as PyTorch frees its graph;
+   * without a training forward before it, a TypeError says which; a rejected
+   * gradOutput (wrong type or length) leaves the forward for a valid one. It
+   * uses the parameters as they are when it runs: update them after it, not
+   * between forward and backward. GroupedQueryAttention sums a shared
+   * key/value head's gradients over its group and transposes RoPE's rotation.
    */
   backward(gradOutput: Float32Array): Float32Array;
   /** Tokens in the KV cache of forward(..., { useCache: true }); 0 without one. */
@@ -498,7 +519,11 @@ export interface MultiHeadAttention extends SelfAttention {
 /**
  * The Llama chapter's GroupedQueryAttention: W_key/W_value [numKVGroups ·
  * headDim, dIn], W_query [dOut, dIn], out_proj [dOut, dOut], no biases,
- * RoPE on queries and keys.
+ * created (and seeded) in the book's `__init__` order, so its state dicts
+ * load 1:1. RoPE on queries and keys as the book's compute_rope_params /
+ * apply_rope, with float32 tables; the head size must be even. Its float32
+ * steps are ported from the book's code and PyTorch's operators (tested
+ * against that port and float64 finite differences, not against PyTorch).
  */
 export interface GroupedQueryAttention extends MultiHeadAttention {
   /** Key/value heads, each shared by groupSize query heads. */
@@ -553,7 +578,7 @@ export interface KVCacheOptions {
   headDim: number;
   /** Default: headDim. */
   valueDim?: number;
-  /** Tokens it can hold per sequence. */
+  /** Tokens it can hold per sequence; one whose bytes cannot fit a wasm32 heap is a RangeError. */
   capacity: number;
 }
 
@@ -605,7 +630,17 @@ export interface KVCache {
   [Symbol.dispose](): void;
 }
 
-/** What init() resolves to: the engine and the book's module classes. */
+/**
+ * What init() resolves to: the engine and the book's module classes.
+ *
+ * Every argument is checked in JS before any wasm call: a wrong type is a
+ * TypeError, a wrong value a RangeError, and the message names the argument
+ * and gives the expected and the actual value (`q must have length 24 (batch
+ * 1 × heads 2 × queryLength 3 × headDim 4), got length 23`). Unknown option
+ * names are rejected (a typo would otherwise be ignored), and so are shapes
+ * whose tensors cannot fit a 2 GiB wasm32 heap, before any allocation. The
+ * runtime stays usable after any error.
+ */
 export interface CausalAttentionRuntime {
   /** Which wasm build runs: 'single' or 'threads' (pthreads). */
   readonly build: 'single' | 'threads';
@@ -697,6 +732,9 @@ export interface CausalAttentionRuntime {
   /**
    * Scaled dot-product attention (SIMD kernels) with weights: q [B, H, Tq, D],
    * k [B, kvHeads, Tk, D], v [B, kvHeads, Tk, Dv] → `{ output, weights }`.
+   * Non-finite inputs: a query row that sees a NaN or ±∞ score gets NaN
+   * weights and output; NaN/∞ in a value row reaches exactly the outputs of
+   * the queries that see that key; other rows are unaffected.
    */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,
@@ -718,7 +756,16 @@ export interface CausalAttentionRuntime {
   /**
    * The gradients of attention with respect to q, k and v, given the
    * gradient of its output and the forward's output and logSumExp (from
-   * returnLogSumExp); options are the forward's (its seed when dropout ran).
+   * returnLogSumExp: each row's log Σ exp(scale·q·k) over the keys it sees,
+   * -Infinity for none). options are the forward's; when dropout ran, its
+   * seed (the forward's result has the one it drew): the mask is regenerated,
+   * never stored. A shared key/value head's gradients are summed over its
+   * group; both mask strategies have the same gradient; rows that see no key
+   * and keys no query sees get zero gradient. NaN/∞ propagate over the
+   * visible (query, key) pairs only: NaN in row i of gradOutput, output or
+   * logSumExp reaches gradQ row i and the gradK/gradV rows of the keys row i
+   * sees; NaN in k/v row j reaches gradQ of the rows that see key j and
+   * gradK/gradV row j.
    */
   attentionBackward(
     gradOutput: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array,
@@ -728,7 +775,11 @@ export interface CausalAttentionRuntime {
     gradOutput: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array,
     output: Float32Array, logSumExp: Float32Array, options: AttentionComputation): AttentionGradients;
 
-  /** torch.randint(low, high, shape): PyTorch's CPU draws for the same seed, as an Int32Array. */
+  /**
+   * torch.randint(low, high, shape): PyTorch's CPU draws for the same seed,
+   * as an Int32Array (manualSeed(0), randint(0, 10, [10]): 4, 9, 3, 0, 3, 9,
+   * 7, 3, 7, 3).
+   */
   randint(low: number, high: number, shape: number[]): Int32Array;
 
   /**
@@ -754,7 +805,12 @@ export interface CausalAttentionRuntime {
 
   /** Frees wasm scratch memory and stops worker threads. Idempotent. */
   dispose(): void;
-  /** dispose(), for `using ca = await init()` (TypeScript >= 5.2, lib esnext.disposable). */
+  /**
+   * dispose(), for `using ca = await init()`: explicit resource management,
+   * in Node >= 24 and Chromium >= 134, or compiled for older targets by
+   * TypeScript >= 5.2 with lib esnext.disposable (a syntax error in Node 20
+   * and 22).
+   */
   [Symbol.dispose](): void;
 }
 
@@ -766,7 +822,12 @@ export interface InitOptions {
    * single-threaded build. 'single' / 'threads' force one.
    */
   build?: 'auto' | 'single' | 'threads';
-  /** 'auto' (default: the machine's cores, at most 16) or 1..16. */
+  /**
+   * 'auto' (default: the machine's cores, at most 16) or 1..16. Work is
+   * split over batch × heads × query blocks (small calls stay on the calling
+   * thread) and every output element is computed by one thread, so results
+   * are bit-identical for any thread count.
+   */
   threads?: 'auto' | number;
   /**
    * true: run the engine in a dedicated worker (a Web Worker in browsers, a
@@ -805,7 +866,7 @@ export function init(options?: InitOptions & { worker?: false }): Promise<Causal
 export function init(options: InitOptions): Promise<CausalAttentionRuntime | RemoteRuntime>;
 
 // ---------------------------------------------------------------------------
-// Worker mode: how an API looks from the calling thread (README "Worker mode").
+// Worker mode: how an API looks from the calling thread.
 
 /** Values a handle's snapshot holds (read synchronously). */
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
@@ -867,18 +928,40 @@ type RemoteMember<V> =
   : RemoteProperty<V>;
 
 /**
- * A handle: an object that lives in the worker. Methods return promises;
- * primitive properties (numbers, strings, booleans) read synchronously from
- * a snapshot refreshed after every call through this handle; other
+ * A handle: an object that lives in the worker (module instances, caches,
+ * the runtime itself: whatever is not plain data). Methods return promises;
+ * `new` on a class resolves to a handle. The same object always comes back
+ * as the same handle (`await layer.eval() === layer`). Primitive properties
+ * (numbers, strings, booleans) read synchronously from a snapshot refreshed
+ * after every call through this handle (`ca.build`, `layer.training`); other
  * properties are {@link RemoteProperty} (awaited). Properties cannot be
- * assigned (TypeError): call a method.
+ * assigned (TypeError): call a method. Handles the caller drops are
+ * released in the worker. The names JS and libraries read by convention
+ * (toJSON, toString, valueOf, constructor, inspect, Symbol.iterator,
+ * Symbol.toPrimitive, ...) answer as on a plain object, without a call to
+ * the worker: JSON.stringify(layer) gives the snapshot, `${layer}` a tag.
  */
 export type Remote<T> = {
   readonly [K in StringKeys<T>]: T[K] extends Primitive ? T[K] : RemoteMember<T[K]>;
 } & (T extends AnyConstructor ? RemoteConstructor<T> : unknown)
   & (T extends AnyFunction ? RemoteMethod<T> : unknown);
 
-/** What init({ worker: true }) resolves to: the runtime in a worker. */
+/**
+ * What init({ worker: true }) resolves to: the runtime in a worker, the same
+ * API with every call returning a promise. The proxy knows no method names:
+ * property reads, calls and `new` are forwarded by path, so every function,
+ * class and option works the same way. Arguments (numbers, strings,
+ * Float32Arrays, plain objects and arrays of them, handles) are copied to the
+ * worker, so the caller keeps its arrays; results are copied in the worker
+ * and the copies transferred. An argument array the worker returns (`out`,
+ * `weightsOut`) is written back into the caller's own array, which the result
+ * then holds. Shared, circular and deeply nested arguments arrive as they
+ * are. Functions, other class instances and handles of another worker-mode
+ * runtime cannot be sent (TypeError). Errors arrive as the same class with
+ * the same message, for any argument that can be sent (a detached array is
+ * the empty array the engine sees locally). After dispose(), calls reject
+ * with the usual "has been disposed" TypeError.
+ */
 export type RemoteRuntime = Remote<CausalAttentionRuntime> & {
   /** Disposes the runtime in the worker, then terminates the worker. Idempotent. */
   dispose(): Promise<void>;

@@ -6,9 +6,15 @@ import { init as initWithPlatform } from './index.mjs';
 import { usePlatform } from './engine/loader.mjs';
 import { nodePlatform } from './platform-node.mjs';
 
+/** @import { InitOptions } from './index.d.ts' */
+
 export * from './index.mjs';
 
-/** Loads the engine (see index.d.mts); in Node, through platform-node.mjs. */
+/**
+ * index.mjs's init (see index.d.ts), through platform-node.mjs.
+ * @param {InitOptions} [options]
+ * @returns {ReturnType<typeof initWithPlatform>}
+ */
 export function init(options) {
   usePlatform(nodePlatform);
   return initWithPlatform(options);

@@ -10,6 +10,8 @@ import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
+/** @import { GlueWorker, Platform, PthreadWorkerHooks } from './platform.d.ts' */
+
 const FILES = {
   single: new URL('./wasm/causal_attention.wasm', import.meta.url),
   threads: new URL('./wasm/causal_attention_threads.wasm', import.meta.url),
@@ -25,6 +27,7 @@ const WORKER_OPTIONS = { execArgv: [] };
 
 const REINSTALL = 'It ships in the package\'s dist/; reinstall the package (npm install causal-attention)';
 
+/** @param {string} path */
 async function compileWasm(path) {
   let bytes;
   try {
@@ -40,24 +43,37 @@ async function compileWasm(path) {
   }
 }
 
-/** A worker_threads Worker as emcc's glue sees a web Worker. */
+/**
+ * A worker_threads Worker as emcc's glue sees a web Worker.
+ * @implements {GlueWorker}
+ */
 class PthreadWorker {
   #worker;
 
+  /**
+   * @param {URL} url
+   * @param {PthreadWorkerHooks} hooks
+   */
   constructor(url, { onError, onLoaded }) {
     // Set by emcc; its onerror (log and rethrow) is never called: onError reports.
+    /** @type {((event: { data: unknown }) => void) | null} */
     this.onmessage = null;
+    /** @type {unknown} */
     this.onerror = null;
     this.#worker = new Worker(url, { ...WORKER_OPTIONS, name: 'causal-attention pthread' });
     this.#worker.on('message', (data) => {
-      if (data?.cmd === 'loaded') onLoaded();
+      if (data?.cmd === 'loaded') onLoaded?.();
       this.onmessage?.({ data });
     });
-    this.#worker.on('error', (error) => onError(error.message));
+    this.#worker.on('error', (/** @type {Error} */ error) => onError(error.message));
   }
 
+  /**
+   * @param {unknown} message
+   * @param {Transferable[]} transfer
+   */
   postMessage(message, transfer) {
-    this.#worker.postMessage(message, transfer);
+    this.#worker.postMessage(message, /** @type {import('node:worker_threads').Transferable[]} */ (transfer));
   }
 
   terminate() {
@@ -69,6 +85,7 @@ class PthreadWorker {
   }
 }
 
+/** @type {Platform} */
 export const nodePlatform = {
   isNode: true,
 
@@ -89,7 +106,8 @@ export const nodePlatform = {
    */
   afterLoad(mod) {
     const pthread = mod.PThread;
-    for (const w of [...pthread.unusedWorkers, ...pthread.runningWorkers]) w.unref();
+    if (!pthread) return;
+    for (const w of [...pthread.unusedWorkers, ...pthread.runningWorkers]) w.unref?.();
   },
 
   /**
@@ -107,10 +125,11 @@ export const nodePlatform = {
     const where = fileURLToPath(FILES.apiWorker);
     return {
       where,
-      post: (message, transfer) => worker.postMessage(message, transfer),
+      post: (message, transfer) =>
+        worker.postMessage(message, /** @type {import('node:worker_threads').Transferable[]} */ (transfer)),
       onMessage: (handler) => worker.on('message', handler),
       onError: (handler) => {
-        worker.on('error', (error) => handler(error.message));
+        worker.on('error', (/** @type {Error} */ error) => handler(error.message));
         worker.on('exit', (code) => handler(`it exited (code ${code})`));
       },
       terminate: () => worker.terminate(),

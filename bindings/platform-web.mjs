@@ -6,6 +6,8 @@
 // form they bundle. Without a bundler the URLs resolve next to this module.
 // No `node:` import is reachable from here (the `browser` export condition).
 
+/** @import { Platform, PthreadWorkerHooks } from './platform.d.ts' */
+
 /**
  * Vite 7's dev server copies dependencies into node_modules/.vite/deps/
  * without the files they reference (vitejs/vite#8427), so there a literal
@@ -15,7 +17,7 @@
 const VITE_DEPS = /\/node_modules\/\.vite\/deps(?:_temp_[^/]*)?\/wasm\//;
 const here = import.meta.url;
 const copiedByViteDev = () => VITE_DEPS.test(new URL('./wasm/causal_attention.wasm', import.meta.url).pathname);
-const inPackage = (path) => new URL(`../../causal-attention/dist/${path}`, here);
+const inPackage = (/** @type {string} */ path) => new URL(`../../causal-attention/dist/${path}`, here);
 
 /**
  * A worker's URL as this module would resolve it. Exact when the package is
@@ -24,11 +26,12 @@ const inPackage = (path) => new URL(`../../causal-attention/dist/${path}`, here)
  * `new Worker(new URL(...))` knows.
  */
 const unbundled = /^https?:.*\/platform-web\.mjs(?:[?#].*)?$/.test(here);
-const nominal = (path) => new URL(path, here);
+const nominal = (/** @type {string} */ path) => new URL(path, here);
 
 const PTHREAD_WORKER = 'wasm/causal_attention_threads.worker.mjs';
 const API_WORKER = 'worker.mjs';
 
+/** @param {'single' | 'threads'} build */
 function wasmUrl(build) {
   const threads = build === 'threads';
   if (copiedByViteDev()) return inPackage(threads ? 'wasm/causal_attention_threads.wasm' : 'wasm/causal_attention.wasm');
@@ -37,6 +40,7 @@ function wasmUrl(build) {
     : new URL('./wasm/causal_attention.wasm', import.meta.url);
 }
 
+/** @param {URL} url */
 function serveHint(url) {
   const vite = VITE_DEPS.test(url.pathname) || /\/\.vite\//.test(new URL(here).pathname)
     ? ' Vite\'s dev server pre-bundled the package away from its files: add ' +
@@ -47,11 +51,18 @@ function serveHint(url) {
     `the bundle) so that this URL answers with the file.${vite}`;
 }
 
+/**
+ * @param {URL} url
+ * @param {string} reason
+ */
 function loadError(url, reason) {
   return new Error(`causal-attention could not load ${url}: ${reason}. ${serveHint(url)}`);
 }
 
-/** The first bytes of a response, for an error message. */
+/**
+ * The first bytes of a response, for an error message.
+ * @param {Uint8Array} bytes
+ */
 function describeBytes(bytes) {
   const head = bytes.subarray(0, 8);
   const hex = Array.from(head, (b) => b.toString(16).padStart(2, '0')).join(' ');
@@ -59,6 +70,7 @@ function describeBytes(bytes) {
   return `first bytes ${hex} "${text}"`;
 }
 
+/** @param {URL} url */
 async function compileWasm(url) {
   let response;
   try {
@@ -88,7 +100,11 @@ async function compileWasm(url) {
   }
 }
 
-/** Why a worker script failed: the response's status or type when that was it. */
+/**
+ * Why a worker script failed: the response's status or type when that was it.
+ * @param {ErrorEvent} event
+ * @param {URL | null} url
+ */
 async function describeWorkerFailure(event, url) {
   if (event.message) return `${event.message}${event.filename ? ` (${event.filename}:${event.lineno})` : ''}`;
   if (!url) return 'it did not start (its script or a module it imports did not load)';
@@ -107,6 +123,9 @@ async function describeWorkerFailure(event, url) {
  * Wires a worker's failures to `onError(reason)` and its "loaded" message to
  * `onLoaded`. emcc assigns `worker.onerror` a handler that logs and rethrows
  * (an uncaught error in the page); an own accessor keeps it off the worker.
+ * @param {Worker} worker
+ * @param {URL | null} url
+ * @param {PthreadWorkerHooks} hooks
  */
 function watch(worker, url, { onError, onLoaded }) {
   Object.defineProperty(worker, 'onerror', { configurable: true, get: () => null, set: () => {} });
@@ -119,6 +138,7 @@ function watch(worker, url, { onError, onLoaded }) {
   return worker;
 }
 
+/** @type {Platform} */
 export const webPlatform = {
   isNode: false,
 
@@ -140,7 +160,7 @@ export const webPlatform = {
   pthreadWorker(hooks) {
     const vite = copiedByViteDev();
     const url = vite ? inPackage(PTHREAD_WORKER) : unbundled ? nominal(PTHREAD_WORKER) : null;
-    const worker = vite ? new Worker(url, { type: 'module', name: 'causal-attention pthread' })
+    const worker = url && vite ? new Worker(url, { type: 'module', name: 'causal-attention pthread' })
       : new Worker(new URL('./wasm/causal_attention_threads.worker.mjs', import.meta.url),
         { type: 'module', name: 'causal-attention pthread' });
     return [watch(worker, url, hooks), url?.href ?? `${PTHREAD_WORKER} (as your bundler emitted it)`];
@@ -150,11 +170,11 @@ export const webPlatform = {
   apiWorker() {
     const vite = copiedByViteDev();
     const url = vite ? inPackage(API_WORKER) : unbundled ? nominal(API_WORKER) : null;
-    const worker = vite ? new Worker(url, { type: 'module', name: 'causal-attention' })
+    const worker = url && vite ? new Worker(url, { type: 'module', name: 'causal-attention' })
       : new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module', name: 'causal-attention' });
     return {
       where: url?.href ?? `${API_WORKER} (as your bundler emitted it)`,
-      post: (message, transfer) => worker.postMessage(message, transfer),
+      post: (message, transfer) => worker.postMessage(message, transfer ?? []),
       onMessage: (handler) => worker.addEventListener('message', (event) => handler(event.data)),
       onError: (handler) => watch(worker, url, { onError: handler }),
       terminate: () => worker.terminate(),

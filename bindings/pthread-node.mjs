@@ -4,14 +4,20 @@
 // uses. They are set on this thread's own global object, never the host's.
 import { parentPort } from 'node:worker_threads';
 
+if (!parentPort) throw new Error('causal-attention: pthread-node.mjs runs as a worker_threads worker');
+const port = parentPort;
+
 Object.assign(globalThis, {
   self: globalThis,
   location: { href: import.meta.url },
-  postMessage: (message, transfer) => parentPort.postMessage(message, transfer),
+  postMessage: (/** @type {unknown} */ message, /** @type {import('node:worker_threads').Transferable[]} */ transfer) =>
+    port.postMessage(message, transfer),
   // emcc tells a worker from a main thread by `typeof importScripts == 'function'`.
   importScripts() {
     throw new Error('importScripts is not available in causal-attention\'s pthread workers');
   },
 });
 await import('./wasm/causal_attention_threads.worker.mjs');
-parentPort.on('message', (data) => globalThis.onmessage({ data }));
+/** What emcc's worker set on this thread's global (the DOM lib types it as a page's). */
+const worker = /** @type {{ onmessage(event: { data: unknown }): void }} */ (/** @type {unknown} */ (globalThis));
+port.on('message', (data) => worker.onmessage({ data }));

@@ -5,8 +5,11 @@ import { usePlatform } from './engine/loader.mjs';
 import { nodePlatform } from './platform-node.mjs';
 import { serve } from './remote/remote-host.mjs';
 
+if (!parentPort) throw new Error('causal-attention: worker-node.mjs runs as a worker_threads worker');
+const port = parentPort;
 usePlatform(nodePlatform);
 serve({
-  post: (message, transfer) => parentPort.postMessage(message, transfer),
-  onMessage: (handler) => parentPort.on('message', handler),
+  post: (message, transfer) =>
+    port.postMessage(message, /** @type {import('node:worker_threads').Transferable[]} */ (transfer)),
+  onMessage: (handler) => port.on('message', handler),
 });

@@ -2,7 +2,17 @@
 // worker): the engine runs here, the page talks to it through remote.mjs.
 import { serve } from './remote/remote-host.mjs';
 
+/**
+ * This module worker's global scope (the type check's DOM lib has no
+ * DedicatedWorkerGlobalScope).
+ * @type {{
+ *   postMessage(message: unknown, transfer: Transferable[]): void,
+ *   addEventListener(type: 'message', listener: (event: MessageEvent) => void): void,
+ * }}
+ */
+const scope = /** @type {any} */ (self);
+
 serve({
-  post: (message, transfer) => self.postMessage(message, transfer),
-  onMessage: (handler) => self.addEventListener('message', (event) => handler(event.data)),
+  post: (message, transfer) => scope.postMessage(message, transfer ?? []),
+  onMessage: (handler) => scope.addEventListener('message', (event) => handler(event.data)),
 });

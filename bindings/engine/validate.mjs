@@ -5,7 +5,15 @@
 
 import { CAUSAL, MASK_STRATEGY } from './codes.mjs';
 
-/** A short description of any value for error messages. */
+/** @import { AttentionComputation, AttentionOptions, CausalAlignment } from '../index.d.ts' */
+/** @import { AttentionShape } from '../wasm/engine.js' */
+/** @import { MT19937 } from '../nn/random.mjs' */
+
+/**
+ * A short description of any value for error messages.
+ * @param {unknown} value
+ * @returns {string}
+ */
 export function describe(value) {
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';
@@ -19,15 +27,21 @@ export function describe(value) {
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `an Array of length ${value.length}`;
   if (ArrayBuffer.isView(value)) {
-    return `${article(value.constructor.name)} of length ${value.length ?? value.byteLength}`;
+    const length = /** @type {{ length?: number }} */ (value).length ?? value.byteLength;
+    return `${article(value.constructor.name)} of length ${length}`;
   }
   const name = value.constructor?.name;
   return name && name !== 'Object' ? article(name) : 'an object';
 }
 
 // 'an Int32Array', 'a Uint8Array' (said "you-int").
-const article = (noun) => `${/^(?:[AEIO]|U(?!int))/i.test(noun) ? 'an' : 'a'} ${noun}`;
+const article = (/** @type {string} */ noun) => `${/^(?:[AEIO]|U(?!int))/i.test(noun) ? 'an' : 'a'} ${noun}`;
 
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {Float32Array}
+ */
 function checkFloat32Array(name, value) {
   if (!(value instanceof Float32Array)) {
     throw new TypeError(`${name} must be a Float32Array, got ${describe(value)}`);
@@ -35,20 +49,32 @@ function checkFloat32Array(name, value) {
   return value;
 }
 
-/** A Float32Array of exactly `length` elements; `how` explains the length. */
+/**
+ * A Float32Array of exactly `length` elements; `how` explains the length.
+ * @param {string} name
+ * @param {unknown} value
+ * @param {number} length
+ * @param {string} how
+ * @returns {Float32Array}
+ */
 export function checkTensor(name, value, length, how) {
-  checkFloat32Array(name, value);
-  if (value.length !== length) {
+  const tensor = checkFloat32Array(name, value);
+  if (tensor.length !== length) {
     throw new RangeError(
-      `${name} must have length ${length} (${how}), got length ${value.length}`);
+      `${name} must have length ${length} (${how}), got length ${tensor.length}`);
   }
-  return value;
+  return tensor;
 }
 
 /**
  * Class or token indices: an Int32Array, a Uint32Array or an Array of
  * integers, each in [0, count) or equal to `allowed` (e.g. an ignore
  * index). Returns them as a new Int32Array.
+ * @param {string} name
+ * @param {unknown} value
+ * @param {number} count
+ * @param {number} [allowed]
+ * @returns {Int32Array}
  */
 export function checkIndices(name, value, count, allowed) {
   const ok = value instanceof Int32Array || value instanceof Uint32Array || Array.isArray(value);
@@ -68,7 +94,12 @@ export function checkIndices(name, value, count, allowed) {
   return ids;
 }
 
-/** An integer >= min (safe integer range). */
+/**
+ * An integer >= min (safe integer range).
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {number}
+ */
 export function checkInteger(name, value, min = 1) {
   if (typeof value !== 'number') {
     throw new TypeError(`${name} must be an integer >= ${min}, got ${describe(value)}`);
@@ -79,6 +110,11 @@ export function checkInteger(name, value, min = 1) {
   return value;
 }
 
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {boolean}
+ */
 export function checkBoolean(name, value) {
   if (typeof value !== 'boolean') {
     throw new TypeError(`${name} must be true or false, got ${describe(value)}`);
@@ -86,6 +122,11 @@ export function checkBoolean(name, value) {
   return value;
 }
 
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {number}
+ */
 export function checkFinite(name, value) {
   if (typeof value !== 'number') {
     throw new TypeError(`${name} must be a finite number, got ${describe(value)}`);
@@ -96,7 +137,12 @@ export function checkFinite(name, value) {
   return value;
 }
 
-/** Dropout probability in [0, 1). */
+/**
+ * Dropout probability in [0, 1).
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {number}
+ */
 export function checkProbability(name, value) {
   if (typeof value !== 'number') {
     throw new TypeError(`${name} must be a number in [0, 1), got ${describe(value)}`);
@@ -107,14 +153,21 @@ export function checkProbability(name, value) {
   return value;
 }
 
-/** One of a fixed set of values (compared with ===). */
+/**
+ * One of a fixed set of values (compared with ===).
+ * @template T
+ * @param {string} name
+ * @param {unknown} value
+ * @param {readonly T[]} allowed
+ * @returns {T}
+ */
 export function checkOneOf(name, value, allowed) {
-  if (!allowed.includes(value)) {
+  if (!allowed.includes(/** @type {T} */ (value))) {
     const list = allowed.map((a) => (typeof a === 'string' ? `'${a}'` : String(a))).join(', ');
     const Err = allowed.some((a) => typeof a === typeof value) ? RangeError : TypeError;
     throw new Err(`${name} must be one of ${list}, got ${describe(value)}`);
   }
-  return value;
+  return /** @type {T} */ (value);
 }
 
 const TWO_64 = 1n << 64n;
@@ -122,6 +175,9 @@ const TWO_64 = 1n << 64n;
 /**
  * A seed: a non-negative safe integer or a BigInt below 2^64. Returns the
  * two 32-bit halves as numbers, [lo, hi].
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {[number, number]}
  */
 export function checkSeed(name, value) {
   let big;
@@ -143,7 +199,15 @@ export function checkSeed(name, value) {
   return [Number(big & 0xffffffffn), Number(big >> 32n)];
 }
 
-/** Rejects option names outside `known` (typos would otherwise be ignored). */
+/**
+ * Rejects option names outside `known` (typos would otherwise be ignored).
+ * Returns the options, `{}` for undefined; their values are still unchecked.
+ * @template {object} T
+ * @param {string} name
+ * @param {T | undefined} options
+ * @param {readonly string[]} known
+ * @returns {Partial<T>}
+ */
 export function checkOptionNames(name, options, known) {
   if (options === undefined) return {};
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -158,7 +222,14 @@ export function checkOptionNames(name, options, known) {
   return options;
 }
 
-/** A shape: an Array of minDims..maxDims integers >= 1. */
+/**
+ * A shape: an Array of minDims..maxDims integers >= 1.
+ * @param {string} name
+ * @param {unknown} shape
+ * @param {number} minDims
+ * @param {number} maxDims
+ * @returns {number[]}
+ */
 export function checkShape(name, shape, minDims, maxDims) {
   if (!Array.isArray(shape)) {
     throw new TypeError(`${name} must be an Array of ${minDims}–${maxDims} integers, got ${describe(shape)}`);
@@ -175,11 +246,16 @@ export function checkShape(name, shape, minDims, maxDims) {
  * the one object that crosses into wasm, for ca.attention() and for the
  * modules' layer alike. `scale` undefined means the core's default
  * 1/sqrt(headDim) (sent as NaN). Without `seed`, a dropout that will run
- * draws its seed from `generator` (so manualSeed replays it).
+ * draws its seed from `generator` (so manualSeed replays it); the backward
+ * passes none (it requires the forward's seed, checked before).
+ * @param {string} prefix
+ * @param {Partial<AttentionComputation>} o
+ * @param {Pick<MT19937, 'nextUint64'> | null} generator
  */
 export function resolveAttentionOptions(prefix, o, generator) {
   const causal = o.causal ?? true;
-  checkOneOf(`${prefix}.causal`, causal, [...CAUSAL.keys()]);
+  const causalCodes = /** @type {Map<CausalAlignment, number>} */ (CAUSAL);
+  checkOneOf(`${prefix}.causal`, causal, [...causalCodes.keys()]);
   const maskStrategy = o.maskStrategy ?? 'neg-inf';
   checkOneOf(`${prefix}.maskStrategy`, maskStrategy, [...MASK_STRATEGY.keys()]);
   let scale = NaN;
@@ -193,9 +269,12 @@ export function resolveAttentionOptions(prefix, o, generator) {
   const training = checkBoolean(`${prefix}.training`, o.training ?? false);
   let seed = [0, 0];
   if (o.seed !== undefined) seed = checkSeed(`${prefix}.seed`, o.seed);
-  else if (training && dropout > 0) seed = checkSeed('seed', generator.nextUint64());
+  else if (training && dropout > 0) {
+    if (!generator) throw new TypeError(`${prefix}.seed is required when dropout runs`);
+    seed = checkSeed('seed', generator.nextUint64());
+  }
   return {
-    causal: CAUSAL.get(causal),
+    causal: causalCodes.get(causal),
     maskStrategy: MASK_STRATEGY.get(maskStrategy),
     scale, dropout, training, seedLo: seed[0], seedHi: seed[1],
   };
@@ -204,7 +283,11 @@ export function resolveAttentionOptions(prefix, o, generator) {
 /**
  * What every attention call resolves once its shape is known (ca.attention
  * and a KV cache's attention alike): the core's AttentionOptions and the
- * outputs asked for. `s` is the core's AttentionShape.
+ * outputs asked for.
+ * @param {string} prefix
+ * @param {Partial<AttentionOptions>} o
+ * @param {AttentionShape} s
+ * @param {Pick<MT19937, 'nextUint64'>} generator
  */
 export function resolveAttentionOutputs(prefix, o, s, generator) {
   const options = resolveAttentionOptions(prefix, o, generator);
@@ -228,6 +311,9 @@ export function resolveAttentionOutputs(prefix, o, s, generator) {
 /**
  * Grouped-query attention: heads must be a multiple of kvHeads (query head h
  * reads KV head ⌊h / (heads / kvHeads)⌋). `rule` starts the message.
+ * @param {string} rule
+ * @param {number} heads
+ * @param {number} kvHeads
  */
 export function checkKvGroups(rule, heads, kvHeads) {
   if (heads % kvHeads !== 0) {
@@ -235,7 +321,10 @@ export function checkKvGroups(rule, heads, kvHeads) {
   }
 }
 
-/** Product of dims as a Number, or Infinity when it is not exact. */
+/**
+ * Product of dims as a Number, or Infinity when it is not exact.
+ * @param {...number} dims
+ */
 export function product(...dims) {
   let p = 1;
   for (const d of dims) p *= d;

@@ -5,16 +5,20 @@
 
 import { checkIndices, checkInteger, checkOptionNames, describe } from '../engine/validate.mjs';
 
+/** @import { CrossEntropyOptions, CrossEntropyResult } from '../index.d.ts' */
+
 const OPTIONS = ['ignoreIndex'];
 
 /**
- * logits: Float32Array [N, C] row-major, N = targets.length; targets: class
- * indices in [0, C) (or ignoreIndex, default -100). Per PyTorch's
- * CrossEntropyLoss:
+ * The runtime's crossEntropy (index.d.ts). PyTorch's CrossEntropyLoss:
  *   loss_n = -log(exp(x[n, y_n]) / sum_c exp(x[n, c])),
  *   loss   = sum of loss_n over the rows not ignored / their count,
- * NaN when every row is ignored. gradLogits[n] = (softmax(x[n]) -
- * onehot(y_n)) / count, zeros for ignored rows.
+ *   gradLogits[n] = (softmax(x[n]) - onehot(y_n)) / count,
+ * each row's softmax shifted by its max (no overflow).
+ * @param {Float32Array} logits
+ * @param {Int32Array | Uint32Array | number[]} targets
+ * @param {CrossEntropyOptions} [options]
+ * @returns {CrossEntropyResult}
  */
 export function crossEntropy(logits, targets, options) {
   const o = checkOptionNames('options', options, OPTIONS);

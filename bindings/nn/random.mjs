@@ -19,7 +19,10 @@ export class MT19937 {
     this.seed(seed);
   }
 
-  /** Seeds from a BigInt or a non-negative safe integer (low 32 bits used). */
+  /**
+   * Seeds from a BigInt or a non-negative safe integer (low 32 bits used).
+   * @param {number | bigint} seed
+   */
   seed(seed) {
     const s = Number(BigInt(seed) & 0xffffffffn);
     const st = this.state;
@@ -72,13 +75,15 @@ export class MT19937 {
    * Fewer than 16 elements: PyTorch draws them with its double Box-Muller
    * instead; here the same block rule is used on a 16-element block, then
    * cut (not PyTorch's numbers).
+   * @param {number} n
+   * @returns {Float32Array}
    */
   normalFloats(n) {
     const f = Math.fround;
     const size = Math.max(n, 16);
     const data = new Float32Array(size);
     for (let i = 0; i < size; i++) data[i] = this.nextFloat(0, 1);
-    const fill16 = (at) => {
+    const fill16 = (/** @type {number} */ at) => {
       for (let j = 0; j < 8; j++) {
         const u1 = f(1 - data[at + j]);
         const u2 = data[at + j + 8];

@@ -10,13 +10,26 @@ import {
   symbolFromWire, symbolToWire,
 } from './remote.mjs';
 
-/** `port`: { post(message, transfer), onMessage(handler) }. */
+/** @import { MessagePort } from '../platform.d.ts' */
+/** @import { Graph, Reply, Request, Wire } from './remote.mjs' */
+
+/**
+ * Answers the page's requests arriving through `port` until the worker ends.
+ * @param {MessagePort} port
+ */
 export function serve(port) {
+  /** @type {Map<number, any>} */
   const handles = new Map(); // id → object
+  /** @type {WeakMap<object, number>} */
   const ids = new WeakMap(); // object → id
+  /** @type {Map<number, number>} */
   const sent = new Map(); // id → times sent to the page (see release)
   let nextId = 0;
 
+  /**
+   * @param {object} object
+   * @returns {Wire}
+   */
   function register(object) {
     let id = ids.get(object);
     if (id === undefined) {
@@ -28,14 +41,18 @@ export function serve(port) {
     return { t: HANDLE, id, n: sent.get(id), s: snapshot(object), f: typeof object === 'function' };
   }
 
-  /** The primitive-valued properties (own, inherited getters included) the page reads synchronously. */
+  /**
+   * The primitive-valued properties (own, inherited getters included) the page reads synchronously.
+   * @param {object} object
+   */
   function snapshot(object) {
+    /** @type {Record<string, unknown>} */
     const out = {};
     if (typeof object === 'function') return out;
     for (let o = object; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
       for (const key of Object.getOwnPropertyNames(o)) {
         if (key === 'constructor' || Object.hasOwn(out, key)) continue;
-        const d = Object.getOwnPropertyDescriptor(o, key);
+        const d = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(o, key));
         let value;
         if ('value' in d) value = d.value;
         else if (d.get) {
@@ -53,13 +70,18 @@ export function serve(port) {
     return out;
   }
 
-  // The caller's arguments (a table of containers, see encodeGraph); its
-  // typed arrays keep their numbers n, which a WRITE_BACK names.
-  function decode(wire, arrays) {
-    return decodeGraph(wire, (leaf) => {
+  /**
+   * The caller's arguments (a table of containers, see encodeGraph); its
+   * typed arrays keep their numbers n, which a WRITE_BACK names.
+   * @param {Graph} graph
+   * @param {ArrayBufferView[]} arrays
+   * @returns {unknown}
+   */
+  function decode(graph, arrays) {
+    return decodeGraph(graph, (leaf) => {
       switch (leaf.t) {
         case VALUE:
-          if (leaf.n !== undefined) arrays[leaf.n] = leaf.v;
+          if (leaf.n !== undefined) arrays[leaf.n] = /** @type {ArrayBufferView} */ (leaf.v);
           return leaf.v;
         case SYMBOL: return symbolFromWire(leaf);
         case HANDLE: {
@@ -71,12 +93,18 @@ export function serve(port) {
     });
   }
 
-  // Typed arrays are copied here and the copies transferred: the worker may
-  // still hold the original (a parameter, a cache), the page pays no copy.
+  /**
+   * Typed arrays are copied here and the copies transferred: the worker may
+   * still hold the original (a parameter, a cache), the page pays no copy.
+   * @param {unknown} value
+   * @param {ArrayBufferView[]} arrays
+   * @param {Transferable[]} transfer
+   * @returns {Graph}
+   */
   function encode(value, arrays, transfer) {
     return encodeGraph(value, (x) => {
       if (ArrayBuffer.isView(x) && !(x instanceof DataView)) {
-        const copy = x.slice();
+        const copy = /** @type {Float32Array} */ (x).slice();
         transfer.push(copy.buffer);
         const n = arrays.indexOf(x);
         return n >= 0 ? { t: WRITE_BACK, n, v: copy } : { t: VALUE, v: copy };
@@ -84,10 +112,14 @@ export function serve(port) {
       if (isCloneable(x)) return { t: VALUE, v: x };
       if (typeof x === 'symbol') return symbolToWire(x);
       if (isContainer(x)) return undefined;
-      return register(x);
+      return register(/** @type {object} */ (x));
     });
   }
 
+  /**
+   * @param {any} base
+   * @param {string[]} path
+   */
   function walk(base, path) {
     let value = base;
     for (let i = 0; i < path.length; i++) {
@@ -99,24 +131,31 @@ export function serve(port) {
     return value;
   }
 
-  async function run({ op, h, path, args, options }) {
-    if (op === 'init') {
-      const runtime = await init({ ...options, worker: false });
-      return runtime;
-    }
+  /**
+   * The init request: the runtime.
+   * @param {Extract<Request, { op: 'init' }>} message
+   */
+  async function runInit({ options }) {
+    const runtime = await init({ ...options, worker: false });
+    return runtime;
+  }
+
+  /** @param {Extract<Request, { op: 'get' | 'call' | 'new' }>} message */
+  async function run({ op, h, path, args }) {
     if (!handles.has(h)) throw new TypeError('worker mode: this object has been released in the worker');
     const base = handles.get(h);
+    /** @type {ArrayBufferView[]} */
     const arrays = [];
-    const values = args && decode(args, arrays);
+    const values = args ? /** @type {unknown[]} */ (decode(args, arrays)) : [];
     if (op === 'get') return { result: walk(base, path), arrays };
     const owner = walk(base, path.slice(0, -1));
-    const fn = path.length ? owner?.[path.at(-1)] : base;
+    const fn = path.length ? owner?.[path[path.length - 1]] : base;
     if (typeof fn !== 'function') throw new TypeError(`${describePath(path)} is not a function`);
     if (op === 'new') return { result: new fn(...values), arrays };
     return { result: await fn.apply(path.length ? owner : undefined, values), arrays };
   }
 
-  port.onMessage(async (message) => {
+  port.onMessage(async (/** @type {Request} */ message) => {
     if (message.op === 'release') {
       if (sent.get(message.h) === message.n) {
         ids.delete(handles.get(message.h));
@@ -125,21 +164,23 @@ export function serve(port) {
       }
       return;
     }
-    const reply = { id: message.id, ok: true };
+    /** @type {Reply} */
+    let reply;
+    /** @type {Transferable[]} */
     const transfer = [];
+    const h = message.op === 'init' ? undefined : message.h;
     try {
       if (message.op === 'init') {
-        reply.value = encode(await run(message), [], transfer);
+        reply = { id: message.id, ok: true, value: encode(await runInit(message), [], transfer) };
       } else {
         const { result, arrays } = await run(message);
-        reply.value = encode(result, arrays, transfer);
-        if (handles.has(message.h)) reply.snapshots = { [message.h]: snapshot(handles.get(message.h)) };
+        reply = { id: message.id, ok: true, value: encode(result, arrays, transfer) };
+        if (h !== undefined && handles.has(h)) reply.snapshots = { [h]: snapshot(handles.get(h)) };
       }
     } catch (error) {
-      reply.ok = false;
-      reply.error = errorToWire(error);
+      reply = { id: message.id, ok: false, error: errorToWire(error) };
       transfer.length = 0;
-      if (handles.has(message.h)) reply.snapshots = { [message.h]: snapshot(handles.get(message.h)) };
+      if (h !== undefined && handles.has(h)) reply.snapshots = { [h]: snapshot(handles.get(h)) };
     }
     try {
       port.post(reply, transfer);

@@ -6,31 +6,19 @@
 // API the runtime grows works through it unchanged (onnxruntime-web's
 // env.wasm.proxy is the same idea for one fixed API).
 //
-// What crosses, and how (README "Worker mode" says the same for users):
-// - Calls: `ca.attention(q, k, v, opts)`, `layer.forward(x, shape)`,
-//   `ca.manualSeed(1)` return promises. `new ca.CausalAttention(...)` returns
-//   a promise of the module.
-// - Objects the worker creates or returns that are not plain data (module
-//   instances, caches, the runtime itself, functions) stay in the worker; the
-//   page gets a handle: a proxy whose methods return promises. The same
-//   object always comes back as the same handle (`await layer.eval() === layer`).
-//   A handle's primitive properties (numbers, strings, booleans) read
-//   synchronously from a snapshot taken after every call made through it;
-//   other properties are awaited: `await layer.W_query.weight`.
-//   Assigning a property throws a TypeError: call a method instead.
-// - Data (numbers, strings, plain objects and arrays, typed arrays) is
-//   copied. Arguments are copied (the caller keeps its arrays); results are
-//   copied in the worker and the copies transferred, so the page pays no copy.
-//   An argument array the worker returns (an `out` option) is written back
-//   into the caller's array, which the result then holds.
-// - Errors arrive as the same class (TypeError, RangeError, ...) with the
-//   same message.
-// - `await ca.dispose()` disposes the runtime in the worker and terminates
-//   the worker; every later call rejects. `ca[Symbol.dispose]()` terminates
-//   at once. Handles the page no longer references are released in the
-//   worker (FinalizationRegistry).
+// What users see (handles, snapshots, copies, write-back, errors, disposal)
+// is documented once, at `RemoteRuntime` and `Remote` in index.d.ts. Here:
+// handles are ids into the worker's table (remote-host.mjs); the page keeps
+// one proxy per id (WeakRef) so the same object is the same handle, and a
+// FinalizationRegistry releases ids the page dropped. A release carries how
+// many times the worker had sent the id, so one sent again meanwhile is kept.
+// Arguments travel as structured-clone copies; argument arrays are listed so
+// a result the worker returns as WRITE_BACK lands in the caller's own array.
 
 import { currentPlatform } from '../engine/loader.mjs';
+
+/** @import { DistributiveOmit, Platform } from '../platform.d.ts' */
+/** @import { RemoteRuntime } from '../index.d.ts' */
 
 // Wire tags, both directions.
 export const VALUE = 0; // structured clone copies it as is
@@ -41,15 +29,58 @@ export const WRITE_BACK = 4; // (worker → page) the caller's argument array nu
 export const REF = 5; // a container: { i }, its row in the message's table
 export const SYMBOL = 6; // a symbol: { v (description), g (Symbol.for key, or undefined) }
 
+/**
+ * A value on the wire (both directions; `id`: a handle's number in the
+ * worker, `n`: times the worker sent it, `s`: its snapshot, `f`: callable;
+ * a VALUE's `n`: the number of the caller's typed array, for WRITE_BACK).
+ * @typedef {{ t: typeof VALUE, v: unknown, n?: number }
+ *   | { t: typeof REF, i: number }
+ *   | { t: typeof SYMBOL, v: string | undefined, g: string | undefined }
+ *   | { t: typeof HANDLE, id: number, n?: number, s?: Record<string, unknown>, f?: boolean }
+ *   | { t: typeof WRITE_BACK, n: number, v: ArrayBufferView }} Wire
+ */
+
+/**
+ * A row of a message's container table: an Array's items, or a plain
+ * object's [key, value] pairs.
+ * @typedef {{ t: typeof ARRAY, v: Wire[] } | { t: typeof OBJECT, v: [string, Wire][] }} Row
+ */
+
+/**
+ * A whole value: its root and the table of the containers it reaches.
+ * @typedef {{ r: Wire, c: Row[] }} Graph
+ */
+
+/**
+ * Page → worker. `h`: the handle the path starts from (0: the runtime).
+ * @typedef {{ op: 'init', id: number, options: object }
+ *   | { op: 'get' | 'call' | 'new', id: number, h: number, path: string[], args?: Graph }
+ *   | { op: 'release', h: number, n: number | undefined }} Request
+ */
+
+/**
+ * Worker → page: 'hello' once started, then one reply per request.
+ * @typedef {{ op: 'hello', id?: undefined }
+ *   | { op?: undefined, id: number, ok: true, value: Graph, snapshots?: Record<number, Record<string, unknown>> }
+ *   | { op?: undefined, id: number, ok: false, error: { name: string, message: string, stack?: string },
+ *       snapshots?: Record<number, Record<string, unknown>> }} Reply
+ */
+
 export const DISPOSED_MESSAGE = 'this causal-attention runtime has been disposed; call init() for a new one';
 
-/** Plain data objects cross as copies; any other object stays behind a handle. */
+/**
+ * Plain data objects cross as copies; any other object stays behind a handle.
+ * @param {object} x
+ */
 export function isPlainObject(x) {
   const proto = Object.getPrototypeOf(x);
   return proto === Object.prototype || proto === null;
 }
 
-/** Values structured clone copies with their meaning intact. */
+/**
+ * Values structured clone copies with their meaning intact.
+ * @param {unknown} x
+ */
 export function isCloneable(x) {
   if (x === null || (typeof x !== 'object' && typeof x !== 'function')) return typeof x !== 'symbol';
   return ArrayBuffer.isView(x) || x instanceof ArrayBuffer || x instanceof Date || x instanceof RegExp;
@@ -59,48 +90,70 @@ export function isCloneable(x) {
  * A cloneable value as it can be posted: a view of a detached buffer (which
  * postMessage refuses with a DataCloneError) becomes an empty one of its
  * type, as the engine sees it locally (length 0); likewise a detached buffer.
+ * @param {unknown} x
  */
 export function postable(x) {
-  if (ArrayBuffer.isView(x) && x.buffer.byteLength === 0 && x.byteLength === 0) return new x.constructor(0);
+  if (ArrayBuffer.isView(x) && x.buffer.byteLength === 0 && x.byteLength === 0) {
+    return new /** @type {new (length: number) => ArrayBufferView} */ (x.constructor)(0);
+  }
   if (x instanceof ArrayBuffer && x.byteLength === 0) return new ArrayBuffer(0);
   return x;
 }
 
-/** A symbol on the wire: a fresh one with its description (registered ones stay registered). */
+/**
+ * A symbol on the wire: a fresh one with its description (registered ones stay registered).
+ * @param {symbol} x
+ * @returns {Wire}
+ */
 export const symbolToWire = (x) => ({ t: SYMBOL, v: x.description, g: Symbol.keyFor(x) });
+/** @param {{ v: string | undefined, g: string | undefined }} wire */
 export const symbolFromWire = ({ v, g }) => (g !== undefined ? Symbol.for(g) : Symbol(v));
 
 /**
- * Encodes `root` for postMessage as { r: wire, c: table }: every Array and
- * plain object becomes one row of the table and is referred to by its row,
- * so shared and circular containers arrive shared and circular, and any
- * depth crosses (structured clone recurses and overflows the stack near
- * 10 000 levels; this loop keeps its own stack). `leaf(x, where)` encodes
- * anything else, or returns undefined for a container; `where()` gives the
- * keys from the root to the value, for an error message.
+ * Encodes `root` for postMessage: every Array and plain object becomes one
+ * row of the table and is referred to by its row, so shared and circular
+ * containers arrive shared and circular, and any depth crosses (structured
+ * clone recurses and overflows the stack near 10 000 levels; this loop keeps
+ * its own stack). `leaf(x, where)` encodes anything else, or returns
+ * undefined for a container; `where()` gives the keys from the root to the
+ * value, for an error message.
+ * @param {unknown} root
+ * @param {(x: unknown, where: () => (string | number)[]) => Wire | undefined} leaf
+ * @returns {Graph}
  */
 export function encodeGraph(root, leaf) {
+  /** @type {Row[]} */
   const table = [];
+  /** @type {Map<object, number>} */
   const rows = new Map(); // container → its row number
+  /** @typedef {{ parent: Place, key: string | number } | null} Place */
+  /** @type {[any, Row, Place][]} */
   const work = [];
-  const where = (place) => () => {
+  const where = (/** @type {Place} */ place) => () => {
     const keys = [];
     for (let p = place; p; p = p.parent) keys.unshift(p.key);
     return keys;
   };
+  /**
+   * @param {unknown} x
+   * @param {Place} place
+   * @returns {Wire}
+   */
   const ref = (x, place) => {
-    if (typeof x === 'object' && x !== null && rows.has(x)) return { t: REF, i: rows.get(x) };
+    const row = typeof x === 'object' && x !== null ? rows.get(x) : undefined;
+    if (row !== undefined) return { t: REF, i: row };
     const wire = leaf(x, where(place));
     if (wire !== undefined) return wire;
-    const row = Array.isArray(x) ? { t: ARRAY, v: new Array(x.length) } : { t: OBJECT, v: [] };
-    rows.set(x, table.length);
-    table.push(row);
-    work.push([x, row, place]);
+    /** @type {Row} */
+    const added = Array.isArray(x) ? { t: ARRAY, v: new Array(x.length) } : { t: OBJECT, v: [] };
+    rows.set(/** @type {object} */ (x), table.length);
+    table.push(added);
+    work.push([x, added, place]);
     return { t: REF, i: table.length - 1 };
   };
   const r = ref(root, null);
-  while (work.length) {
-    const [x, row, place] = work.pop();
+  for (let item = work.pop(); item; item = work.pop()) {
+    const [x, row, place] = item;
     if (row.t === ARRAY) {
       for (let i = 0; i < x.length; i++) row.v[i] = ref(x[i], { parent: place, key: i });
     } else {
@@ -110,38 +163,55 @@ export function encodeGraph(root, leaf) {
   return { r, c: table };
 }
 
-/** Whether encodeGraph encodes `x` as a container (an Array or a plain object). */
+/**
+ * Whether encodeGraph encodes `x` as a container (an Array or a plain object).
+ * @param {unknown} x
+ */
 export const isContainer = (x) => Array.isArray(x) || (typeof x === 'object' && x !== null && isPlainObject(x));
 
-/** The other way: the containers built first, then filled; `leaf(wire)` decodes the rest. */
+/**
+ * The other way: the containers built first, then filled; `leaf(wire)` decodes the rest.
+ * @param {Graph} graph
+ * @param {(wire: Exclude<Wire, { t: typeof REF }>) => unknown} leaf
+ * @returns {unknown}
+ */
 export function decodeGraph({ r, c }, leaf) {
+  /** @type {any[]} */
   const made = c.map((row) => (row.t === ARRAY ? new Array(row.v.length) : {}));
-  const get = (wire) => (wire.t === REF ? made[wire.i] : leaf(wire));
-  for (let i = 0; i < c.length; i++) {
-    const { t, v } = c[i];
+  const get = (/** @type {Wire} */ wire) => (wire.t === REF ? made[wire.i] : leaf(wire));
+  c.forEach((row, i) => {
     const x = made[i];
-    if (t === ARRAY) {
-      for (let j = 0; j < v.length; j++) x[j] = get(v[j]);
+    if (row.t === ARRAY) {
+      row.v.forEach((w, j) => { x[j] = get(w); });
     } else {
       // defineProperty, not assignment: an own '__proto__' key stays a key.
-      for (const [k, w] of v) Object.defineProperty(x, k, { value: get(w), writable: true, enumerable: true, configurable: true });
+      for (const [k, w] of row.v) Object.defineProperty(x, k, { value: get(w), writable: true, enumerable: true, configurable: true });
     }
-  }
+  });
   return get(r);
 }
 
+/** @type {Record<string, ErrorConstructor | undefined>} */
 const ERRORS = { Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
 
+/** @param {unknown} error */
 export function errorToWire(error) {
   if (error instanceof Error) return { name: error.name, message: error.message, stack: error.stack };
   return { name: 'Error', message: String(error) };
 }
 
+/** @param {{ name: string, message: string }} error */
 function errorFromWire({ name, message }) {
   const error = new (ERRORS[name] ?? Error)(message);
   if (!ERRORS[name]) error.name = name;
   return error;
 }
+
+/**
+ * init's options once resolved.
+ * @typedef {{ build: 'auto' | 'single' | 'threads', threads: 'auto' | number, timeout: number,
+ *   gemmKernel: 'auto' | 'simd128' }} RemoteOptions
+ */
 
 // Names that JS itself or common libraries read on any object and may call
 // (JSON.stringify's toJSON, string coercion's toString and valueOf,
@@ -149,15 +219,23 @@ function errorFromWire({ name, message }) {
 // asymmetricMatch, React's $$typeof, DOM checks' nodeType): on a handle they
 // answer as on a plain object (or function), here, and never start a remote
 // call, which nobody would await and whose rejection would be unhandled.
+/** @type {Set<string | symbol>} */
 const CONVENTIONAL = new Set([
   ...Object.getOwnPropertyNames(Object.prototype), 'toJSON', 'inspect', 'asymmetricMatch', '$$typeof', 'nodeType',
 ]);
 
+/** @type {Map<string, Promise<RemoteRuntime>>} */
 const remotes = new Map();
+/** @type {WeakSet<object>} */
 const allHandles = new WeakSet(); // every runtime's handles: one from another runtime is refused by name
+/** @type {WeakSet<object>} */
 const unawaited = new WeakSet(); // property proxies (`layer.W_query` before await)
 
-/** init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes. */
+/**
+ * init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes.
+ * @param {RemoteOptions} options
+ * @returns {Promise<RemoteRuntime>}
+ */
 export function initRemote(options) {
   const key = `${options.build}:${options.threads}:${options.gemmKernel}`;
   if (!remotes.has(key)) {
@@ -165,25 +243,39 @@ export function initRemote(options) {
     remotes.set(key, promise);
     promise.catch(() => remotes.delete(key));
   }
-  return remotes.get(key);
+  return /** @type {Promise<RemoteRuntime>} */ (remotes.get(key));
 }
 
+/**
+ * Starts the worker and resolves to the runtime's handle (id 0).
+ * @param {Platform} platform
+ * @param {RemoteOptions} options
+ * @param {() => void} forget
+ * @returns {Promise<RemoteRuntime>}
+ */
 async function connect(platform, options, forget) {
   platform.check?.();
   const port = platform.apiWorker();
+  /** @type {Map<number, { resolve(value: unknown): void, reject(error: Error): void, arrays: ArrayBufferView[] }>} */
   const pending = new Map(); // request id → { resolve, reject, arrays }
   let nextId = 1;
+  /** @type {Error | null} */
   let closed = null; // the Error every call rejects with once the worker is gone
-  let hello;
-  const started = new Promise((resolve) => { hello = resolve; });
+  /** @type {() => void} */
+  let hello = () => {};
+  const started = new Promise((resolve) => { hello = () => resolve(undefined); });
 
   // Handles: id → WeakRef(proxy); the count of times the worker sent each
   // id goes back with a release, so a handle in flight is never released.
+  /** @type {Map<number, WeakRef<object>>} */
   const live = new Map();
+  /** @type {Map<number, number | undefined>} */
   const sentCount = new Map();
+  /** @type {Map<number, Record<string, unknown> | undefined>} */
   const snapshots = new Map(); // id → primitive properties (read synchronously)
+  /** @type {WeakMap<object, number>} */
   const proxies = new WeakMap(); // proxy → id
-  const registry = new FinalizationRegistry((id) => {
+  const registry = new FinalizationRegistry((/** @type {number} */ id) => {
     if (live.get(id)?.deref() !== undefined || closed) return;
     live.delete(id);
     snapshots.delete(id);
@@ -193,6 +285,7 @@ async function connect(platform, options, forget) {
 
   const keepAlive = () => (pending.size ? port.ref?.() : port.unref?.());
 
+  /** @param {Error} error */
   function close(error) {
     if (closed) return;
     closed = error;
@@ -202,22 +295,24 @@ async function connect(platform, options, forget) {
     pending.clear();
   }
 
-  port.onMessage((message) => {
+  port.onMessage((/** @type {Reply} */ message) => {
     if (message?.op === 'hello') {
       hello();
       return;
     }
-    const request = pending.get(message?.id);
+    const request = pending.get(/** @type {number} */ (message?.id));
     if (!request) return;
     pending.delete(message.id);
     keepAlive();
     if (message.snapshots) {
       for (const [id, snapshot] of Object.entries(message.snapshots)) updateSnapshot(Number(id), snapshot);
     }
-    if (message.ok) request.resolve(decode(message.value, request.arrays));
+    if (message.ok === true) request.resolve(decode(message.value, request.arrays));
     else request.reject(errorFromWire(message.error));
   });
-  let failWith;
+  /** @type {(error: Error) => void} */
+  let failWith = () => {};
+  /** @type {Promise<never>} */
   const failed = new Promise((_, reject) => { failWith = reject; });
   failed.catch(() => {});
   port.onError((reason) => {
@@ -229,6 +324,11 @@ async function connect(platform, options, forget) {
     close(error);
   });
 
+  /**
+   * @param {DistributiveOmit<Request, 'id'>} message
+   * @param {ArrayBufferView[]} [arrays]
+   * @returns {Promise<any>}
+   */
   function send(message, arrays = []) {
     if (closed) return Promise.reject(closed);
     const id = nextId++;
@@ -236,7 +336,7 @@ async function connect(platform, options, forget) {
       pending.set(id, { resolve, reject, arrays });
       keepAlive();
       try {
-        port.post({ ...message, id });
+        port.post(/** @type {Request} */ ({ ...message, id }));
       } catch (error) {
         pending.delete(id);
         keepAlive();
@@ -245,39 +345,54 @@ async function connect(platform, options, forget) {
     });
   }
 
-  // Page → worker: copies of data; handles by id; nothing else. A table of
-  // containers (encodeGraph), so circular and deep arguments arrive as they
-  // are and the engine answers as it does locally.
+  /**
+   * Page → worker: copies of data; handles by id; nothing else. A table of
+   * containers (encodeGraph), so circular and deep arguments arrive as they
+   * are and the engine answers as it does locally.
+   * @param {unknown[]} args
+   * @param {ArrayBufferView[]} arrays
+   * @param {string[]} path
+   * @returns {Graph}
+   */
   function encodeArgs(args, arrays, path) {
-    const describe = (keys) => `${describePath(path)}: argument ${keys[0] + 1}` +
+    const describe = (/** @type {(string | number)[]} */ keys) => `${describePath(path)}: argument ${Number(keys[0]) + 1}` +
       keys.slice(1).map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
     return encodeGraph(args, (value, where) => {
-      if (proxies.has(value)) return { t: HANDLE, id: proxies.get(value) };
+      const isObject = (typeof value === 'object' && value !== null) || typeof value === 'function';
+      const id = isObject ? proxies.get(/** @type {object} */ (value)) : undefined;
+      if (id !== undefined) return { t: HANDLE, id };
       if (isCloneable(value)) {
         if (!ArrayBuffer.isView(value)) return { t: VALUE, v: postable(value) };
         arrays.push(value);
         return { t: VALUE, v: postable(value), n: arrays.length - 1 };
       }
       if (typeof value === 'symbol') return symbolToWire(value);
-      if (isContainer(value) && !allHandles.has(value)) return undefined;
-      const what = allHandles.has(value)
+      const foreign = isObject && allHandles.has(/** @type {object} */ (value));
+      if (isContainer(value) && !foreign) return undefined;
+      const what = foreign
         ? 'a handle of another worker-mode runtime (objects stay in the worker that made them)'
-        : unawaited.has(value) ? 'a property of a worker object that was not awaited (await it first)'
+        : isObject && unawaited.has(/** @type {object} */ (value))
+          ? 'a property of a worker object that was not awaited (await it first)'
           : typeof value === 'function' ? 'a function' : 'an instance of a class';
       throw new TypeError(`worker mode: ${describe(where())} cannot be sent to the worker (${what}): pass ` +
         'numbers, strings, typed arrays, plain objects and arrays of them, or objects this runtime returned');
     });
   }
 
-  // Worker → page.
-  function decode(wire, arrays) {
-    return decodeGraph(wire, (leaf) => {
+  /**
+   * Worker → page.
+   * @param {Graph} graph
+   * @param {ArrayBufferView[]} arrays
+   * @returns {unknown}
+   */
+  function decode(graph, arrays) {
+    return decodeGraph(graph, (leaf) => {
       switch (leaf.t) {
         case VALUE: return leaf.v;
         case SYMBOL: return symbolFromWire(leaf);
         case WRITE_BACK: {
-          const target = arrays[leaf.n];
-          target.set(leaf.v);
+          const target = /** @type {Float32Array} */ (arrays[leaf.n]);
+          target.set(/** @type {Float32Array} */ (leaf.v));
           return target;
         }
         default: return handle(leaf);
@@ -285,10 +400,15 @@ async function connect(platform, options, forget) {
     });
   }
 
+  /**
+   * @param {number} id
+   * @param {Record<string, unknown>} snapshot
+   */
   function updateSnapshot(id, snapshot) {
     if (live.has(id)) snapshots.set(id, snapshot);
   }
 
+  /** @param {Extract<Wire, { t: typeof HANDLE }>} wire */
   function handle({ id, n, s, f }) {
     sentCount.set(id, n);
     const existing = live.get(id)?.deref();
@@ -297,7 +417,7 @@ async function connect(platform, options, forget) {
       return existing;
     }
     snapshots.set(id, s);
-    const proxy = handleProxy(id, f);
+    const proxy = handleProxy(id, f ?? false);
     live.set(id, new WeakRef(proxy));
     proxies.set(proxy, id);
     allHandles.add(proxy);
@@ -305,8 +425,15 @@ async function connect(platform, options, forget) {
     return proxy;
   }
 
+  /**
+   * @param {'get' | 'call' | 'new'} op
+   * @param {number} h
+   * @param {string[]} path
+   * @param {unknown[]} [args]
+   */
   function request(op, h, path, args) {
     if (closed) return Promise.reject(closed);
+    /** @type {ArrayBufferView[]} */
     const arrays = [];
     let wireArgs;
     try {
@@ -326,9 +453,13 @@ async function connect(platform, options, forget) {
     }
   }
 
-  const assignError = (key) => new TypeError(`worker mode: ${String(key)} cannot be assigned from the ` +
+  const assignError = (/** @type {string | symbol} */ key) => new TypeError(`worker mode: ${String(key)} cannot be assigned from the ` +
     'calling thread (the object lives in the worker); call one of its methods instead');
 
+  /**
+   * @param {number} id
+   * @param {boolean} callable
+   */
   function handleProxy(id, callable) {
     // A plain object (or function) underneath: what the conventional names
     // read when they are not forwarded.
@@ -364,12 +495,18 @@ async function connect(platform, options, forget) {
     });
   }
 
+  /**
+   * @param {number} id
+   * @param {string[]} path
+   * @returns {object}
+   */
   function pathProxy(id, path) {
     const proxy = new Proxy(function remote() {}, {
       get(t, key, receiver) {
         if (key === 'then') {
           // Awaiting a property reads it (a copy, or a handle).
-          return (resolve, reject) => request('get', id, path).then(resolve, reject);
+          return (/** @type {(value: unknown) => void} */ resolve, /** @type {(error: Error) => void} */ reject) =>
+            request('get', id, path).then(resolve, reject);
         }
         if (typeof key === 'symbol') return undefined;
         if (CONVENTIONAL.has(key)) return Reflect.get(t, key, receiver);
@@ -384,7 +521,9 @@ async function connect(platform, options, forget) {
   }
 
   const { timeout } = options;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
+  /** @type {Promise<never>} */
   const timedOut = new Promise((_, reject) => {
     if (Number.isFinite(timeout)) {
       timer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} did not start ` +
@@ -397,6 +536,7 @@ async function connect(platform, options, forget) {
     clearTimeout(timer);
     // The engine has its own bound (the same timeout) and always answers;
     // this one covers a worker that stops answering altogether.
+    /** @type {Promise<never>} */
     const again = new Promise((_, reject) => {
       if (Number.isFinite(timeout)) {
         timer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} loaded but ` +
@@ -414,7 +554,10 @@ async function connect(platform, options, forget) {
   }
 }
 
-/** `ca.attention`, `layer.W_query.forward`: a path for error messages. */
+/**
+ * `ca.attention`, `layer.W_query.forward`: a path for error messages.
+ * @param {string[]} path
+ */
 export function describePath(path) {
   return path.length ? path.join('.') : 'the handle';
 }
