@@ -239,9 +239,16 @@ const unawaited = new WeakSet(); // property proxies (`layer.W_query` before awa
 export function initRemote(options) {
   const key = `${options.build}:${options.threads}:${options.gemmKernel}`;
   if (!remotes.has(key)) {
-    const promise = connect(currentPlatform(), options, () => remotes.delete(key));
+    /** @type {Promise<RemoteRuntime> | undefined} */
+    let promise;
+    // Forgets this worker only: by the time it closes, a later init() may
+    // have started the next one under the same key.
+    const forget = () => {
+      if (remotes.get(key) === promise) remotes.delete(key);
+    };
+    promise = connect(currentPlatform(), options, forget);
     remotes.set(key, promise);
-    promise.catch(() => remotes.delete(key));
+    promise.catch(forget);
   }
   return /** @type {Promise<RemoteRuntime>} */ (remotes.get(key));
 }
@@ -446,6 +453,8 @@ async function connect(platform, options, forget) {
 
   async function dispose() {
     if (closed) return;
+    // From now on init() starts a new worker instead of handing out this one.
+    forget();
     try {
       await request('call', 0, ['dispose'], []);
     } finally {

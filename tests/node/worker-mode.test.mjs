@@ -325,6 +325,18 @@ describe('worker mode', () => {
     assert.equal(out.weight, 6);
   });
 
+  it('init() while dispose() is under way gives a new runtime, which the next init() shares (issue 23, finding 4)', async () => {
+    const ca = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
+    const disposing = ca.dispose();
+    const next = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
+    await disposing;
+    assert.notEqual(next, ca);
+    assert.deepEqual(await next.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+    assert.equal(await init({ worker: true, build: 'single', gemmKernel: 'simd128' }), next,
+      'the disposed runtime closing does not forget its successor');
+    await next.dispose();
+  });
+
   it('rejects every call after dispose with the local message', async () => {
     const ca = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
     const layer = await new ca.CausalAttention(3, 2, 6, 0.0);
