@@ -1,15 +1,14 @@
 // The engine layer: every call into the wasm module goes through here. It
 // stages inputs into the heap's scratch arena, passes their byte offsets in
-// the Embind value objects (built by embind.mjs's Structs over the core's own
-// defaults, with the field names embind.cc registers), turns a Status into an error
-// (codes.mjs) and copies results out into JS-owned arrays. Its callers (the
-// Runtime, the modules, the KV cache) have validated their arguments:
-// nothing here checks a user's input.
+// the Embind value objects (embind.mjs's Structs, over the core's own
+// defaults), turns a Status into an error (codes.mjs) and copies results out
+// into JS-owned arrays. Its callers (the Runtime, the modules, the KV cache)
+// have validated their arguments: nothing here checks a user's input.
 
 import { checkStatus } from './codes.mjs';
+import { ACTIVATIONS, PROJECTIONS, Structs } from './embind.mjs';
 import { Heap, formatBytes } from './heap.mjs';
 import { terminateWorkers } from './loader.mjs';
-import { ACTIVATIONS, PROJECTIONS, Structs } from './embind.mjs';
 import { product } from './validate.mjs';
 
 /** @typedef {import('./embind.mjs').Ptr} Ptr */
@@ -239,6 +238,8 @@ export class Engine {
     const wLength = batch * p.numHeads * tokens * (options.cache.length + tokens);
     const rowsLength = batch * p.numHeads * tokens;
     const heads = c.returnQKV || c.keep;
+    // Staged in the order the structs take them: x, the projections
+    // (layerParams), then the outputs (layerOutputs' field order).
     const next = reader(this.#stage('forward', [c.x, ...PROJECTIONS.map((key) => p[key])],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
         ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
@@ -279,6 +280,7 @@ export class Engine {
     const { params: p, grads: g, saved: s } = c;
     const options = this.#structs.layerOptions(c.options);
     const gradXLength = options.batch * options.tokens * c.dIn;
+    // The order the call takes them: x, params, saved, gradY, grads, gradX.
     const next = reader(this.#stage('backward',
       [c.x, ...PROJECTIONS.map((key) => p[key]), ...ACTIVATIONS.map((key) => s[key]), c.gradY,
         ...PROJECTIONS.map((key) => g[key])],
