@@ -155,6 +155,23 @@ float CallDefaultScale(double head_dim) {
   return DefaultScale(static_cast<int64_t>(head_dim));
 }
 
+// Every value object below default-constructed, by its registered name: the
+// JS fills what a call leaves out (no cache, no RoPE scaling, ...) from
+// these, so the core's defaults are written once, in its headers.
+emscripten::val StructDefaults() {
+  emscripten::val d = emscripten::val::object();
+  d.set("AttentionShape", AttentionShape{});
+  d.set("AttentionOptions", AttentionOptions{});
+  d.set("RopeScaling", RopeScaling{});
+  d.set("AttentionLayerParams", AttentionLayerParams{});
+  d.set("KVCacheView", KVCacheView{});
+  d.set("LayerOptions", LayerOptions{});
+  d.set("LayerOutputs", LayerOutputs{});
+  d.set("LayerActivations", LayerActivations{});
+  d.set("AttentionLayerGrads", AttentionLayerGrads{});
+  return d;
+}
+
 }  // namespace
 }  // namespace causal_attention
 
@@ -268,6 +285,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("linear", &CallLinear);
   function("linearBackward", &CallLinearBackward);
   function("defaultScale", &CallDefaultScale);
+  function("structDefaults", &StructDefaults);
   function("setNumThreads", &SetNumThreads);
   function("numThreads", &NumThreads);
   function("targetName", &TargetName);

@@ -13,20 +13,27 @@ export const Status = Object.freeze({
   OUT_OF_MEMORY: 5,
 });
 
-/** src/attention.h `CausalMask`, by the values of the public `causal` option. */
-export const CAUSAL = new Map([
+/**
+ * src/attention.h `CausalMask`, by the values of the public `causal` option.
+ * @type {ReadonlyMap<boolean | string, number>}
+ */
+export const CAUSAL = new Map(/** @type {[boolean | string, number][]} */ ([
   [false, 0], // kNone
   [true, 1], // kTopLeft
   ['top-left', 1],
   ['bottom-right', 2], // kBottomRight
-]);
+]));
 
-/** src/attention.h `MaskStrategy`, by the public `maskStrategy` names. */
+/**
+ * src/attention.h `MaskStrategy`, by the public `maskStrategy` names.
+ * @type {ReadonlyMap<string, number>}
+ */
 export const MASK_STRATEGY = new Map([
   ['neg-inf', 0], // kNegInf
   ['renormalize', 1], // kRenormalize
 ]);
 
+/** @type {ReadonlySet<number>} */
 const RANGE_ERRORS = new Set([
   Status.INVALID_SHAPE, Status.TOO_LARGE, Status.INVALID_OPTION, Status.OUT_OF_MEMORY,
 ]);
@@ -35,6 +42,9 @@ const RANGE_ERRORS = new Set([
  * Throws for a non-OK status of wasm call `what`: a RangeError for sizes,
  * options and memory (the caller's values), an Error otherwise (a null
  * pointer means a bug in this package, never the caller's input).
+ * @param {{ statusMessage(status: number): string }} mod
+ * @param {string} what the call, first in the message
+ * @param {number} status
  */
 export function checkStatus(mod, what, status) {
   if (status === Status.OK) return;

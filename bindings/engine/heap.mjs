@@ -7,17 +7,26 @@
 const MAX_WASM_BYTES = 2 ** 31;
 const ALIGN = 64;
 
-const alignUp = (n) => Math.ceil(n / ALIGN) * ALIGN;
+/** @typedef {import('./embind.mjs').EmbindModule} EmbindModule */
+/** @typedef {import('./embind.mjs').Ptr} Ptr */
+
+const alignUp = (/** @type {number} */ n) => Math.ceil(n / ALIGN) * ALIGN;
 
 export class Heap {
+  /** @param {EmbindModule} mod */
   constructor(mod) {
     this.mod = mod;
+    /** @type {Ptr} the arena, as malloc returned it */
     this.ptr = 0;
     this.capacity = 0;
+    /** @type {Float32Array | null} */
     this.sharedView = null;
   }
 
-  /** A Float32Array over the whole current heap. */
+  /**
+   * A Float32Array over the whole current heap.
+   * @returns {Float32Array}
+   */
   f32() {
     const memory = this.mod.wasmMemory; // exported by the pthreads build only
     if (!memory) return this.mod.HEAPF32;
@@ -27,7 +36,7 @@ export class Heap {
     return this.sharedView;
   }
 
-  /** Current size of the wasm memory in bytes. */
+  /** @returns {number} the wasm memory's size in bytes */
   memoryBytes() {
     return (this.mod.wasmMemory?.buffer ?? this.mod.HEAPF32.buffer).byteLength;
   }
@@ -38,11 +47,14 @@ export class Heap {
    * Throws a RangeError, before touching the heap, when the total cannot
    * fit a wasm32 heap, and after a failed allocation (the arena is then
    * empty and the module still usable).
+   * @param {string} what the call, for the message
+   * @param {number[]} counts floats per region
+   * @returns {Ptr[]}
    */
   reserve(what, counts) {
     let total = 0;
     for (const n of counts) total += alignUp(n * 4);
-    checkFits(`${what} needs ${formatBytes(total)} of wasm memory for its tensors`, total);
+    checkFits(() => `${what} needs ${formatBytes(total)} of wasm memory for its tensors`, total);
     if (total > this.capacity) {
       if (this.ptr) this.mod._free(this.ptr);
       this.ptr = 0;
@@ -74,18 +86,28 @@ export class Heap {
    * A block of its own, outside the arena (e.g. a resident KV cache), for
    * `bytes` bytes: { ptr, base }, base 64-byte aligned; give ptr to free().
    * Throws a RangeError like reserve(); `need` says what the bytes are for.
+   * @param {string} what
+   * @param {number} bytes
+   * @param {string} [need]
+   * @returns {{ ptr: Ptr, base: Ptr }}
    */
   allocate(what, bytes, need = `${formatBytes(bytes)} of wasm memory`) {
-    checkFits(`${what} needs ${need}`, bytes + ALIGN);
+    checkFits(() => `${what} needs ${need}`, bytes + ALIGN);
     const ptr = this.mod._malloc(bytes + ALIGN) >>> 0;
     if (!ptr) throw this.#allocationError(what, bytes);
     return { ptr, base: alignUp(ptr) };
   }
 
+  /** @param {Ptr} ptr */
   free(ptr) {
     this.mod._free(ptr);
   }
 
+  /**
+   * @param {string} what
+   * @param {number} bytes
+   * @returns {RangeError}
+   */
   #allocationError(what, bytes) {
     return new RangeError(
       `${what} needs ${formatBytes(bytes)} of wasm memory and the module could ` +
@@ -101,13 +123,23 @@ export class Heap {
   }
 }
 
-/** Throws, before touching the heap, when `bytes` cannot fit a wasm32 heap. */
+/**
+ * Throws, before touching the heap, when `bytes` cannot fit a wasm32 heap.
+ * The message is built only then: formatting it on every call was ~2% of a
+ * small attention call.
+ * @param {() => string} needs
+ * @param {number} bytes
+ */
 function checkFits(needs, bytes) {
   if (!(bytes < MAX_WASM_BYTES)) {
-    throw new RangeError(`${needs}; a wasm32 module holds at most ${formatBytes(MAX_WASM_BYTES)}`);
+    throw new RangeError(`${needs()}; a wasm32 module holds at most ${formatBytes(MAX_WASM_BYTES)}`);
   }
 }
 
+/**
+ * @param {number} n bytes
+ * @returns {string}
+ */
 export function formatBytes(n) {
   if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(2)} GiB`;
   if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(1)} MiB`;

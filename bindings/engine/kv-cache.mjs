@@ -1,14 +1,12 @@
-// A key/value cache resident in wasm memory, for generating token by token:
-// keys [batch, kvHeads, capacity, headDim] and values [batch, kvHeads,
-// capacity, valueDim] in one block of the module's heap (src/attention.h's
-// kv_capacity layout), of which the first `length` rows per KV head are
-// held. append() copies new rows in (once); attention() sends only q in and
-// the output out: the cache itself is never copied per step.
+// ca.createKVCache()'s KVCache (index.d.ts describes it): keys and values
+// resident in one block of the module's heap (src/attention.h's kv_capacity
+// layout), so that a decode step copies only q in and the output out.
 //
 // The modules keep their useCache state in one of these too; they reach its
 // internals through the symbols below, which the package does not export.
+// The block's pointers and every copy in and out of it are the engine
+// layer's (engine.mjs); this class keeps the length and checks the caller.
 
-import { formatBytes } from './heap.mjs';
 import {
   checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
   resolveAttentionOutputs,
@@ -27,7 +25,11 @@ const ATTENTION_OPTIONS = [
   'returnWeights', 'out', 'weightsOut',
 ];
 
-/** createKVCache's options, checked: { batch, kvHeads, headDim, valueDim, capacity }. */
+/**
+ * createKVCache's options, checked.
+ * @param {import('../index.js').KVCacheOptions | undefined} options
+ * @returns {CacheLayout}
+ */
 export function resolveCacheLayout(options) {
   const o = checkOptionNames('options', options, LAYOUT_OPTIONS);
   if (options === undefined) {
@@ -44,31 +46,40 @@ export function resolveCacheLayout(options) {
   return { batch, kvHeads, headDim, valueDim, capacity };
 }
 
+/** @typedef {import('./engine.mjs').CacheLayout} CacheLayout */
+/** @typedef {import('./engine.mjs').CacheBlock} CacheBlock */
+
 // Frees the wasm block of a cache that was garbage-collected undisposed.
-const registry = new FinalizationRegistry((release) => release());
+const registry = new FinalizationRegistry((/** @type {() => void} */ release) => release());
 
 export class KVCache {
+  /** @type {import('./engine.mjs').Engine} */
   #engine;
+  /** @type {import('../nn/random.mjs').MT19937} */
+  #generator;
+  /** @type {CacheBlock | null} */
+  #block = null;
+  /** @type {Readonly<CacheLayout>} the block's; kept after dispose() for the getters */
   #layout;
-  #block = null; // { ptr, base } from the heap
   #length = 0;
   #disposed = false;
 
   /**
-   * `engine`: { heap (bindings/engine/heap.mjs), checkAlive(), attention(call, q,
-   * keysPtr, valuesPtr) -> { output, weights? }, generator }.
-   * Use ca.createKVCache(options); not constructed directly.
+   * Built by the runtime (createKVCache, the modules' createCache).
+   * @param {import('./engine.mjs').Engine} engine
+   * @param {import('../nn/random.mjs').MT19937} generator draws dropout seeds
+   * @param {CacheLayout} layout checked (resolveCacheLayout)
    */
-  constructor(engine, layout) {
+  constructor(engine, generator, layout) {
     engine.checkAlive();
     this.#engine = engine;
-    this.#layout = Object.freeze({ ...layout });
-    this.#allocate(layout.capacity);
+    this.#generator = generator;
+    this.#layout = this.#allocate(layout).layout;
   }
 
-  /** Tokens held per sequence (rows per KV head). */
+  /** @returns {number} */
   get length() {
-    this.#checkAlive();
+    this.#live();
     return this.#length;
   }
 
@@ -92,18 +103,17 @@ export class KVCache {
     return this.#layout.valueDim;
   }
 
-  /** Whether dispose() has run. */
   get disposed() {
     return this.#disposed;
   }
 
   /**
-   * Appends t tokens: k [batch, kvHeads, t, headDim], v [batch, kvHeads, t,
-   * valueDim], t inferred from k's length. Past capacity: a RangeError, and
-   * nothing changes. Returns the cache.
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @returns {this}
    */
   append(k, v) {
-    this.#checkAlive();
+    const block = this.#live();
     const { batch, kvHeads, headDim, valueDim, capacity } = this.#layout;
     const perToken = batch * kvHeads * headDim;
     const heads = `batch ${batch} × kvHeads ${kvHeads}`;
@@ -123,28 +133,18 @@ export class KVCache {
         `append of ${t} tokens would hold ${this.#length + t}, past the cache's capacity ` +
         `${capacity} (it holds ${this.#length})`);
     }
-    const f32 = this.#engine.heap.f32();
-    const base = [this.#block.base >>> 2, this.#valuesBase() >>> 2];
-    const widths = [headDim, valueDim];
-    [k, v].forEach((src, i) => {
-      const w = widths[i];
-      for (let h = 0; h < batch * kvHeads; h++) {
-        f32.set(src.subarray(h * t * w, (h + 1) * t * w), base[i] + (h * capacity + this.#length) * w);
-      }
-    });
+    this.#engine.appendToCache(block, this.#length, k, v);
     this.#length += t;
     return this;
   }
 
   /**
-   * Attention of q [batch, heads, queryLength, headDim] over every cached
-   * key, without copying the cache. heads is a multiple of kvHeads (query
-   * head h reads KV head ⌊h / (heads / kvHeads)⌋). Options as
-   * ca.attention's (causal defaults to 'bottom-right': the queries are the
-   * newest tokens), minus the sizes the cache fixes.
+   * @param {Float32Array} q
+   * @param {import('../index.js').KVCacheAttentionOptions} options
+   * @returns {import('./engine.mjs').AttentionResult}
    */
   attention(q, options) {
-    this.#checkAlive();
+    const block = this.#live();
     const o = checkOptionNames('options', options, ATTENTION_OPTIONS);
     if (options === undefined) {
       throw new TypeError('options must be an object with at least heads and queryLength, got undefined');
@@ -161,14 +161,18 @@ export class KVCache {
     const shape = {
       batch, heads, queryLength, keyLength: this.#length, headDim, valueDim, kvHeads, kvCapacity: capacity,
     };
+    // The queries are the newest tokens: the mask's bottom-right alignment.
     const call = resolveAttentionOutputs('options', { ...o, causal: o.causal ?? 'bottom-right' }, shape,
-      this.#engine.generator);
-    return this.#engine.attention(call, q, this.#block.base, this.#valuesBase());
+      this.#generator);
+    return this.#engine.attendCache(call, q, block);
   }
 
-  /** Keeps the first n tokens (0 <= n <= length). Returns the cache. */
+  /**
+   * @param {number} n
+   * @returns {this}
+   */
   truncate(n) {
-    this.#checkAlive();
+    this.#live();
     checkInteger('n', n, 0);
     if (n > this.#length) {
       throw new RangeError(`n must be at most the cache's length ${this.#length}, got ${n}`);
@@ -177,17 +181,17 @@ export class KVCache {
     return this;
   }
 
-  /** Empties the cache (keeps its memory). Returns the cache. */
+  /** @returns {this} */
   reset() {
     return this.truncate(0);
   }
 
-  /** Frees the cache's wasm memory. Idempotent; any later use is a TypeError. */
   dispose() {
-    if (this.#disposed) return;
+    const block = this.#block;
+    if (this.#disposed || !block) return;
     this.#disposed = true;
-    registry.unregister(this.#block);
-    this.#engine.heap.free(this.#block.ptr);
+    registry.unregister(block);
+    this.#engine.freeCache(block);
     this.#block = null;
   }
 
@@ -195,61 +199,47 @@ export class KVCache {
     this.dispose();
   }
 
+  /** @returns {import('./engine.mjs').KVCacheView} */
   [CACHE_VIEW]() {
-    this.#checkAlive();
-    return {
-      keys: this.#block.base, values: this.#valuesBase(), capacity: this.#layout.capacity, length: this.#length,
-    };
+    return this.#engine.cacheView(this.#live(), this.#length);
   }
 
+  /** @param {number} tokens */
   [CACHE_ADVANCE](tokens) {
     this.#length += tokens;
   }
 
+  /** @param {number} capacity */
   [CACHE_RESERVE](capacity) {
-    this.#checkAlive();
-    const old = { block: this.#block, layout: this.#layout };
-    this.#layout = Object.freeze({ ...old.layout, capacity });
-    try {
-      this.#allocate(capacity);
-    } catch (error) {
-      this.#layout = old.layout;
-      throw error;
-    }
-    registry.unregister(old.block);
-    const f32 = this.#engine.heap.f32();
-    const { batch, kvHeads, headDim, valueDim } = old.layout;
-    const from = [old.block.base >>> 2, (old.block.base >>> 2) + batch * kvHeads * old.layout.capacity * headDim];
-    const to = [this.#block.base >>> 2, this.#valuesBase() >>> 2];
-    [headDim, valueDim].forEach((w, i) => {
-      for (let h = 0; h < batch * kvHeads; h++) {
-        const src = from[i] + h * old.layout.capacity * w;
-        f32.copyWithin(to[i] + h * capacity * w, src, src + this.#length * w);
-      }
-    });
-    this.#engine.heap.free(old.block.ptr);
+    const old = this.#live();
+    const block = this.#allocate({ ...old.layout, capacity }); // throws before changing anything
+    this.#layout = block.layout;
+    registry.unregister(old);
+    this.#engine.moveCache(old, block, this.#length);
+    this.#engine.freeCache(old);
   }
 
-  #allocate(capacity) {
-    const { batch, kvHeads, headDim, valueDim } = this.#layout;
-    const bytes = product(batch, kvHeads, capacity, headDim + valueDim, 4);
-    this.#block = this.#engine.heap.allocate('a KV cache', bytes,
-      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × ` +
-      `capacity ${capacity} × (headDim ${headDim} + valueDim ${valueDim}) × 4 bytes)`);
-    const { heap } = this.#engine;
-    const { ptr } = this.#block;
-    registry.register(this, () => heap.free(ptr), this.#block);
+  /**
+   * @param {CacheLayout} layout
+   * @returns {CacheBlock}
+   */
+  #allocate(layout) {
+    const engine = this.#engine;
+    const block = engine.allocateCache(layout);
+    this.#block = block;
+    registry.register(this, () => engine.freeCache(block), block);
+    return block;
   }
 
-  #valuesBase() {
-    const { batch, kvHeads, capacity, headDim } = this.#layout;
-    return this.#block.base + batch * kvHeads * capacity * headDim * 4;
-  }
-
-  #checkAlive() {
+  /**
+   * The block, after checking that the runtime and the cache are alive.
+   * @returns {CacheBlock}
+   */
+  #live() {
     this.#engine.checkAlive();
-    if (this.#disposed) {
+    if (this.#disposed || !this.#block) {
       throw new TypeError('this KV cache has been disposed; create a new one with ca.createKVCache()');
     }
+    return this.#block;
   }
 }

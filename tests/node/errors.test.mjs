@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
+import { Structs } from '../../dist/engine/embind.mjs';
+import { Engine } from '../../dist/engine/engine.mjs';
 import { loadModule } from '../../dist/engine/loader.mjs';
 import { maxRelativeError, randomArray, referenceAttention } from './js-reference.mjs';
 
@@ -493,6 +495,51 @@ describe('the codes at the boundary', () => {
       mod.CausalMask.kTopLeft.value, mod.CausalMask.kBottomRight.value]);
     assert.deepEqual([...MASK_STRATEGY.values()],
       [mod.MaskStrategy.kNegInf.value, mod.MaskStrategy.kRenormalize.value]);
+  });
+
+  it('bindings/engine/embind.mjs builds each value object with the fields the wasm registers', async () => {
+    const mod = await loadModule('single', 1);
+    const defaults = mod.structDefaults();
+    const structs = new Structs(defaults);
+    const next = () => 64;
+    const built = {
+      AttentionShape: structs.attentionShape({
+        batch: 1, heads: 2, queryLength: 3, keyLength: 3, headDim: 4, valueDim: 4,
+      }),
+      LayerOptions: structs.layerOptions({ batch: 1, tokens: 3, attention: defaults.AttentionOptions }),
+      KVCacheView: structs.cacheView(64, 128, 8, 3),
+      AttentionLayerParams: structs.layerParams({ numHeads: 2, headDim: 2 }, 3, next),
+      AttentionLayerGrads: structs.layerGrads(next),
+      LayerOutputs: structs.layerOutputs(next),
+      LayerActivations: structs.layerActivations(next),
+    };
+    for (const [name, struct] of Object.entries(built)) {
+      assert.deepEqual(Object.keys(struct).sort(), Object.keys(defaults[name]).sort(), name);
+    }
+    // What a caller leaves out is the core's default: no cache, dense layout, no RoPE.
+    assert.deepEqual(built.LayerOptions.cache, defaults.KVCacheView);
+    assert.equal(built.AttentionShape.kvCapacity, defaults.AttentionShape.kvCapacity);
+    assert.deepEqual(built.AttentionLayerParams.ropeScaling, defaults.RopeScaling);
+  });
+
+  it('a layer forward without a cache (null or left out) computes what one with the core\'s empty view does', async () => {
+    const mod = await loadModule('single', 1);
+    const engine = new Engine(mod, { relaxedGemm: false });
+    const w = (n, seed) => randomArray(n, seed);
+    const call = (cache) => engine.layerForward({
+      params: {
+        numHeads: 2, headDim: 2, wQuery: w(12, 1), bQuery: null, wKey: w(12, 2), bKey: null,
+        wValue: w(12, 3), bValue: null, wOut: w(16, 4), bOut: w(4, 5),
+      },
+      x: w(9, 6), dIn: 3, returnWeights: true,
+      options: { batch: 1, tokens: 3, attention: mod.structDefaults().AttentionOptions, ...cache },
+    });
+    const empty = call({ cache: mod.structDefaults().KVCacheView });
+    assert.equal(empty.weights.length, 2 * 3 * 3);
+    assert.deepEqual(call({ cache: null }), empty);
+    assert.deepEqual(call({}), empty);
+    engine.dispose();
+    assert.throws(() => engine.checkAlive(), { name: 'TypeError', message: /disposed/ });
   });
 
   it('checkStatus: RangeError for the caller\'s sizes and options, Error for a null pointer', async () => {

@@ -1,0 +1,283 @@
+// The JS side of bindings/embind.cc: the module's functions and value
+// objects as types, and Structs, the one place the value objects are built.
+// A field a caller may leave out takes the core's own default (embind.cc's
+// structDefaults(): the default-constructed structs), so no C++ default is
+// restated here. Each struct is an object literal with its fields in
+// registration order: a generic builder (loops over field names) cost ~3 µs
+// a struct and slowed Embind's reads of it, a tenth of a small layer call.
+
+/**
+ * A byte offset into the wasm heap; 0 stands for nullptr.
+ * @typedef {number} Ptr
+ */
+
+/**
+ * src/attention.h's AttentionShape, as embind.cc registers it.
+ * @typedef {object} AttentionShape
+ * @property {number} batch
+ * @property {number} heads
+ * @property {number} queryLength
+ * @property {number} keyLength
+ * @property {number} headDim
+ * @property {number} valueDim
+ * @property {number} kvHeads
+ * @property {number} kvCapacity
+ */
+
+/**
+ * An AttentionShape as the JS resolves it; left out: the core's default.
+ * @typedef {Omit<AttentionShape, 'kvHeads' | 'kvCapacity'> & { kvHeads?: number, kvCapacity?: number }} ShapeFields
+ */
+
+/**
+ * src/attention.h's AttentionOptions: enums as their values, the scale NaN
+ * for the default, the uint64 seed as two uint32 halves.
+ * @typedef {object} AttentionOptions
+ * @property {number} causal
+ * @property {number} maskStrategy
+ * @property {number} scale
+ * @property {number} dropout
+ * @property {boolean} training
+ * @property {number} seedLo
+ * @property {number} seedHi
+ */
+
+/**
+ * src/rope.h's RopeScaling.
+ * @typedef {object} RopeScaling
+ * @property {number} factor
+ * @property {number} lowFreqFactor
+ * @property {number} highFreqFactor
+ * @property {number} originalContextLength
+ */
+
+/**
+ * src/layer.h's KVCacheView.
+ * @typedef {object} KVCacheView
+ * @property {Ptr} keys
+ * @property {Ptr} values
+ * @property {number} capacity
+ * @property {number} length
+ */
+
+/**
+ * src/layer.h's LayerOptions.
+ * @typedef {object} LayerOptions
+ * @property {number} batch
+ * @property {number} tokens
+ * @property {AttentionOptions} attention
+ * @property {KVCacheView} cache
+ */
+
+/**
+ * The eight projections of src/layer.h's AttentionLayerParams and
+ * AttentionLayerGrads, by the field names both share.
+ * @template T
+ * @typedef {object} Projections
+ * @property {T} wQuery
+ * @property {T} bQuery
+ * @property {T} wKey
+ * @property {T} bKey
+ * @property {T} wValue
+ * @property {T} bValue
+ * @property {T} wOut
+ * @property {T} bOut
+ */
+
+/**
+ * What a layer backward reads of its forward (src/layer.h's LayerActivations).
+ * @template T
+ * @typedef {object} Activations
+ * @property {T} queries
+ * @property {T} keys
+ * @property {T} values
+ * @property {T} context
+ * @property {T} logSumExp
+ */
+
+/**
+ * src/layer.h's AttentionLayerParams, sizes and pointers.
+ * @typedef {{ dIn: number, numHeads: number, headDim: number, numKVHeads: number, ropeBase: number,
+ *   ropeScaling: RopeScaling } & Projections<Ptr>} AttentionLayerParams
+ */
+
+/**
+ * src/layer.h's LayerOutputs.
+ * @typedef {{ y: Ptr, weights: Ptr, scores: Ptr } & Activations<Ptr>} LayerOutputs
+ */
+
+/**
+ * Every value object embind.cc registers, default-constructed (its
+ * structDefaults()).
+ * @typedef {object} StructDefaults
+ * @property {AttentionShape} AttentionShape
+ * @property {AttentionOptions} AttentionOptions
+ * @property {RopeScaling} RopeScaling
+ * @property {AttentionLayerParams} AttentionLayerParams
+ * @property {KVCacheView} KVCacheView
+ * @property {LayerOptions} LayerOptions
+ * @property {LayerOutputs} LayerOutputs
+ * @property {Activations<Ptr>} LayerActivations
+ * @property {Projections<Ptr>} AttentionLayerGrads
+ */
+
+/**
+ * @callback AttentionFn
+ * @param {AttentionShape} shape
+ * @param {AttentionOptions} options
+ * @param {Ptr} q
+ * @param {Ptr} k
+ * @param {Ptr} v
+ * @param {Ptr} out
+ * @param {Ptr} weights
+ * @param {Ptr} logSumExp
+ * @returns {number} a Status
+ */
+
+/**
+ * @callback AttentionBackwardFn
+ * @param {AttentionShape} shape
+ * @param {AttentionOptions} options
+ * @param {Ptr} gradOutput
+ * @param {Ptr} q
+ * @param {Ptr} k
+ * @param {Ptr} v
+ * @param {Ptr} output
+ * @param {Ptr} logSumExp
+ * @param {Ptr} gradQ
+ * @param {Ptr} gradK
+ * @param {Ptr} gradV
+ * @returns {number} a Status
+ */
+
+/**
+ * The loaded wasm module: emcc's exports and embind.cc's functions.
+ * @typedef {object} EmbindModule
+ * @property {Float32Array} HEAPF32
+ * @property {WebAssembly.Memory} [wasmMemory] exported by the pthreads build only
+ * @property {(bytes: number) => Ptr} _malloc
+ * @property {(ptr: Ptr) => void} _free
+ * @property {AttentionFn} attention
+ * @property {AttentionFn} attentionReference
+ * @property {AttentionBackwardFn} attentionBackward
+ * @property {AttentionBackwardFn} attentionBackwardReference
+ * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, outputs: LayerOutputs) => number} layerForward
+ * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, saved: Activations<Ptr>, gradY: Ptr,
+ *   gradX: Ptr, grads: Projections<Ptr>) => number} layerBackward
+ * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, b: Ptr, y: Ptr) => number} linear
+ * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, gradY: Ptr, gradX: Ptr, gradW: Ptr,
+ *   gradB: Ptr) => number} linearBackward
+ * @property {(headDim: number) => number} defaultScale
+ * @property {() => StructDefaults} structDefaults
+ * @property {(n: number) => void} setNumThreads
+ * @property {() => number} numThreads
+ * @property {() => string} targetName
+ * @property {(allow: boolean) => void} allowRelaxedGemmKernel
+ * @property {() => string} gemmKernelName
+ * @property {(status: number) => string} statusMessage
+ * @property {{ terminateAllThreads(): void }} [PThread]
+ */
+
+/** The projections' Embind field names, in AttentionLayerParams' order. */
+export const PROJECTIONS = /** @type {const} */ (['wQuery', 'bQuery', 'wKey', 'bKey', 'wValue', 'bValue', 'wOut', 'bOut']);
+/** LayerActivations' field names: what a training forward keeps. */
+export const ACTIVATIONS = /** @type {const} */ (['queries', 'keys', 'values', 'context', 'logSumExp']);
+
+/**
+ * The value objects that cross into wasm, built from validated values and
+ * staged pointers over one module's defaults.
+ */
+export class Structs {
+  /** @type {StructDefaults} */
+  #defaults;
+
+  /** @param {StructDefaults} defaults */
+  constructor(defaults) {
+    this.#defaults = defaults;
+  }
+
+  /**
+   * @param {ShapeFields} s
+   * @returns {AttentionShape}
+   */
+  attentionShape(s) {
+    const d = this.#defaults.AttentionShape;
+    return {
+      batch: s.batch, heads: s.heads, queryLength: s.queryLength, keyLength: s.keyLength, headDim: s.headDim,
+      valueDim: s.valueDim, kvHeads: s.kvHeads ?? d.kvHeads, kvCapacity: s.kvCapacity ?? d.kvCapacity,
+    };
+  }
+
+  /**
+   * @param {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null }} o
+   * @returns {LayerOptions}
+   */
+  layerOptions(o) {
+    return {
+      batch: o.batch, tokens: o.tokens, attention: o.attention, cache: o.cache ?? this.#defaults.KVCacheView,
+    };
+  }
+
+  /**
+   * @param {Ptr} keys
+   * @param {Ptr} values
+   * @param {number} capacity
+   * @param {number} length
+   * @returns {KVCacheView}
+   */
+  cacheView(keys, values, capacity, length) {
+    return { keys, values, capacity, length };
+  }
+
+  /**
+   * The sizes from a layer's params (left-out ones: the core's defaults),
+   * then the eight projections from `next`, in PROJECTIONS' order.
+   * @param {{ numHeads: number, headDim: number, numKVHeads?: number, ropeBase?: number,
+   *   ropeScaling?: RopeScaling | null }} p
+   * @param {number} dIn
+   * @param {() => Ptr} next
+   * @returns {AttentionLayerParams}
+   */
+  layerParams(p, dIn, next) {
+    const d = this.#defaults.AttentionLayerParams;
+    return {
+      dIn, numHeads: p.numHeads, headDim: p.headDim, numKVHeads: p.numKVHeads ?? d.numKVHeads,
+      ropeBase: p.ropeBase ?? d.ropeBase, ropeScaling: p.ropeScaling ?? d.ropeScaling,
+      wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
+      wValue: next(), bValue: next(), wOut: next(), bOut: next(),
+    };
+  }
+
+  /**
+   * AttentionLayerGrads from `next`, in PROJECTIONS' order.
+   * @param {() => Ptr} next
+   * @returns {Projections<Ptr>}
+   */
+  layerGrads(next) {
+    return {
+      wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
+      wValue: next(), bValue: next(), wOut: next(), bOut: next(),
+    };
+  }
+
+  /**
+   * LayerOutputs from `next`: y, weights, scores, then ACTIVATIONS' order.
+   * @param {() => Ptr} next
+   * @returns {LayerOutputs}
+   */
+  layerOutputs(next) {
+    return {
+      y: next(), weights: next(), scores: next(), queries: next(), keys: next(), values: next(),
+      context: next(), logSumExp: next(),
+    };
+  }
+
+  /**
+   * LayerActivations from `next`, in ACTIVATIONS' order.
+   * @param {() => Ptr} next
+   * @returns {Activations<Ptr>}
+   */
+  layerActivations(next) {
+    return { queries: next(), keys: next(), values: next(), context: next(), logSumExp: next() };
+  }
+}

@@ -1,0 +1,501 @@
+// The engine layer: every call into the wasm module goes through here. It
+// stages inputs into the heap's scratch arena, passes their byte offsets in
+// the Embind value objects (embind.mjs's Structs, over the core's own
+// defaults), turns a Status into an error (codes.mjs) and copies results out
+// into JS-owned arrays. Its callers (the Runtime, the modules, the KV cache)
+// have validated their arguments: nothing here checks a user's input.
+
+import { checkStatus } from './codes.mjs';
+import { ACTIVATIONS, PROJECTIONS, Structs } from './embind.mjs';
+import { Heap, formatBytes } from './heap.mjs';
+import { terminateWorkers } from './loader.mjs';
+import { product } from './validate.mjs';
+
+/** @typedef {import('./embind.mjs').Ptr} Ptr */
+/** @typedef {import('./embind.mjs').AttentionShape} AttentionShape */
+/** @typedef {import('./embind.mjs').ShapeFields} ShapeFields */
+/** @typedef {import('./embind.mjs').AttentionOptions} AttentionOptions */
+/** @typedef {import('./embind.mjs').RopeScaling} RopeScaling */
+/** @typedef {import('./embind.mjs').KVCacheView} KVCacheView */
+/** @typedef {import('./embind.mjs').LayerOptions} LayerOptions */
+/** @typedef {import('./embind.mjs').AttentionLayerParams} AttentionLayerParams */
+/** @typedef {import('./embind.mjs').LayerOutputs} LayerOutputs */
+/** @typedef {import('./embind.mjs').EmbindModule} EmbindModule */
+/**
+ * @template T
+ * @typedef {import('./embind.mjs').Projections<T>} Projections
+ */
+/**
+ * @template T
+ * @typedef {import('./embind.mjs').Activations<T>} Activations
+ */
+
+/**
+ * One attention call, resolved (validate.mjs's resolveAttentionOutputs, plus
+ * the log-sum-exp a direct call may ask for).
+ * @typedef {object} AttentionCall
+ * @property {ShapeFields} shape
+ * @property {AttentionOptions} options
+ * @property {number} outLength
+ * @property {number} weightsLength
+ * @property {boolean} returnWeights
+ * @property {Float32Array} [out]
+ * @property {Float32Array} [weightsOut]
+ * @property {boolean} [returnLogSumExp]
+ * @property {number} [rowsLength]
+ */
+
+/**
+ * @typedef {object} AttentionResult
+ * @property {Float32Array} output
+ * @property {Float32Array} [weights]
+ * @property {Float32Array} [logSumExp]
+ * @property {bigint} [seed]
+ */
+
+/**
+ * A layer's parameters as the modules hold them: the AttentionLayerParams
+ * fields by their Embind names, arrays where the struct has pointers
+ * (null: none); left-out sizes take the core's defaults.
+ * @typedef {{ numHeads: number, headDim: number, numKVHeads?: number, ropeBase?: number,
+ *   ropeScaling?: RopeScaling | null } & Projections<Float32Array | null>} LayerParamArrays
+ */
+
+/**
+ * The call options of a layer forward: src/layer.h's LayerOptions; a null
+ * or left-out cache is the core's default (none).
+ * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null }} LayerCallOptions
+ */
+
+/**
+ * @typedef {object} LayerForwardCall
+ * @property {LayerParamArrays} params
+ * @property {Float32Array} x
+ * @property {number} dIn
+ * @property {LayerCallOptions} options
+ * @property {boolean} [returnWeights]
+ * @property {boolean} [returnScores]
+ * @property {boolean} [returnQKV]
+ * @property {Float32Array} [out]
+ * @property {boolean} [keep] also return `saved`, what the backward reads
+ */
+
+/**
+ * @typedef {object} LayerForwardResult
+ * @property {Float32Array} output
+ * @property {Float32Array} [weights]
+ * @property {Float32Array} [scores]
+ * @property {Float32Array} [queries]
+ * @property {Float32Array} [keys]
+ * @property {Float32Array} [values]
+ * @property {Activations<Float32Array>} [saved]
+ */
+
+/**
+ * @typedef {object} LayerBackwardCall
+ * @property {LayerParamArrays} params
+ * @property {Projections<Float32Array | null>} grads accumulated into (copies come back)
+ * @property {Float32Array} x
+ * @property {number} dIn
+ * @property {LayerCallOptions} options
+ * @property {Activations<Float32Array>} saved
+ * @property {Float32Array} gradY
+ */
+
+/**
+ * A KV cache's layout: [batch, kvHeads, capacity, headDim] keys, then
+ * [batch, kvHeads, capacity, valueDim] values.
+ * @typedef {object} CacheLayout
+ * @property {number} batch
+ * @property {number} kvHeads
+ * @property {number} headDim
+ * @property {number} valueDim
+ * @property {number} capacity
+ */
+
+/**
+ * A KV cache's block of its own in the heap: free with freeCache().
+ * @typedef {object} CacheBlock
+ * @property {Ptr} ptr what malloc returned
+ * @property {Ptr} keys
+ * @property {Ptr} values
+ * @property {Readonly<CacheLayout>} layout
+ */
+
+export class Engine {
+  /** @type {EmbindModule} */
+  #mod;
+  /** @type {Heap} */
+  #heap;
+  /** @type {Structs} */
+  #structs;
+  #disposed = false;
+
+  /**
+   * @param {EmbindModule} mod
+   * @param {{ relaxedGemm: boolean }} options
+   */
+  constructor(mod, { relaxedGemm }) {
+    this.#mod = mod;
+    this.#heap = new Heap(mod);
+    this.#structs = new Structs(mod.structDefaults());
+    if (!relaxedGemm) mod.allowRelaxedGemmKernel(false);
+    /** @readonly */
+    this.threads = mod.numThreads();
+    /** @readonly */
+    this.target = mod.targetName();
+    /** @readonly */
+    this.gemmKernel = /** @type {'relaxed-simd' | 'simd128'} */ (mod.gemmKernelName());
+    Object.freeze(this);
+  }
+
+  get disposed() {
+    return this.#disposed;
+  }
+
+  /** Throws once dispose() has run: the module's workers are gone. */
+  checkAlive() {
+    if (this.#disposed) {
+      throw new TypeError('this causal-attention runtime has been disposed; call init() for a new one');
+    }
+  }
+
+  /** Frees the scratch arena and stops the worker threads. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#heap.release();
+    terminateWorkers(this.#mod);
+  }
+
+  /** @returns {number} */
+  memoryBytes() {
+    return this.#heap.memoryBytes();
+  }
+
+  /**
+   * @param {number} headDim
+   * @returns {number}
+   */
+  defaultScale(headDim) {
+    return this.#mod.defaultScale(headDim);
+  }
+
+  /**
+   * attention or attentionReference on copies of q, k, v.
+   * @param {'attention' | 'attentionReference'} fn
+   * @param {AttentionCall} c
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @returns {AttentionResult}
+   */
+  attention(fn, c, q, k, v) {
+    const [qp, kp, vp, op, wp, lp] = this.#stage(fn, [q, k, v],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
+    return this.#attend(fn, c, qp, kp, vp, op, wp, lp);
+  }
+
+  /**
+   * attentionBackward or attentionBackwardReference on copies of its inputs.
+   * @param {'attentionBackward' | 'attentionBackwardReference'} fn
+   * @param {{ shape: ShapeFields, options: AttentionOptions }} c
+   * @param {Float32Array} gradOutput
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {Float32Array} output
+   * @param {Float32Array} logSumExp
+   * @returns {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array }}
+   */
+  attentionBackward(fn, c, gradOutput, q, k, v, output, logSumExp) {
+    const [dop, qp, kp, vp, op, lp, gqp, gkp, gvp] = this.#stage(fn,
+      [gradOutput, q, k, v, output, logSumExp], [q.length, k.length, v.length]);
+    this.#check(fn, this.#mod[fn](this.#structs.attentionShape(c.shape), c.options,
+      dop, qp, kp, vp, op, lp, gqp, gkp, gvp));
+    return {
+      gradQ: this.#copyOut(gqp, q.length),
+      gradK: this.#copyOut(gkp, k.length),
+      gradV: this.#copyOut(gvp, v.length),
+    };
+  }
+
+  /**
+   * One layer forward (src/layer.h). With a cache in c.options it writes this
+   * call's keys and values into it and attends over all of it; the caller
+   * advances the cache's length.
+   * @param {LayerForwardCall} c
+   * @returns {LayerForwardResult}
+   */
+  layerForward(c) {
+    const p = c.params;
+    const options = this.#structs.layerOptions(c.options);
+    const { batch, tokens } = options;
+    const dModel = p.numHeads * p.headDim;
+    const kvHeads = p.numKVHeads || p.numHeads;
+    const outLength = batch * tokens * dModel;
+    const kvLength = batch * tokens * kvHeads * p.headDim;
+    const wLength = batch * p.numHeads * tokens * (options.cache.length + tokens);
+    const rowsLength = batch * p.numHeads * tokens;
+    const heads = c.returnQKV || c.keep;
+    // Staged in the order the structs take them: x, the projections
+    // (layerParams), then the outputs (layerOutputs' field order).
+    const next = reader(this.#stage('forward', [c.x, ...PROJECTIONS.map((key) => p[key])],
+      [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
+        ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
+        c.keep ? outLength : 0, c.keep ? rowsLength : 0]));
+    const x = next();
+    const params = this.#structs.layerParams(p, c.dIn, next);
+    const outputs = this.#structs.layerOutputs(next);
+    this.#check('forward', this.#mod.layerForward(params, options, x, outputs));
+    /** @type {LayerForwardResult} */
+    const result = { output: this.#copyOut(outputs.y, outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#copyOut(outputs.weights, wLength);
+    if (c.returnScores) result.scores = this.#copyOut(outputs.scores, wLength);
+    if (c.returnQKV) {
+      result.queries = this.#copyOut(outputs.queries, outLength);
+      result.keys = this.#copyOut(outputs.keys, kvLength);
+      result.values = this.#copyOut(outputs.values, kvLength);
+    }
+    if (c.keep) {
+      result.saved = {
+        queries: this.#copyOut(outputs.queries, outLength),
+        keys: this.#copyOut(outputs.keys, kvLength),
+        values: this.#copyOut(outputs.values, kvLength),
+        context: this.#copyOut(outputs.context, outLength),
+        logSumExp: this.#copyOut(outputs.logSumExp, rowsLength),
+      };
+    }
+    return result;
+  }
+
+  /**
+   * One layer backward (src/layer.h): the forward's call plus its `saved`,
+   * gradY and the current gradients (accumulated into; come back as new
+   * arrays, null where there were none).
+   * @param {LayerBackwardCall} c
+   * @returns {{ gradX: Float32Array, grads: Projections<Float32Array | null> }}
+   */
+  layerBackward(c) {
+    const { params: p, grads: g, saved: s } = c;
+    const options = this.#structs.layerOptions(c.options);
+    const gradXLength = options.batch * options.tokens * c.dIn;
+    // The order the call takes them: x, params, saved, gradY, grads, gradX.
+    const next = reader(this.#stage('backward',
+      [c.x, ...PROJECTIONS.map((key) => p[key]), ...ACTIVATIONS.map((key) => s[key]), c.gradY,
+        ...PROJECTIONS.map((key) => g[key])],
+      [gradXLength]));
+    const x = next();
+    const params = this.#structs.layerParams(p, c.dIn, next);
+    const saved = this.#structs.layerActivations(next);
+    const gradY = next();
+    const grads = this.#structs.layerGrads(next);
+    const gradX = next();
+    this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
+    const out = /** @type {Projections<Float32Array | null>} */ ({});
+    for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length);
+    return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
+  }
+
+  /**
+   * Linear (src/linear.h): y [rows, outF] = x [rows, inF] · weightᵀ + bias.
+   * @param {Float32Array} x
+   * @param {number} rows
+   * @param {number} inF
+   * @param {number} outF
+   * @param {Float32Array} weight
+   * @param {Float32Array | null} bias
+   * @returns {Float32Array}
+   */
+  linearForward(x, rows, inF, outF, weight, bias) {
+    const [xp, wp, bp, yp] = this.#stage('Linear.forward', [x, weight, bias], [rows * outF]);
+    this.#check('Linear.forward', this.#mod.linear(xp, rows, inF, outF, wp, bp, yp));
+    return this.#copyOut(yp, rows * outF);
+  }
+
+  /**
+   * LinearBackward (src/linear.h). weightGrad and biasGrad are accumulated
+   * into and come back as new arrays.
+   * @param {Float32Array} x
+   * @param {number} rows
+   * @param {number} inF
+   * @param {number} outF
+   * @param {Float32Array} weight
+   * @param {Float32Array} gradY
+   * @param {Float32Array} weightGrad
+   * @param {Float32Array | null} biasGrad
+   * @returns {{ gradX: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null }}
+   */
+  linearBackward(x, rows, inF, outF, weight, gradY, weightGrad, biasGrad) {
+    const [xp, wp, gyp, gwp, gbp, gxp] = this.#stage('Linear.backward',
+      [x, weight, gradY, weightGrad, biasGrad], [rows * inF]);
+    this.#check('Linear.backward', this.#mod.linearBackward(xp, rows, inF, outF, wp, gyp, gxp, gwp, gbp));
+    return {
+      gradX: this.#copyOut(gxp, rows * inF),
+      weightGrad: this.#copyOut(gwp, weightGrad.length),
+      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length),
+    };
+  }
+
+  /**
+   * A KV cache's block, outside the arena. Throws a RangeError when the heap
+   * cannot hold it.
+   * @param {CacheLayout} layout
+   * @returns {CacheBlock}
+   */
+  allocateCache(layout) {
+    const { batch, kvHeads, headDim, valueDim, capacity } = layout;
+    const bytes = product(batch, kvHeads, capacity, headDim + valueDim, 4);
+    const { ptr, base } = this.#heap.allocate('a KV cache', bytes,
+      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × ` +
+      `capacity ${capacity} × (headDim ${headDim} + valueDim ${valueDim}) × 4 bytes)`);
+    const values = base + batch * kvHeads * capacity * headDim * 4;
+    return Object.freeze({ ptr, keys: base, values, layout: Object.freeze({ ...layout }) });
+  }
+
+  /** @param {CacheBlock} block */
+  freeCache(block) {
+    this.#heap.free(block.ptr);
+  }
+
+  /**
+   * Copies t new tokens (k [batch, kvHeads, t, headDim], v likewise with
+   * valueDim) into each KV head's rows [length, length + t).
+   * @param {CacheBlock} block
+   * @param {number} length rows held now
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   */
+  appendToCache(block, length, k, v) {
+    const { batch, kvHeads, headDim, valueDim, capacity } = block.layout;
+    const t = k.length / (batch * kvHeads * headDim);
+    const f32 = this.#heap.f32();
+    const base = [block.keys >>> 2, block.values >>> 2];
+    const widths = [headDim, valueDim];
+    [k, v].forEach((src, i) => {
+      const w = widths[i];
+      for (let h = 0; h < batch * kvHeads; h++) {
+        f32.set(src.subarray(h * t * w, (h + 1) * t * w), base[i] + (h * capacity + length) * w);
+      }
+    });
+  }
+
+  /**
+   * Copies the first `length` rows of each KV head from one block into
+   * another of the same layout but a larger capacity.
+   * @param {CacheBlock} from
+   * @param {CacheBlock} to
+   * @param {number} length
+   */
+  moveCache(from, to, length) {
+    const { batch, kvHeads, headDim, valueDim } = from.layout;
+    const f32 = this.#heap.f32();
+    const src = [from.keys >>> 2, from.values >>> 2];
+    const dst = [to.keys >>> 2, to.values >>> 2];
+    [headDim, valueDim].forEach((w, i) => {
+      for (let h = 0; h < batch * kvHeads; h++) {
+        const start = src[i] + h * from.layout.capacity * w;
+        f32.copyWithin(dst[i] + h * to.layout.capacity * w, start, start + length * w);
+      }
+    });
+  }
+
+  /**
+   * The core's KVCacheView of a block holding `length` rows per KV head.
+   * @param {CacheBlock} block
+   * @param {number} length
+   * @returns {KVCacheView}
+   */
+  cacheView(block, length) {
+    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length);
+  }
+
+  /**
+   * attention over a cache's keys and values where they are: only q goes in.
+   * `c.shape` carries the cache's length and capacity.
+   * @param {AttentionCall} c
+   * @param {Float32Array} q
+   * @param {CacheBlock} block
+   * @returns {AttentionResult}
+   */
+  attendCache(c, q, block) {
+    const [qp, op, wp] = this.#stage('attention', [q],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
+    return this.#attend('attention', c, qp, block.keys, block.values, op, wp, 0);
+  }
+
+  /**
+   * @param {'attention' | 'attentionReference'} fn
+   * @param {AttentionCall} c
+   * @param {Ptr} qp
+   * @param {Ptr} kp
+   * @param {Ptr} vp
+   * @param {Ptr} op
+   * @param {Ptr} wp
+   * @param {Ptr} lp
+   * @returns {AttentionResult}
+   */
+  #attend(fn, c, qp, kp, vp, op, wp, lp) {
+    this.#check(fn, this.#mod[fn](this.#structs.attentionShape(c.shape), c.options,
+      qp, kp, vp, op, wp, lp));
+    /** @type {AttentionResult} */
+    const result = { output: this.#copyOut(op, c.outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#copyOut(wp, c.weightsLength, c.weightsOut);
+    if (c.returnLogSumExp) {
+      result.logSumExp = this.#copyOut(lp, /** @type {number} */ (c.rowsLength));
+      // The backward needs the dropout mask's seed, drawn here if not given.
+      if (c.options.training && c.options.dropout > 0) {
+        result.seed = (BigInt(c.options.seedHi) << 32n) | BigInt(c.options.seedLo);
+      }
+    }
+    return result;
+  }
+
+  /**
+   * @param {string} what
+   * @param {number} status
+   */
+  #check(what, status) {
+    checkStatus(this.#mod, what, status);
+  }
+
+  /**
+   * Copies arrays into the arena in order and reserves the outputs after
+   * them; null entries and 0 counts give pointer 0. The view is re-read
+   * after the reservation, which may grow memory.
+   * @param {string} what
+   * @param {ReadonlyArray<Float32Array | null | undefined>} inputs
+   * @param {number[]} outputCounts
+   * @returns {Ptr[]}
+   */
+  #stage(what, inputs, outputCounts) {
+    const counts = [...inputs.map((a) => a?.length ?? 0), ...outputCounts];
+    const ptrs = this.#heap.reserve(what, counts);
+    const f32 = this.#heap.f32();
+    inputs.forEach((a, i) => { if (a) f32.set(a, ptrs[i] >>> 2); });
+    return ptrs;
+  }
+
+  /**
+   * Re-reads the view: the wasm call may have grown memory for its workspace.
+   * @param {Ptr} ptr
+   * @param {number} length
+   * @param {Float32Array} [target]
+   * @returns {Float32Array}
+   */
+  #copyOut(ptr, length, target) {
+    const out = target ?? new Float32Array(length);
+    out.set(this.#heap.f32().subarray(ptr >>> 2, (ptr >>> 2) + length));
+    return out;
+  }
+}
+
+/**
+ * Hands out staged pointers in the order they were staged.
+ * @param {Ptr[]} ptrs
+ * @returns {() => Ptr}
+ */
+function reader(ptrs) {
+  let i = 0;
+  return () => ptrs[i++];
+}
