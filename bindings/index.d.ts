@@ -584,7 +584,7 @@ export interface KVCacheOptions {
 
 /** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
 export type KVCacheAttentionOptions =
-  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim' | 'returnLogSumExp'>;
+  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim'>;
 
 /**
  * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm
@@ -618,6 +618,9 @@ export interface KVCache {
   /**
    * q [batch, heads, queryLength, headDim] over every cached key → output
    * [batch, heads, queryLength, valueDim]; only q and the output cross.
+   * returnLogSumExp gives each row's log-sum-exp [batch, heads, queryLength]
+   * as ca.attention does: the outputs of one decode split over several
+   * caches merge with it (weights e^(lse_i - max lse)).
    */
   attention(q: Float32Array, options: KVCacheAttentionOptions): AttentionResult;
   /** Keeps the first n tokens. */

@@ -8,7 +8,7 @@
 // layer's (engine.mjs); this class keeps the length and checks the caller.
 
 import {
-  checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
+  checkBoolean, checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
   resolveAttentionOutputs,
 } from './validate.mjs';
 
@@ -22,7 +22,7 @@ export const CACHE_RESERVE = Symbol('KVCache reserve');
 const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity'];
 const ATTENTION_OPTIONS = [
   'heads', 'queryLength', 'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
-  'returnWeights', 'out', 'weightsOut',
+  'returnWeights', 'returnLogSumExp', 'out', 'weightsOut',
 ];
 
 /**
@@ -164,6 +164,10 @@ export class KVCache {
     // The queries are the newest tokens: the mask's bottom-right alignment.
     const call = resolveAttentionOutputs('options', { ...o, causal: o.causal ?? 'bottom-right' }, shape,
       this.#generator);
+    // The log-sum-exp of each row, as ca.attention gives it: split decodes
+    // over several caches merge their outputs with it.
+    call.returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);
+    call.rowsLength = product(batch, heads, queryLength);
     return this.#engine.attendCache(call, q, block);
   }
 

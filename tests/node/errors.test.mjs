@@ -258,6 +258,7 @@ const cases = [
   ['cache truncate beyond its length', (ca, q, k, v, ctx) => ctx.cache.truncate(4), RangeError, /^n must be at most the cache's length 3, got 4$/],
   ['cache truncate negative', (ca, q, k, v, ctx) => ctx.cache.truncate(-1), RangeError, /^n must be an integer >= 0, got -1$/],
   ['cache attention out of the wrong length', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, out: new Float32Array(3) }), RangeError, /^options.out must have length 8 \(batch 1 × heads 2 × queryLength 1 × valueDim 4\), got length 3$/],
+  ['cache attention returnLogSumExp not boolean', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, returnLogSumExp: 'yes' }), TypeError, /^options.returnLogSumExp must be true or false, got the string "yes"$/],
   ['cache attention causal unknown', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, causal: 'x' }), RangeError, /^options.causal must be one of false, true, 'top-left', 'bottom-right', got the string "x"$/],
   ['cache append v an Array', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(4), [1, 2, 3, 4]), TypeError, /^v must be a Float32Array, got an Array of length 4$/],
   ['cache truncate with a string', (ca, q, k, v, ctx) => ctx.cache.truncate('1'), TypeError, /^n must be an integer >= 0, got the string "1"$/],
