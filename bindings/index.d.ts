@@ -603,7 +603,7 @@ export interface KVCache {
   readonly headDim: number;
   /** Size Dv of each value vector. */
   readonly valueDim: number;
-  /** Whether dispose() has run. */
+  /** Whether dispose() has run (answers after it, as the layout does). */
   readonly disposed: boolean;
   /**
    * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
@@ -627,7 +627,14 @@ export interface KVCache {
   truncate(n: number): this;
   /** Empties it (keeps its memory). */
   reset(): this;
-  /** Frees its wasm memory; idempotent; later use is a TypeError. */
+  /**
+   * Frees its wasm memory; idempotent. Afterwards every method and `length`
+   * throw a TypeError; `disposed` and the layout the cache was created with
+   * (`capacity`, `batch`, `kvHeads`, `headDim`, `valueDim`) still answer, as
+   * a closed file keeps its name: they describe it without using its memory,
+   * so logging or serializing a disposed cache (a worker-mode handle's
+   * snapshot included) does not throw.
+   */
   dispose(): void;
   /** dispose(), for `using`. */
   [Symbol.dispose](): void;

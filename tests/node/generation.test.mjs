@@ -218,7 +218,7 @@ for (const [name, initOptions] of builds) {
       cache.dispose();
     });
 
-    it('dispose: harmless twice, every later use a TypeError, its memory reused', () => {
+    it('dispose: harmless twice, every later method and length a TypeError, the layout kept, its memory reused (issue 23)', () => {
       const layout = { batch: 1, kvHeads: 4, headDim: 64, capacity: 4096 }; // 8 MiB
       const first = ca.createKVCache(layout);
       first.dispose();
@@ -233,6 +233,10 @@ for (const [name, initOptions] of builds) {
         assert.throws(() => cache.append(new Float32Array(256), new Float32Array(256)), TypeError);
         assert.throws(() => cache.attention(new Float32Array(64), { heads: 1, queryLength: 1 }), TypeError);
         assert.throws(() => cache.truncate(0), TypeError);
+        assert.throws(() => cache.reset(), TypeError);
+        // The layout it was created with still answers (index.d.ts, dispose).
+        assert.deepEqual([cache.batch, cache.kvHeads, cache.headDim, cache.valueDim, cache.capacity],
+          [1, 4, 64, 64, 4096]);
       }
       assert.equal(ca.memoryBytes, bytes, 'the same block is reused after every dispose');
       // What `using` calls at the end of its block (Node 20 has no `using` yet).

@@ -261,6 +261,22 @@ describe('worker mode', () => {
     assert.deepEqual(await layer.gradients(), mirror.gradients());
   });
 
+  it('a disposed KV cache: its layout still reads synchronously, length and methods reject as locally (issue 23, finding 9)', async () => {
+    const layout = { batch: 1, kvHeads: 1, headDim: 4, capacity: 8 };
+    const cache = await remote.createKVCache(layout);
+    const mirror = local.createKVCache(layout);
+    await cache.dispose();
+    mirror.dispose();
+    assert.equal(cache.disposed, true);
+    assert.deepEqual([cache.capacity, cache.batch, cache.kvHeads, cache.headDim, cache.valueDim], [8, 1, 1, 4, 4]);
+    const expected = thrown(() => mirror.length);
+    for (const call of [async () => cache.length, () => cache.append(new Float32Array(4), new Float32Array(4))]) {
+      const error = await rejection(call());
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message, expected.message);
+    }
+  });
+
   it('says what it cannot do: assignments, functions as arguments, unknown methods', async () => {
     const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
     const assignment = thrown(() => { layer.dropout = 0.5; });
