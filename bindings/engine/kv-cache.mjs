@@ -57,6 +57,8 @@ export class KVCache {
   #engine;
   /** @type {import('../nn/random.mjs').MT19937} */
   #generator;
+  /** @type {() => void} */
+  #checkAlive;
   /** @type {CacheBlock | null} */
   #block = null;
   /** @type {Readonly<CacheLayout>} the block's; kept after dispose() for the getters */
@@ -69,9 +71,11 @@ export class KVCache {
    * @param {import('./engine.mjs').Engine} engine
    * @param {import('../nn/random.mjs').MT19937} generator draws dropout seeds
    * @param {CacheLayout} layout checked (resolveCacheLayout)
+   * @param {() => void} [checkAlive] throws once its runtime is disposed (default: the engine's check)
    */
-  constructor(engine, generator, layout) {
-    engine.checkAlive();
+  constructor(engine, generator, layout, checkAlive = () => engine.checkAlive()) {
+    checkAlive();
+    this.#checkAlive = checkAlive;
     this.#engine = engine;
     this.#generator = generator;
     this.#layout = this.#allocate(layout).layout;
@@ -240,7 +244,7 @@ export class KVCache {
    * @returns {CacheBlock}
    */
   #live() {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     if (this.#disposed || !this.#block) {
       throw new TypeError('this KV cache has been disposed; create a new one with ca.createKVCache()');
     }

@@ -14,6 +14,9 @@
 // many times the worker had sent the id, so one sent again meanwhile is kept.
 // Arguments travel as structured-clone copies; argument arrays are listed so
 // a result the worker returns as WRITE_BACK lands in the caller's own array.
+// One worker per resolved options; each init({ worker: true }) opens a
+// runtime of its own in it (an 'init' request: the worker's init() gives a
+// new runtime each time), and the last runtime's dispose() terminates it.
 
 import { currentPlatform } from '../engine/loader.mjs';
 
@@ -224,7 +227,13 @@ const CONVENTIONAL = new Set([
   ...Object.getOwnPropertyNames(Object.prototype), 'toJSON', 'inspect', 'asymmetricMatch', '$$typeof', 'nodeType',
 ]);
 
-/** @type {Map<string, Promise<RemoteRuntime>>} */
+/**
+ * A started worker: open() asks it for a runtime of its own (null once the
+ * worker is closing: start another).
+ * @typedef {{ open(): Promise<RemoteRuntime | null> }} Connection
+ */
+
+/** @type {Map<string, Promise<Connection>>} */
 const remotes = new Map();
 /** @type {WeakSet<object>} */
 const allHandles = new WeakSet(); // every runtime's handles: one from another runtime is refused by name
@@ -232,33 +241,40 @@ const allHandles = new WeakSet(); // every runtime's handles: one from another r
 const unawaited = new WeakSet(); // property proxies (`layer.W_query` before await)
 
 /**
- * init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes.
+ * init({ worker: true, ... }): a runtime of its own (its own generator and
+ * lifetime, as init() gives locally) in the worker of these resolved
+ * options, which the runtimes share; the last one's dispose() terminates it.
  * @param {RemoteOptions} options
  * @returns {Promise<RemoteRuntime>}
  */
-export function initRemote(options) {
+export async function initRemote(options) {
   const key = `${options.build}:${options.threads}:${options.gemmKernel}`;
-  if (!remotes.has(key)) {
-    /** @type {Promise<RemoteRuntime> | undefined} */
-    let promise;
-    // Forgets this worker only: by the time it closes, a later init() may
-    // have started the next one under the same key.
-    const forget = () => {
-      if (remotes.get(key) === promise) remotes.delete(key);
-    };
-    promise = connect(currentPlatform(), options, forget);
-    remotes.set(key, promise);
-    promise.catch(forget);
+  for (;;) {
+    let promise = remotes.get(key);
+    if (!promise) {
+      /** @type {Promise<Connection> | undefined} */
+      let started;
+      // Forgets this worker only: by the time it closes, a later init() may
+      // have started the next one under the same key.
+      const forget = () => {
+        if (remotes.get(key) === started) remotes.delete(key);
+      };
+      started = connect(currentPlatform(), options, forget);
+      remotes.set(key, started);
+      started.catch(forget);
+      promise = started;
+    }
+    const runtime = await (await promise).open();
+    if (runtime) return runtime;
   }
-  return /** @type {Promise<RemoteRuntime>} */ (remotes.get(key));
 }
 
 /**
- * Starts the worker and resolves to the runtime's handle (id 0).
+ * Starts the worker and resolves to its Connection.
  * @param {Platform} platform
  * @param {RemoteOptions} options
  * @param {() => void} forget
- * @returns {Promise<RemoteRuntime>}
+ * @returns {Promise<Connection>}
  */
 async function connect(platform, options, forget) {
   platform.check?.();
@@ -428,7 +444,7 @@ async function connect(platform, options, forget) {
     live.set(id, new WeakRef(proxy));
     proxies.set(proxy, id);
     allHandles.add(proxy);
-    if (id !== 0) registry.register(proxy, id);
+    registry.register(proxy, id, proxy);
     return proxy;
   }
 
@@ -451,15 +467,51 @@ async function connect(platform, options, forget) {
     return send({ op, h, path, args: wireArgs }, arrays);
   }
 
-  async function dispose() {
-    if (closed) return;
-    // From now on init() starts a new worker instead of handing out this one.
-    forget();
-    try {
-      await request('call', 0, ['dispose'], []);
-    } finally {
-      close(new TypeError(DISPOSED_MESSAGE));
+  // Runtimes: each open() makes one in the worker (its handle's id in
+  // runtimeIds); the worker lives while any is not disposed.
+  /** @type {Set<number>} */
+  const runtimeIds = new Set();
+  /** @type {Set<number>} */
+  const disposedIds = new Set();
+  let runtimeCount = 0;
+  let closing = false;
+
+  /**
+   * Disposes runtime `id` in the worker; the last one's dispose terminates
+   * the worker.
+   * @param {number} id
+   */
+  async function disposeRuntime(id) {
+    if (closed || disposedIds.has(id)) return;
+    disposedIds.add(id);
+    const last = --runtimeCount === 0;
+    if (last) {
+      // From now on init() starts a new worker instead of opening this one.
+      closing = true;
+      forget();
     }
+    try {
+      await request('call', id, ['dispose'], []);
+    } finally {
+      if (last) close(new TypeError(DISPOSED_MESSAGE));
+    }
+  }
+
+  /**
+   * [Symbol.dispose]: terminates the worker at once when no other runtime
+   * shares it; otherwise disposes this runtime in the worker.
+   * @param {number} id
+   */
+  function disposeNow(id) {
+    if (closed || disposedIds.has(id)) return;
+    if (runtimeCount > 1) {
+      disposeRuntime(id).catch(() => {});
+      return;
+    }
+    disposedIds.add(id);
+    runtimeCount = 0;
+    closing = true;
+    close(new TypeError(DISPOSED_MESSAGE));
   }
 
   const assignError = (/** @type {string | symbol} */ key) => new TypeError(`worker mode: ${String(key)} cannot be assigned from the ` +
@@ -476,9 +528,10 @@ async function connect(platform, options, forget) {
     return new Proxy(target, {
       get(t, key, receiver) {
         if (key === 'then') return undefined; // a handle is not a promise
-        if (id === 0 && key === 'dispose') return dispose;
-        if (id === 0 && key === Symbol.asyncDispose) return dispose;
-        if (id === 0 && key === Symbol.dispose) return () => close(new TypeError(DISPOSED_MESSAGE));
+        if (runtimeIds.has(id)) {
+          if (key === 'dispose' || key === Symbol.asyncDispose) return () => disposeRuntime(id);
+          if (key === Symbol.dispose) return () => disposeNow(id);
+        }
         if (key === Symbol.toStringTag) return 'causal-attention worker handle';
         if (typeof key === 'symbol') return undefined;
         const snapshot = snapshots.get(id);
@@ -542,25 +595,45 @@ async function connect(platform, options, forget) {
   });
   try {
     await Promise.race([started, timedOut, failed]);
-    clearTimeout(timer);
-    // The engine has its own bound (the same timeout) and always answers;
-    // this one covers a worker that stops answering altogether.
-    /** @type {Promise<never>} */
-    const again = new Promise((_, reject) => {
-      if (Number.isFinite(timeout)) {
-        timer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} loaded but ` +
-          `did not answer within ${timeout} ms`)), timeout + 1000);
-      }
-    });
-    return await Promise.race([
-      send({ op: 'init', options: { build: options.build, threads: options.threads, timeout, gemmKernel: options.gemmKernel } }),
-      again, failed]);
   } catch (error) {
     close(error);
     throw error;
   } finally {
     clearTimeout(timer);
   }
+
+  /** @returns {Promise<RemoteRuntime | null>} */
+  async function open() {
+    if (closed || closing) return null;
+    runtimeCount++;
+    // The engine has its own bound (the same timeout) and always answers;
+    // this one covers a worker that stops answering altogether.
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let answerTimer;
+    /** @type {Promise<never>} */
+    const again = new Promise((_, reject) => {
+      if (Number.isFinite(timeout)) {
+        answerTimer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} loaded but ` +
+          `did not answer within ${timeout} ms`)), timeout + 1000);
+      }
+    });
+    try {
+      const runtime = /** @type {RemoteRuntime} */ (await Promise.race([
+        send({ op: 'init', options: { build: options.build, threads: options.threads, timeout, gemmKernel: options.gemmKernel } }),
+        again, failed]));
+      // A runtime lives until its dispose(), not until its handle is dropped.
+      runtimeIds.add(/** @type {number} */ (proxies.get(runtime)));
+      registry.unregister(runtime);
+      return runtime;
+    } catch (error) {
+      if (--runtimeCount === 0) close(/** @type {Error} */ (error));
+      throw error;
+    } finally {
+      clearTimeout(answerTimer);
+    }
+  }
+
+  return { open };
 }
 
 /**

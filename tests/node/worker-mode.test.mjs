@@ -306,8 +306,18 @@ describe('worker mode', () => {
     }
   });
 
-  it('shares one worker for the same options, like init()', async () => {
-    assert.equal(await init({ worker: true, build: 'threads', threads: 2 }), remote);
+  it('gives each init() a runtime of its own in the worker those options share (issue 23, finding 10)', async () => {
+    const other = await init({ worker: true, build: 'threads', threads: 2 });
+    assert.notEqual(other, remote);
+    await other.manualSeed(123);
+    await remote.manualSeed(5);
+    await other.rand([3]); // draws from its own generator only
+    local.manualSeed(5);
+    assert.deepEqual(await remote.rand([2]), local.rand([2]));
+    // [Symbol.dispose] of one of two disposes that one, not the shared worker.
+    other[Symbol.dispose]();
+    await assert.rejects(async () => other.rand([2]), { name: 'TypeError', message: /has been disposed/ });
+    assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
   });
 
   it('releases dropped handles in the worker without breaking live ones (garbage collection forced)', () => {
@@ -341,15 +351,18 @@ describe('worker mode', () => {
     assert.equal(out.weight, 6);
   });
 
-  it('init() while dispose() is under way gives a new runtime, which the next init() shares (issue 23, finding 4)', async () => {
+  it('init() while the last dispose() is under way starts a new worker, which the next init() shares (issue 23, finding 4)', async () => {
     const ca = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
     const disposing = ca.dispose();
     const next = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
     await disposing;
     assert.notEqual(next, ca);
     assert.deepEqual(await next.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
-    assert.equal(await init({ worker: true, build: 'single', gemmKernel: 'simd128' }), next,
-      'the disposed runtime closing does not forget its successor');
+    // The old worker closing did not forget its successor: a third runtime
+    // opens in next's worker, and disposing it leaves next working.
+    const third = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
+    await third.dispose();
+    assert.deepEqual(await next.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
     await next.dispose();
   });
 
