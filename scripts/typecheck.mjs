@@ -24,11 +24,6 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // runtime.mts waits for index.mjs and the modules: until they are typed,
 // init resolves to `any`.
 const NOT_YET_CHECKED = [
-  'bindings/index.mjs',
-  'bindings/engine/codes.mjs',
-  'bindings/engine/heap.mjs',
-  'bindings/engine/kv-cache.mjs',
-  'bindings/engine/loader.mjs',
   'bindings/nn/attention.mjs',
   'bindings/nn/containers.mjs',
   'bindings/nn/embedding.mjs',

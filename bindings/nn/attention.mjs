@@ -23,9 +23,6 @@ const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
 ];
 
-/** The core's KVCacheView for a forward without a cache. */
-const NO_CACHE = Object.freeze({ keys: 0, values: 0, capacity: 0, length: 0 });
-
 /** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
 const FIRST_CACHE_CAPACITY = 256;
 
@@ -109,7 +106,7 @@ class AttentionLayer extends Module {
     }
     const params = this.layerParams();
     const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
-    const layerOptions = { batch, tokens, attention, cache: cache ? cache[CACHE_VIEW]() : NO_CACHE };
+    const layerOptions = { batch, tokens, attention, cache: cache?.[CACHE_VIEW]() };
     const keep = this.training && !useCache;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
@@ -183,7 +180,7 @@ class AttentionLayer extends Module {
     const need = held + tokens;
     if (!cache) {
       this.#cache = this.#engine.createCache({
-        batch, kvHeads: params.numKVHeads || params.numHeads, headDim: params.headDim,
+        batch, kvHeads: this.numKVGroups ?? this.numHeads, headDim: params.headDim,
         valueDim: params.headDim, capacity: Math.min(limit, Math.max(need, FIRST_CACHE_CAPACITY)),
       });
     } else if (need > cache.capacity) {
@@ -244,7 +241,7 @@ class ProjectedAttention extends AttentionLayer {
   layerParams() {
     return {
       numHeads: this.numHeads, headDim: this.headDim,
-      numKVHeads: this.numKVGroups ?? 0, ropeBase: this.ropeBase ?? 0,
+      numKVHeads: this.numKVGroups, ropeBase: this.ropeBase,
       ropeScaling: this.freqConfig ?? undefined,
       wQuery: this.W_query.weight, bQuery: this.W_query.bias,
       wKey: this.W_key.weight, bKey: this.W_key.bias,
