@@ -29,12 +29,6 @@ const NOT_YET_CHECKED = [
   'bindings/engine/heap.mjs',
   'bindings/engine/kv-cache.mjs',
   'bindings/engine/loader.mjs',
-  'bindings/nn/attention.mjs',
-  'bindings/nn/containers.mjs',
-  'bindings/nn/embedding.mjs',
-  'bindings/nn/linear.mjs',
-  'bindings/nn/module.mjs',
-  'bindings/nn/modules.mjs',
   'bindings/nn/optim.mjs',
   'tests/types/conformance/runtime.mts',
 ];
