@@ -20,7 +20,9 @@ import {
 import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
- * @import { ForwardOptions, ForwardResult } from '../index.d.ts'
+ * @import {
+ *   ForwardOptions, ForwardResult, ForwardResultWithQKV, ForwardResultWithScores, ForwardResultWithWeights,
+ * } from '../index.d.ts'
  * @import { KVCache } from '../engine/kv-cache.mjs'
  * @import { GroupedQueryAttention } from './grouped-query-attention.mjs'
  * @import { Linear } from './linear.mjs'
@@ -96,6 +98,42 @@ class AttentionLayer extends Module {
     return /** @type {this & LayerParts} */ (this);
   }
 
+  // What forward returns for which options, as index.d.ts declares it.
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnWeights?: false, returnScores?: false, returnQKV?: false }} [options]
+   * @returns {Float32Array}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnWeights: true }} options
+   * @returns {ForwardResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnScores: true }} options
+   * @returns {ForwardResultWithScores}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnQKV: true }} options
+   * @returns {ForwardResultWithQKV}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions} [options]
+   * @returns {Float32Array | ForwardResult}
+   */
   /**
    * x: Float32Array of shape [batch, tokens, dIn] (or [tokens, dIn]).
    * Returns the output Float32Array [batch, tokens, outputDim], or with

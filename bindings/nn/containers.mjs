@@ -7,6 +7,8 @@
 import { describe, product } from '../engine/validate.mjs';
 import { Module } from './module.mjs';
 
+/** @import { Module as PublicModule } from '../index.d.ts' */
+
 /**
  * What Sequential calls on each module: any forward(x, shape) and
  * backward(gradOutput) (Linear, Embedding, the attention modules, a model's
@@ -22,7 +24,7 @@ import { Module } from './module.mjs';
  * nn.ModuleList(modules): indexable (list[0], at(-1)), iterable, with
  * `length`; append() and extend() register more. Entries cannot be
  * reassigned (list[0] = m throws), so the list and its children agree.
- * @template {Module} [M=Module]
+ * @template {PublicModule} [M=PublicModule]
  */
 export class ModuleList extends Module {
   /** @param {Iterable<M>} [modules] */
@@ -83,7 +85,7 @@ export class ModuleList extends Module {
    * @returns {M[]}
    */
   #entries() {
-    return /** @type {M[]} */ (this.children());
+    return /** @type {M[]} */ (/** @type {unknown} */ (this.children()));
   }
 }
 
@@ -93,7 +95,7 @@ export class ModuleList extends Module {
  * backward in reverse. The shape passed on keeps all but the last axis and
  * takes the output's width (an Embedding first: its indices' shape plus
  * embeddingDim). A ModuleList otherwise (children '0', '1', ...).
- * @template {Module} [M=Module]
+ * @template {PublicModule} [M=PublicModule]
  * @extends {ModuleList<M>}
  */
 export class Sequential extends ModuleList {

@@ -15,7 +15,11 @@
 
 import { checkBoolean, describe } from '../engine/validate.mjs';
 
-/** @import { ForwardResult, KVCacheOptions, RopeFreqConfig, StateDict, StateDictInput } from '../index.d.ts' */
+/**
+ * @import {
+ *   ForwardResult, KVCacheOptions, Module as PublicModule, RopeFreqConfig, StateDict, StateDictInput,
+ * } from '../index.d.ts'
+ */
 /** @import { KVCache } from '../engine/kv-cache.mjs' */
 /** @import { resolveAttentionOptions } from '../engine/validate.mjs' */
 /** @import { MT19937 } from './random.mjs' */
@@ -147,7 +151,7 @@ export function bindingOf(newTarget) {
  * The runtime's classes: for each base class, a subclass of the same name
  * bound to `engine`. Returns them by name.
  * @param {Engine} engine
- * @param {ModuleClasses[keyof ModuleClasses][]} bases
+ * @param {(new (...args: any[]) => Module)[]} bases
  * @returns {ModuleClasses}
  */
 export function bindClasses(engine, bases) {
@@ -224,7 +228,8 @@ export class Module {
    * 'out_proj'). Its mode follows this module's; its parameters come after
    * this module's own and those of earlier children, as PyTorch orders
    * them. Returns the module.
-   * @template {Module} M
+   * @template {PublicModule} M  any module the declarations allow (checked
+   *   here: an instance of this class)
    * @param {string} name
    * @param {M} module
    * @returns {M}

@@ -24,15 +24,30 @@ import { Module, bindClasses } from './module.mjs';
 
 export { Parameter } from './module.mjs';
 
-/** @import { Engine } from './module.mjs' */
+/**
+ * @import { Module as PublicModule } from '../index.d.ts'
+ * @import { Engine } from './module.mjs'
+ */
 
 /**
  * The classes a runtime binds (each subclass has its base's name and
- * constructor).
+ * constructor), with what their types cannot say: a list's entries are
+ * also its indexed properties (containers.mjs defines them), and a
+ * GroupedQueryAttention always has what ProjectedAttention sets for it
+ * alone (and a contextLength).
  * @typedef {{ Linear: typeof Linear, Embedding: typeof Embedding, SelfAttention: typeof SelfAttention,
  *   CausalAttention: typeof CausalAttention, MultiHeadAttentionWrapper: typeof MultiHeadAttentionWrapper,
- *   MultiHeadAttention: typeof MultiHeadAttention, GroupedQueryAttention: typeof GroupedQueryAttention,
- *   ModuleList: typeof ModuleList, Sequential: typeof Sequential }} ModuleClasses
+ *   MultiHeadAttention: typeof MultiHeadAttention,
+ *   GroupedQueryAttention: new (...args: ConstructorParameters<typeof GroupedQueryAttention>)
+ *     => GroupedQueryAttention & { numKVGroups: number, groupSize: number, outProj: Linear, contextLength: number },
+ *   ModuleList: new <M extends PublicModule = PublicModule>(modules?: Iterable<M>) => ModuleList<M> & Indexed<M>,
+ *   Sequential: new <M extends PublicModule = PublicModule>(...modules: M[]) => Sequential<M> & Indexed<M>,
+ * }} ModuleClasses
+ */
+
+/**
+ * @template M
+ * @typedef {{ readonly [index: number]: M }} Indexed
  */
 
 /**
