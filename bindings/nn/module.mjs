@@ -148,22 +148,24 @@ export function bindingOf(newTarget) {
 }
 
 /**
- * The runtime's classes: for each base class, a subclass of the same name
- * bound to `engine`. Returns them by name.
+ * The runtime's classes: for each base class, a subclass bound to `engine`,
+ * named by its key. Returns them by name.
  * @param {Engine} engine
- * @param {(new (...args: any[]) => Module)[]} bases
+ * @param {Record<string, new (...args: any[]) => Module>} bases  by name
  * @returns {ModuleClasses}
  */
 export function bindClasses(engine, bases) {
-  // Filled below: each entry a subclass with its base's name and signature,
-  // which is what ModuleClasses says.
+  // Filled below: each entry a subclass with its base's signature, which is
+  // what ModuleClasses says.
   const classes = /** @type {ModuleClasses} */ ({});
   const binding = Object.freeze({ engine, classes });
   /** @type {Record<string, unknown>} */
   const byName = classes;
-  for (const Base of bases) {
-    // A computed key names the class after its base (ca.Linear.name === 'Linear').
-    byName[Base.name] = { [Base.name]: class extends Base { static [BINDING] = binding; } }[Base.name];
+  // By key, not Base.name: a minifier renames the classes (a production
+  // bundle's Linear.name is 't'), never the keys.
+  for (const [name, Base] of Object.entries(bases)) {
+    // A computed key names the class (ca.Linear.name === 'Linear').
+    byName[name] = { [name]: class extends Base { static [BINDING] = binding; } }[name];
   }
   return { ...classes };
 }

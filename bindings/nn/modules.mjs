@@ -61,9 +61,9 @@ export function defineModules(engine) {
   // module is `instanceof ca.Module` and a model may extend it.
   return {
     Module,
-    ...bindClasses(engine, [
+    ...bindClasses(engine, {
       Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
       GroupedQueryAttention, ModuleList, Sequential,
-    ]),
+    }),
   };
 }
