@@ -139,6 +139,18 @@ export class KVCache {
   }
 
   /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {import('../index.js').KVCacheAttentionOptions & { returnWeights: true }} options
+   * @returns {import('../index.js').AttentionResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {import('../index.js').KVCacheAttentionOptions} options
+   * @returns {import('../index.js').AttentionResult}
+   */
+  /**
    * @param {Float32Array} q
    * @param {import('../index.js').KVCacheAttentionOptions} options
    * @returns {import('./engine.mjs').AttentionResult}

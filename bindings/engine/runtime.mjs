@@ -59,8 +59,8 @@ export class Runtime {
     /** @readonly */
     this.gemmKernel = engine.gemmKernel;
     // The book's modules, bound to this runtime's generator and engine
-    // (nn/modules.mjs's header lists what they need).
-    Object.assign(this, defineModules({
+    // (nn/modules.mjs's header lists what they need), one member each.
+    const modules = defineModules({
       generator: this.#generator,
       checkAlive: engine.checkAlive.bind(engine),
       layerForward: engine.layerForward.bind(engine),
@@ -69,7 +69,27 @@ export class Runtime {
       linearBackward: engine.linearBackward.bind(engine),
       createCache: (/** @type {import('./engine.mjs').CacheLayout} */ layout) =>
         new KVCache(engine, this.#generator, layout),
-    }));
+    });
+    /** @readonly */
+    this.Module = modules.Module;
+    /** @readonly */
+    this.ModuleList = modules.ModuleList;
+    /** @readonly */
+    this.Sequential = modules.Sequential;
+    /** @readonly */
+    this.Linear = modules.Linear;
+    /** @readonly */
+    this.Embedding = modules.Embedding;
+    /** @readonly */
+    this.SelfAttention = modules.SelfAttention;
+    /** @readonly */
+    this.CausalAttention = modules.CausalAttention;
+    /** @readonly */
+    this.MultiHeadAttentionWrapper = modules.MultiHeadAttentionWrapper;
+    /** @readonly */
+    this.MultiHeadAttention = modules.MultiHeadAttention;
+    /** @readonly */
+    this.GroupedQueryAttention = modules.GroupedQueryAttention;
     /** @readonly */
     this.optim = Object.freeze({ SGD, AdamW });
     Object.freeze(this);
@@ -149,6 +169,22 @@ export class Runtime {
   }
 
   /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions & { returnWeights: true }} options
+   * @returns {import('../index.js').AttentionResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions} options
+   * @returns {AttentionResult}
+   */
+  /**
    * @param {Float32Array} q
    * @param {Float32Array} k
    * @param {Float32Array} v
@@ -168,6 +204,22 @@ export class Runtime {
     return new KVCache(this.#engine, this.#generator, resolveCacheLayout(options));
   }
 
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions & { returnWeights: true }} options
+   * @returns {import('../index.js').AttentionResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions} options
+   * @returns {AttentionResult}
+   */
   /**
    * @param {Float32Array} q
    * @param {Float32Array} k
