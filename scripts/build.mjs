@@ -53,8 +53,15 @@ function assembleDist() {
   for (const f of readdirSync(join(root, 'bindings'), { recursive: true })) {
     if (/\.[mc]js$/.test(f)) cpSync(join(root, 'bindings', f), join(dist, f));
   }
-  // One declaration file, as ESM types for `import` and CJS types for `require`.
-  for (const ext of ['d.mts', 'd.cts']) cpSync(join(root, 'bindings/index.d.ts'), join(dist, `index.${ext}`));
+  // The types entry, as ESM types for `import` and CJS types for `require`,
+  // and the parts it re-exports (`export * from './nn/layers.js'`) at their
+  // own paths, as they are: CommonJS-format .d.ts files of types only, which
+  // both copies import by those .js specifiers.
+  const types = join(root, 'bindings/index.d.ts');
+  for (const ext of ['d.mts', 'd.cts']) cpSync(types, join(dist, `index.${ext}`));
+  for (const [, part] of readFileSync(types, 'utf8').matchAll(/^export \* from '\.\/(.+)\.js';$/gm)) {
+    cpSync(join(root, 'bindings', `${part}.d.ts`), join(dist, `${part}.d.ts`));
+  }
   const wasm = join(root, 'build/wasm');
   for (const [name, threads] of [['causal_attention', false], ['causal_attention_threads', true]]) {
     cpSync(join(wasm, `${name}.wasm`), join(dist, 'wasm', `${name}.wasm`));

@@ -175,7 +175,9 @@
  * @property {(allow: boolean) => void} allowRelaxedGemmKernel
  * @property {() => string} gemmKernelName
  * @property {(status: number) => string} statusMessage
- * @property {{ terminateAllThreads(): void }} [PThread]
+ * @property {{ unusedWorkers: Array<{ unref?(): void, terminate(): void }>,
+ *   runningWorkers: Array<{ unref?(): void, terminate(): void }>, terminateAllThreads(): void }} [PThread]
+ *   emcc's pthread pool (pthreads build only)
  */
 
 /** The projections' Embind field names, in AttentionLayerParams' order. */

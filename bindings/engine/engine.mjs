@@ -68,6 +68,17 @@ import { product } from './validate.mjs';
  */
 
 /**
+ * The gradients a layer backward accumulates into, by projection (absent or
+ * null: the module has no such parameter).
+ * @typedef {Partial<Projections<Float32Array | null>>} LayerGradArrays
+ */
+
+/**
+ * LinearBackward's results, new arrays: biasGrad is null when none was passed.
+ * @typedef {{ gradX: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null }} LinearGradients
+ */
+
+/**
  * @typedef {object} LayerForwardCall
  * @property {LayerParamArrays} params
  * @property {Float32Array} x
@@ -94,7 +105,7 @@ import { product } from './validate.mjs';
 /**
  * @typedef {object} LayerBackwardCall
  * @property {LayerParamArrays} params
- * @property {Projections<Float32Array | null>} grads accumulated into (copies come back)
+ * @property {LayerGradArrays} grads accumulated into (copies come back)
  * @property {Float32Array} x
  * @property {number} dIn
  * @property {LayerCallOptions} options
@@ -274,7 +285,7 @@ export class Engine {
    * gradY and the current gradients (accumulated into; come back as new
    * arrays, null where there were none).
    * @param {LayerBackwardCall} c
-   * @returns {{ gradX: Float32Array, grads: Projections<Float32Array | null> }}
+   * @returns {{ gradX: Float32Array, grads: LayerGradArrays }}
    */
   layerBackward(c) {
     const { params: p, grads: g, saved: s } = c;
@@ -292,7 +303,7 @@ export class Engine {
     const grads = this.#structs.layerGrads(next);
     const gradX = next();
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
-    const out = /** @type {Projections<Float32Array | null>} */ ({});
+    const out = /** @type {LayerGradArrays} */ ({});
     for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length);
     return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
   }
@@ -324,7 +335,7 @@ export class Engine {
    * @param {Float32Array} gradY
    * @param {Float32Array} weightGrad
    * @param {Float32Array | null} biasGrad
-   * @returns {{ gradX: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null }}
+   * @returns {LinearGradients}
    */
   linearBackward(x, rows, inF, outF, weight, gradY, weightGrad, biasGrad) {
     const [xp, wp, gyp, gwp, gbp, gxp] = this.#stage('Linear.backward',

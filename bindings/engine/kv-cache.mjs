@@ -143,6 +143,18 @@ export class KVCache {
   }
 
   /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {import('../index.js').KVCacheAttentionOptions & { returnWeights: true }} options
+   * @returns {import('../index.js').AttentionResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {import('../index.js').KVCacheAttentionOptions} options
+   * @returns {import('../index.js').AttentionResult}
+   */
+  /**
    * @param {Float32Array} q
    * @param {import('../index.js').KVCacheAttentionOptions} options
    * @returns {import('./engine.mjs').AttentionResult}
@@ -166,8 +178,8 @@ export class KVCache {
       batch, heads, queryLength, keyLength: this.#length, headDim, valueDim, kvHeads, kvCapacity: capacity,
     };
     // The queries are the newest tokens: the mask's bottom-right alignment.
-    const call = resolveAttentionOutputs('options', { ...o, causal: o.causal ?? 'bottom-right' }, shape,
-      this.#generator);
+    const call = /** @type {import('./engine.mjs').AttentionCall} */ (resolveAttentionOutputs('options',
+      { ...o, causal: o.causal ?? 'bottom-right' }, shape, this.#generator));
     // The log-sum-exp of each row, as ca.attention gives it: split decodes
     // over several caches merge their outputs with it.
     call.returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);

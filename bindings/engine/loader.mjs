@@ -11,15 +11,22 @@ import createSingle from '../wasm/causal_attention.mjs';
 import createThreads from '../wasm/causal_attention_threads.mjs';
 import { webPlatform } from '../platform-web.mjs';
 
+/** @import { Platform } from '../platform.d.ts' */
+/** @import { EngineModule, ModuleArg } from '../wasm/engine.js' */
+
 /** Upper bound on threads, whatever the machine reports. */
 export const MAX_THREADS = 16;
 
 /** How long init() may take by default, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30000;
 
+/** @type {Platform} */
 let platform = webPlatform;
 
-/** Switches the platform (node.mjs and worker-node.mjs call it once, first). */
+/**
+ * Switches the platform (node.mjs and worker-node.mjs call it once, first).
+ * @param {Platform} p
+ */
 export function usePlatform(p) {
   platform = p;
 }
@@ -55,21 +62,29 @@ export async function hardwareThreads() {
  * thread included); the pthreads build pre-starts threads - 1 workers so
  * that creating them never waits on the event loop. Rejects after
  * `timeout` ms (Infinity: never) with what it was still waiting for.
+ * @param {'single' | 'threads'} build
+ * @param {number} threads
+ * @param {{ timeout?: number }} [options]
+ * @returns {Promise<EngineModule>}
  */
 export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
   platform.check?.();
   const threaded = build === 'threads';
   const wasm = platform.wasm(build);
+  /** @type {Array<{ terminate(): void }>} */
   const workers = [];
   let loaded = 0;
   let workerWhere = '';
   let stage = `compiling ${wasm.where}`;
   let loading = true;
-  let fail;
+  /** @type {(error: unknown) => void} */
+  let fail = () => {};
+  /** @type {Promise<never>} */
   const failed = new Promise((_, reject) => { fail = reject; });
 
   const compiled = wasm.compile();
   compiled.catch(fail);
+  /** @type {ModuleArg} */
   const moduleArg = {
     // At least one pre-started worker: with a pool of 0, emcc 3.1.6 never
     // releases its "wasm-instantiate" run dependency and the module never
@@ -85,7 +100,7 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
           stage = threaded ? 'starting the pthread workers' : 'starting';
           receiveInstance(instance, module);
         } catch (error) {
-          fail(new Error(`causal-attention: ${wasm.where} could not be instantiated: ${error.message}`,
+          fail(new Error(`causal-attention: ${wasm.where} could not be instantiated: ${/** @type {Error} */ (error).message}`,
             { cause: error }));
         }
       }, () => {}); // compile errors reach `failed` directly
@@ -112,7 +127,9 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
   }
   if (platform.printErr) moduleArg.printErr = platform.printErr;
 
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
+  /** @type {Promise<never>} */
   const timedOut = new Promise((_, reject) => {
     if (!Number.isFinite(timeout)) return;
     timer = setTimeout(() => {
@@ -149,7 +166,10 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
   }
 }
 
-/** Stops every worker of a pthreads build (after this, the module is dead). */
+/**
+ * Stops every worker of a pthreads build (after this, the module is dead).
+ * @param {EngineModule} mod
+ */
 export function terminateWorkers(mod) {
   mod.PThread?.terminateAllThreads();
 }

@@ -69,8 +69,8 @@ export class Runtime {
     /** @readonly */
     this.gemmKernel = engine.gemmKernel;
     // The book's modules, bound to this runtime's generator and engine
-    // (nn/modules.mjs's header lists what they need).
-    Object.assign(this, defineModules({
+    // (nn/modules.mjs's header lists what they need), one member each.
+    const modules = defineModules({
       generator: this.#generator,
       checkAlive,
       layerForward: engine.layerForward.bind(engine),
@@ -79,7 +79,27 @@ export class Runtime {
       linearBackward: engine.linearBackward.bind(engine),
       createCache: (/** @type {import('./engine.mjs').CacheLayout} */ layout) =>
         this.#track(new KVCache(engine, this.#generator, layout, checkAlive)),
-    }));
+    });
+    /** @readonly */
+    this.Module = modules.Module;
+    /** @readonly */
+    this.ModuleList = modules.ModuleList;
+    /** @readonly */
+    this.Sequential = modules.Sequential;
+    /** @readonly */
+    this.Linear = modules.Linear;
+    /** @readonly */
+    this.Embedding = modules.Embedding;
+    /** @readonly */
+    this.SelfAttention = modules.SelfAttention;
+    /** @readonly */
+    this.CausalAttention = modules.CausalAttention;
+    /** @readonly */
+    this.MultiHeadAttentionWrapper = modules.MultiHeadAttentionWrapper;
+    /** @readonly */
+    this.MultiHeadAttention = modules.MultiHeadAttention;
+    /** @readonly */
+    this.GroupedQueryAttention = modules.GroupedQueryAttention;
     /** @readonly */
     this.optim = Object.freeze({ SGD, AdamW });
     Object.freeze(this);
@@ -159,6 +179,22 @@ export class Runtime {
   }
 
   /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions & { returnWeights: true }} options
+   * @returns {import('../index.js').AttentionResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions} options
+   * @returns {AttentionResult}
+   */
+  /**
    * @param {Float32Array} q
    * @param {Float32Array} k
    * @param {Float32Array} v
@@ -179,6 +215,22 @@ export class Runtime {
       () => this.#checkAlive()));
   }
 
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions & { returnWeights: true }} options
+   * @returns {import('../index.js').AttentionResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} q
+   * @param {Float32Array} k
+   * @param {Float32Array} v
+   * @param {AttentionOptions} options
+   * @returns {AttentionResult}
+   */
   /**
    * @param {Float32Array} q
    * @param {Float32Array} k

@@ -6,7 +6,7 @@
 import { CAUSAL, MASK_STRATEGY } from './codes.mjs';
 
 /** @import { AttentionComputation, AttentionOptions, CausalAlignment } from '../index.d.ts' */
-/** @import { AttentionShape } from '../wasm/engine.js' */
+/** @import { ShapeFields } from './embind.mjs' */
 /** @import { MT19937 } from '../nn/random.mjs' */
 
 /**
@@ -274,8 +274,9 @@ export function resolveAttentionOptions(prefix, o, generator) {
     seed = checkSeed('seed', generator.nextUint64());
   }
   return {
-    causal: causalCodes.get(causal),
-    maskStrategy: MASK_STRATEGY.get(maskStrategy),
+    // Both looked up after checkOneOf: never undefined.
+    causal: /** @type {number} */ (causalCodes.get(causal)),
+    maskStrategy: /** @type {number} */ (MASK_STRATEGY.get(maskStrategy)),
     scale, dropout, training, seedLo: seed[0], seedHi: seed[1],
   };
 }
@@ -286,7 +287,7 @@ export function resolveAttentionOptions(prefix, o, generator) {
  * outputs asked for.
  * @param {string} prefix
  * @param {Partial<AttentionOptions>} o
- * @param {AttentionShape} s
+ * @param {ShapeFields} s
  * @param {Pick<MT19937, 'nextUint64'>} generator
  */
 export function resolveAttentionOutputs(prefix, o, s, generator) {

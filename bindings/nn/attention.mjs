@@ -1,8 +1,8 @@
 // The attention modules of chapter 3, mirroring the book's PyTorch classes:
 // same constructor arguments, parameter names and layouts (W_query.weight is
 // [dOut, dIn] row-major), seeded initialisation identical to PyTorch's (the
-// projections made in the book's __init__ order), and the Llama chapter's
-// GroupedQueryAttention.
+// projections made in the book's __init__ order); the base that the Llama
+// chapter's GroupedQueryAttention (grouped-query-attention.mjs) extends.
 //
 // Each forward copies x and the parameters into the runtime's scratch heap
 // and runs one C++ layer forward (src/layer.cc: projections, RoPE, split
@@ -14,17 +14,35 @@
 
 import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from '../engine/kv-cache.mjs';
 import {
-  checkBoolean, checkFinite, checkInteger, checkOptionNames, checkProbability,
-  checkShape, checkTensor, describe, product, resolveAttentionOptions,
+  checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
+  resolveAttentionOptions,
 } from '../engine/validate.mjs';
 import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+
+/**
+ * @import {
+ *   ForwardOptions, ForwardResult, ForwardResultWithQKV, ForwardResultWithScores, ForwardResultWithWeights,
+ * } from '../index.d.ts'
+ * @import { KVCache } from '../engine/kv-cache.mjs'
+ * @import { GroupedQueryAttention } from './grouped-query-attention.mjs'
+ * @import { Linear } from './linear.mjs'
+ * @import { LayerArrayName, LayerGrads, LayerOptions, LayerParams, LayerSaved } from './module.mjs'
+ */
+
+/**
+ * What each module class adds to AttentionLayer: its output width, its
+ * layer's parameters and gradients, and (the wrapper) its heads.
+ * @typedef {object} LayerParts
+ * @property {number} outputDim
+ * @property {CausalAttention[]} [heads]
+ * @property {() => LayerParams} layerParams
+ * @property {() => LayerGrads} layerGrads
+ * @property {(grads: LayerGrads, sums: LayerGrads) => void} keepLayerGrads
+ */
 
 const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
 ];
-
-/** The core's KVCacheView for a forward without a cache. */
-const NO_CACHE = Object.freeze({ keys: 0, values: 0, capacity: 0, length: 0 });
 
 /** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
 const FIRST_CACHE_CAPACITY = 256;
@@ -34,9 +52,17 @@ class AttentionLayer extends Module {
   #engine;
   #causal;
   #dropout;
+  /** @type {KVCache | null} */
   #cache = null;
+  /** @type {Kept<{ x: Float32Array, options: LayerOptions, saved: LayerSaved }>} */
   #kept = new Kept();
 
+  /**
+   * @param {number} dIn
+   * @param {number | undefined} contextLength  undefined: no limit (SelfAttention)
+   * @param {number} dropout
+   * @param {boolean} causal
+   */
   constructor(dIn, contextLength, dropout, causal) {
     super();
     this.#engine = bindingOf(new.target).engine;
@@ -50,15 +76,61 @@ class AttentionLayer extends Module {
    * The dropout probability on the attention weights, in [0, 1); settable
    * like nn.Dropout's p (the wrapper passes it on to its heads).
    */
+  /** @returns {number} */
   get dropout() {
     return this.#dropout;
   }
 
+  /** @param {number} p */
   set dropout(p) {
     this.#dropout = checkProbability('dropout', p);
-    for (const head of this.heads ?? []) head.dropout = p;
+    for (const head of this.#parts().heads ?? []) head.dropout = p;
   }
 
+  /**
+   * This module as the subclass completes it (LayerParts).
+   * @returns {this & LayerParts}
+   */
+  #parts() {
+    return /** @type {this & LayerParts} */ (this);
+  }
+
+  // What forward returns for which options, as index.d.ts declares it.
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnWeights?: false, returnScores?: false, returnQKV?: false }} [options]
+   * @returns {Float32Array}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnWeights: true }} options
+   * @returns {ForwardResultWithWeights}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnScores: true }} options
+   * @returns {ForwardResultWithScores}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnQKV: true }} options
+   * @returns {ForwardResultWithQKV}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions} [options]
+   * @returns {Float32Array | ForwardResult}
+   */
   /**
    * x: Float32Array of shape [batch, tokens, dIn] (or [tokens, dIn]).
    * Returns the output Float32Array [batch, tokens, outputDim], or with
@@ -76,8 +148,13 @@ class AttentionLayer extends Module {
    * In training mode (without useCache) it keeps what backward() needs:
    * x, the projected heads, the attention output and its log-sum-exp, the
    * dropout seed.
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions} [options]
+   * @returns {Float32Array | ForwardResult}
    */
   forward(x, shape, options) {
+    const parts = this.#parts();
     const engine = this.#engine;
     engine.checkAlive();
     const o = checkOptionNames('options', options, FORWARD_OPTIONS);
@@ -102,21 +179,22 @@ class AttentionLayer extends Module {
       causal, maskStrategy: o.maskStrategy, dropout: this.dropout,
       training: this.training, seed: o.seed,
     }, engine.generator);
-    const outputLength = batch * tokens * this.outputDim;
+    const outputLength = batch * tokens * parts.outputDim;
     if (o.out !== undefined) {
       checkTensor('options.out', o.out, outputLength,
-        `batch ${batch} × tokens ${tokens} × output width ${this.outputDim}`);
+        `batch ${batch} × tokens ${tokens} × output width ${parts.outputDim}`);
     }
-    const params = this.layerParams();
+    const params = parts.layerParams();
     const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
-    const layerOptions = { batch, tokens, attention, cache: cache ? cache[CACHE_VIEW]() : NO_CACHE };
+    const layerOptions = { batch, tokens, attention, cache: cache?.[CACHE_VIEW]() };
     const keep = this.training && !useCache;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
       returnWeights, returnScores, returnQKV, out: o.out, keep,
     });
     cache?.[CACHE_ADVANCE](tokens);
-    this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: result.saved }),
+    // make() runs only after a training forward without cache: keep was true.
+    this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved) }),
       useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
     return returnWeights || returnScores || returnQKV ? result : result.output;
@@ -128,20 +206,26 @@ class AttentionLayer extends Module {
    * every parameter's gradient accumulates (+=). Uses the parameters as
    * they are now: change them after backward(), not between (PyTorch
    * would refuse).
+   * @param {Float32Array} gradOutput
+   * @returns {Float32Array}
    */
   backward(gradOutput) {
+    const parts = this.#parts();
     this.#engine.checkAlive();
     const { x, options, saved } = this.#kept.take(({ options: { batch, tokens } }) => checkTensor('gradOutput',
-      gradOutput, batch * tokens * this.outputDim, `batch ${batch} × tokens ${tokens} × output width ${this.outputDim}`));
-    const grads = this.layerGrads();
+      gradOutput, batch * tokens * parts.outputDim, `batch ${batch} × tokens ${tokens} × output width ${parts.outputDim}`));
+    const grads = parts.layerGrads();
     const { gradX, grads: sums } = this.#engine.layerBackward({
-      params: this.layerParams(), grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
+      params: parts.layerParams(), grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
     });
-    this.keepLayerGrads(grads, sums);
+    parts.keepLayerGrads(grads, sums);
     return gradX;
   }
 
-  /** Tokens in the module's KV cache (0 without one). */
+  /**
+   * Tokens in the module's KV cache (0 without one).
+   * @returns {number}
+   */
   get cacheLength() {
     return this.#cache?.length ?? 0;
   }
@@ -149,6 +233,7 @@ class AttentionLayer extends Module {
   /**
    * Empties the KV cache of forward(..., { useCache: true }) and frees its
    * wasm memory, like the book's reset_cache(). Returns the module.
+   * @returns {this}
    */
   resetCache() {
     this.#cache?.dispose();
@@ -167,6 +252,12 @@ class AttentionLayer extends Module {
 
   // The cache for `tokens` more tokens: created on first use, grown by
   // doubling (never past contextLength).
+  /**
+   * @param {number} batch
+   * @param {number} tokens
+   * @param {LayerParams} params
+   * @returns {KVCache}
+   */
   #cacheFor(batch, tokens, params) {
     const limit = this.contextLength ?? Infinity;
     const cache = this.#cache;
@@ -183,16 +274,23 @@ class AttentionLayer extends Module {
     const need = held + tokens;
     if (!cache) {
       this.#cache = this.#engine.createCache({
-        batch, kvHeads: params.numKVHeads || params.numHeads, headDim: params.headDim,
+        batch, kvHeads: params.numKVHeads ?? params.numHeads, headDim: params.headDim,
         valueDim: params.headDim, capacity: Math.min(limit, Math.max(need, FIRST_CACHE_CAPACITY)),
       });
     } else if (need > cache.capacity) {
       cache[CACHE_RESERVE](Math.min(limit, Math.max(need, 2 * cache.capacity)));
     }
-    return this.#cache;
+    // Set above when there was none.
+    return /** @type {KVCache} */ (this.#cache);
   }
 
-  /** The module called as a function, like PyTorch's module(x). */
+  /**
+   * The module called as a function, like PyTorch's module(x).
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions} [options]
+   * @returns {Float32Array | ForwardResult}
+   */
   call(x, shape, options) {
     return this.forward(x, shape, options);
   }
@@ -200,6 +298,12 @@ class AttentionLayer extends Module {
 
 // The book's positional arguments; contextLength and dropout only for the
 // causal modules (SelfAttention_v2 has neither).
+/**
+ * @param {number} dIn
+ * @param {number} dOut
+ * @param {boolean} qkvBias
+ * @param {[contextLength: number, dropout: number]} [causalArgs]
+ */
 function checkModuleArgs(dIn, dOut, qkvBias, causalArgs) {
   checkInteger('dIn', dIn);
   checkInteger('dOut', dOut);
@@ -214,7 +318,17 @@ function checkModuleArgs(dIn, dOut, qkvBias, causalArgs) {
  * Modules with one Q/K/V projection each, split into numHeads heads (K and
  * V into numKVGroups heads for grouped-query attention).
  */
-class ProjectedAttention extends AttentionLayer {
+export class ProjectedAttention extends AttentionLayer {
+  /**
+   * @param {number} dIn
+   * @param {number} dOut
+   * @param {number | undefined} contextLength
+   * @param {number} dropout
+   * @param {boolean} causal
+   * @param {boolean} qkvBias
+   * @param {number} numHeads
+   * @param {number} [numKVGroups]  grouped-query attention (GroupedQueryAttention's layout)
+   */
   constructor(dIn, dOut, contextLength, dropout, causal, qkvBias, numHeads, numKVGroups) {
     super(dIn, contextLength, dropout, causal);
     const { Linear } = bindingOf(new.target).classes;
@@ -241,11 +355,14 @@ class ProjectedAttention extends AttentionLayer {
     this.outProj = this.registerModule('out_proj', new Linear(dOut, dOut, false));
   }
 
+  /** @returns {LayerParams} */
   layerParams() {
+    // RoPE: GroupedQueryAttention's.
+    const rope = /** @type {this & Partial<Pick<GroupedQueryAttention, 'ropeBase' | 'freqConfig'>>} */ (this);
     return {
       numHeads: this.numHeads, headDim: this.headDim,
-      numKVHeads: this.numKVGroups ?? 0, ropeBase: this.ropeBase ?? 0,
-      ropeScaling: this.freqConfig ?? undefined,
+      numKVHeads: this.numKVGroups, ropeBase: rope.ropeBase,
+      ropeScaling: rope.freqConfig ?? undefined,
       wQuery: this.W_query.weight, bQuery: this.W_query.bias,
       wKey: this.W_key.weight, bKey: this.W_key.bias,
       wValue: this.W_value.weight, bValue: this.W_value.bias,
@@ -256,30 +373,48 @@ class ProjectedAttention extends AttentionLayer {
   // The gradient arrays in layerParams' layout (the current ones, or
   // zeros) for a backward to accumulate into; then the engine's sums kept
   // in them.
+  /** @returns {LayerGrads} */
   layerGrads() {
+    /** @type {LayerGrads} */
     const grads = {};
-    for (const [key, linear] of this.#projections()) {
-      grads[`w${key}`] = gradOrZeros(linear.weightGrad, linear.weight.length);
-      grads[`b${key}`] = linear.bias && gradOrZeros(linear.biasGrad, linear.bias.length);
+    for (const [w, b, linear] of this.#projections()) {
+      grads[w] = gradOrZeros(linear.weightGrad, linear.weight.length);
+      grads[b] = linear.bias && gradOrZeros(linear.biasGrad, linear.bias.length);
     }
     return grads;
   }
 
+  // `grads` holds an array for each projection's weight (and bias, where
+  // it has one), and the engine's `sums` one for each of those.
+  /**
+   * @param {LayerGrads} grads
+   * @param {LayerGrads} sums
+   */
   keepLayerGrads(grads, sums) {
-    for (const [key, linear] of this.#projections()) {
-      keepGrad(linear, 'weight', grads[`w${key}`], sums[`w${key}`]);
-      if (linear.bias) keepGrad(linear, 'bias', grads[`b${key}`], sums[`b${key}`]);
+    for (const [w, b, linear] of this.#projections()) {
+      keepGrad(linear, 'weight', /** @type {Float32Array} */ (grads[w]), /** @type {Float32Array} */ (sums[w]));
+      if (linear.bias) keepGrad(linear, 'bias', /** @type {Float32Array} */ (grads[b]), /** @type {Float32Array} */ (sums[b]));
     }
   }
 
+  /**
+   * The projections with their layer names: weight, bias.
+   * @returns {[LayerArrayName, LayerArrayName, Linear][]}
+   */
   #projections() {
-    const p = [['Query', this.W_query], ['Key', this.W_key], ['Value', this.W_value]];
-    return this.outProj ? [...p, ['Out', this.outProj]] : p;
+    /** @type {[LayerArrayName, LayerArrayName, Linear][]} */
+    const p = [['wQuery', 'bQuery', this.W_query], ['wKey', 'bKey', this.W_key], ['wValue', 'bValue', this.W_value]];
+    return this.outProj ? [...p, ['wOut', 'bOut', this.outProj]] : p;
   }
 }
 
 /** SelfAttention_v2: Q/K/V projections, softmax(QKᵀ/√dOut)·V, no mask. */
 export class SelfAttention extends ProjectedAttention {
+  /**
+   * @param {number} dIn
+   * @param {number} dOut
+   * @param {boolean} [qkvBias]
+   */
   constructor(dIn, dOut, qkvBias = false) {
     checkModuleArgs(dIn, dOut, qkvBias);
     super(dIn, dOut, undefined, 0, false, qkvBias, 1);
@@ -288,6 +423,13 @@ export class SelfAttention extends ProjectedAttention {
 
 /** The book's CausalAttention (listing 3.3). */
 export class CausalAttention extends ProjectedAttention {
+  /**
+   * @param {number} dIn
+   * @param {number} dOut
+   * @param {number} contextLength
+   * @param {number} dropout
+   * @param {boolean} [qkvBias]
+   */
   constructor(dIn, dOut, contextLength, dropout, qkvBias = false) {
     checkModuleArgs(dIn, dOut, qkvBias, [contextLength, dropout]);
     super(dIn, dOut, contextLength, dropout, true, qkvBias, 1);
@@ -296,6 +438,14 @@ export class CausalAttention extends ProjectedAttention {
 
 /** numHeads independent CausalAttention heads, concatenated (listing 3.4). */
 export class MultiHeadAttentionWrapper extends AttentionLayer {
+  /**
+   * @param {number} dIn
+   * @param {number} dOut
+   * @param {number} contextLength
+   * @param {number} dropout
+   * @param {number} numHeads
+   * @param {boolean} [qkvBias]
+   */
   constructor(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false) {
     checkModuleArgs(dIn, dOut, qkvBias, [contextLength, dropout]);
     checkInteger('numHeads', numHeads);
@@ -310,12 +460,14 @@ export class MultiHeadAttentionWrapper extends AttentionLayer {
     this.registerModule('heads', new ModuleList(this.heads));
   }
 
+  /** @returns {LayerParams} */
   layerParams() {
-    // The heads' projections stacked: one layer forward runs them all.
-    const p = { numHeads: this.numHeads, headDim: this.dOut, wOut: null, bOut: null };
-    for (const [key, name] of WRAPPER_PROJECTIONS) {
-      p[`w${key}`] = stack(this.heads.map((h) => h[name].weight));
-      p[`b${key}`] = stack(this.heads.map((h) => h[name].bias));
+    // The heads' projections stacked: one layer forward runs them all
+    // (filled in below).
+    const p = /** @type {LayerParams} */ ({ numHeads: this.numHeads, headDim: this.dOut, wOut: null, bOut: null });
+    for (const [w, b, name] of WRAPPER_PROJECTIONS) {
+      p[w] = stack(this.heads.map((h) => h[name].weight));
+      p[b] = stack(this.heads.map((h) => h[name].bias));
     }
     return p;
   }
@@ -323,23 +475,35 @@ export class MultiHeadAttentionWrapper extends AttentionLayer {
   // The heads' gradients stacked like layerParams (zeros where null) for
   // the engine to accumulate into; its sums split back into the heads'
   // gradient arrays.
+  /** @returns {LayerGrads} */
   layerGrads() {
+    /** @type {LayerGrads} */
     const grads = {};
-    for (const [key, name] of WRAPPER_PROJECTIONS) {
+    for (const [w, b, name] of WRAPPER_PROJECTIONS) {
       const linears = this.heads.map((h) => h[name]);
-      grads[`w${key}`] = stack(linears.map((l) => gradOrZeros(l.weightGrad, l.weight.length)));
-      grads[`b${key}`] = stack(linears.map((l) => l.bias && gradOrZeros(l.biasGrad, l.bias.length)));
+      grads[w] = stack(linears.map((l) => gradOrZeros(l.weightGrad, l.weight.length)));
+      grads[b] = stack(linears.map((l) => l.bias && gradOrZeros(l.biasGrad, l.bias.length)));
     }
     return grads;
   }
 
+  // `sums` holds the stacked weight gradients, and the bias ones where the
+  // heads have biases.
+  /**
+   * @param {LayerGrads} grads
+   * @param {LayerGrads} sums
+   */
   keepLayerGrads(grads, sums) {
-    for (const [key, name] of WRAPPER_PROJECTIONS) {
+    for (const [w, b, name] of WRAPPER_PROJECTIONS) {
       this.heads.forEach((h, i) => {
         const linear = h[name];
-        for (const [param, all] of [['weight', sums[`w${key}`]], ['bias', sums[`b${key}`]]]) {
-          const n = linear[param]?.length;
-          if (n) keepGrad(linear, param, gradOrZeros(linear[`${param}Grad`], n), all.subarray(i * n, (i + 1) * n));
+        const n = linear.weight.length;
+        keepGrad(linear, 'weight', gradOrZeros(linear.weightGrad, n),
+          /** @type {Float32Array} */ (sums[w]).subarray(i * n, (i + 1) * n));
+        const m = linear.bias?.length;
+        if (m) {
+          keepGrad(linear, 'bias', gradOrZeros(linear.biasGrad, m),
+            /** @type {Float32Array} */ (sums[b]).subarray(i * m, (i + 1) * m));
         }
       });
     }
@@ -348,6 +512,14 @@ export class MultiHeadAttentionWrapper extends AttentionLayer {
 
 /** The book's MultiHeadAttention (listing 3.5): split heads, out_proj. */
 export class MultiHeadAttention extends ProjectedAttention {
+  /**
+   * @param {number} dIn
+   * @param {number} dOut
+   * @param {number} contextLength
+   * @param {number} dropout
+   * @param {number} numHeads
+   * @param {boolean} [qkvBias]
+   */
   constructor(dIn, dOut, contextLength, dropout, numHeads, qkvBias = false) {
     checkModuleArgs(dIn, dOut, qkvBias, [contextLength, dropout]);
     checkInteger('numHeads', numHeads);
@@ -361,80 +533,23 @@ export class MultiHeadAttention extends ProjectedAttention {
 }
 
 /**
- * The Llama chapter's GroupedQueryAttention(d_in, d_out, num_heads,
- * num_kv_groups) (ch05/07_gpt_to_llama): numKVGroups key/value heads
- * shared by groups of numHeads / numKVGroups query heads (never repeated
- * in memory), no biases, rotary position embedding on queries and keys as
- * compute_rope_params / apply_rope with theta base ropeBase (default
- * 10 000; Llama 3 uses 500 000) for up to contextLength positions
- * (default 4096, compute_rope_params'), the frequencies adjusted by
- * freqConfig as Llama 3.1 and 3.2 do (compute_rope_params' freq_config:
- * { factor, lowFreqFactor, highFreqFactor, originalContextLength }; none
- * by default), the causal mask, out_proj.
+ * The wrapper's projections: the layer's weight and bias names, each head's attribute.
+ * @type {[LayerArrayName, LayerArrayName, 'W_query' | 'W_key' | 'W_value'][]}
  */
-export class GroupedQueryAttention extends ProjectedAttention {
-  constructor(dIn, dOut, numHeads, numKVGroups, options) {
-    const o = checkOptionNames('options', options, ['contextLength', 'ropeBase', 'freqConfig']);
-    checkInteger('dIn', dIn);
-    checkInteger('dOut', dOut);
-    checkInteger('numHeads', numHeads);
-    checkInteger('numKVGroups', numKVGroups);
-    if (dOut % numHeads !== 0) {
-      throw new RangeError(`dOut must be divisible by numHeads, got dOut ${dOut} and numHeads ${numHeads}`);
-    }
-    if (numHeads % numKVGroups !== 0) {
-      throw new RangeError(
-        `numHeads must be divisible by numKVGroups, got numHeads ${numHeads} and numKVGroups ${numKVGroups}`);
-    }
-    if ((dOut / numHeads) % 2 !== 0) {
-      throw new RangeError(
-        `the head size dOut / numHeads must be even for RoPE, got ${dOut} / ${numHeads} = ${dOut / numHeads}`);
-    }
-    const contextLength = checkInteger('options.contextLength', o.contextLength ?? 4096);
-    const ropeBase = checkFinite('options.ropeBase', o.ropeBase ?? 10000);
-    if (!(ropeBase > 0 && Number.isFinite(Math.fround(ropeBase)))) {
-      throw new RangeError(`options.ropeBase must be a positive float32, got ${describe(ropeBase)}`);
-    }
-    const freqConfig = o.freqConfig === undefined || o.freqConfig === null
-      ? null : checkFreqConfig('options.freqConfig', o.freqConfig);
-    super(dIn, dOut, contextLength, 0, true, false, numHeads, numKVGroups);
-    this.ropeBase = ropeBase;
-    /** Llama 3.1's RoPE frequency adjustment (frozen), or null. */
-    this.freqConfig = freqConfig;
-  }
-}
-
+const WRAPPER_PROJECTIONS = [['wQuery', 'bQuery', 'W_query'], ['wKey', 'bKey', 'W_key'], ['wValue', 'bValue', 'W_value']];
 
 /**
- * compute_rope_params' freq_config, checked: every field a positive float32,
- * lowFreqFactor < highFreqFactor. Returns a frozen copy.
+ * Arrays concatenated (null when the first is null: no bias).
+ * @param {(Float32Array | null)[]} parts
+ * @returns {Float32Array | null}
  */
-function checkFreqConfig(name, config) {
-  const c = checkOptionNames(name, config, ['factor', 'lowFreqFactor', 'highFreqFactor', 'originalContextLength']);
-  const out = {};
-  for (const key of ['factor', 'lowFreqFactor', 'highFreqFactor', 'originalContextLength']) {
-    const value = checkFinite(`${name}.${key}`, c[key]);
-    if (!(value > 0 && Number.isFinite(Math.fround(value)) && Math.fround(value) > 0)) {
-      throw new RangeError(`${name}.${key} must be a positive float32, got ${describe(value)}`);
-    }
-    out[key] = value;
-  }
-  if (!(Math.fround(out.lowFreqFactor) < Math.fround(out.highFreqFactor))) {
-    throw new RangeError(`${name}.lowFreqFactor must be less than ${name}.highFreqFactor, ` +
-      `got ${out.lowFreqFactor} and ${out.highFreqFactor}`);
-  }
-  return Object.freeze(out);
-}
-
-/** The wrapper's projections: layer key, each head's attribute. */
-const WRAPPER_PROJECTIONS = [['Query', 'W_query'], ['Key', 'W_key'], ['Value', 'W_value']];
-
-/** Arrays concatenated (null when the first is null: no bias). */
 function stack(parts) {
   if (parts[0] === null) return null;
-  const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  // The heads are alike: all have a bias or none has.
+  const arrays = /** @type {Float32Array[]} */ (parts);
+  const all = new Float32Array(arrays.reduce((n, p) => n + p.length, 0));
   let offset = 0;
-  for (const p of parts) {
+  for (const p of arrays) {
     all.set(p, offset);
     offset += p.length;
   }

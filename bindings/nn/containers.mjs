@@ -7,23 +7,45 @@
 import { describe, product } from '../engine/validate.mjs';
 import { Module } from './module.mjs';
 
+/** @import { Module as PublicModule } from '../index.d.ts' */
+
+/**
+ * What Sequential calls on each module: any forward(x, shape) and
+ * backward(gradOutput) (Linear, Embedding, the attention modules, a model's
+ * own); embeddingDim marks an Embedding, whose input is indices.
+ * @typedef {Module & {
+ *   forward(x: Float32Array | Int32Array | Uint32Array | number[], shape: number[] | undefined): Float32Array,
+ *   backward(gradOutput: Float32Array | null): Float32Array | null,
+ *   embeddingDim?: number,
+ * }} Step
+ */
+
 /**
  * nn.ModuleList(modules): indexable (list[0], at(-1)), iterable, with
  * `length`; append() and extend() register more. Entries cannot be
  * reassigned (list[0] = m throws), so the list and its children agree.
+ * @template {PublicModule} [M=PublicModule]
  */
 export class ModuleList extends Module {
+  /** @param {Iterable<M>} [modules] */
   constructor(modules = []) {
     super();
     this.extend(modules);
   }
 
-  /** Number of modules. */
+  /**
+   * Number of modules.
+   * @returns {number}
+   */
   get length() {
     return this.children().length;
   }
 
-  /** Adds `module` as the next child (named by its index). Returns the list. */
+  /**
+   * Adds `module` as the next child (named by its index). Returns the list.
+   * @param {M} module
+   * @returns {this}
+   */
   append(module) {
     const index = this.length;
     this.registerModule(String(index), module);
@@ -31,7 +53,11 @@ export class ModuleList extends Module {
     return this;
   }
 
-  /** Appends every module of an iterable (an Array, another ModuleList). Returns the list. */
+  /**
+   * Appends every module of an iterable (an Array, another ModuleList). Returns the list.
+   * @param {Iterable<M>} modules
+   * @returns {this}
+   */
   extend(modules) {
     if (modules === null || typeof modules?.[Symbol.iterator] !== 'function') {
       throw new TypeError(`modules must be an iterable of modules, got ${describe(modules)}`);
@@ -40,13 +66,26 @@ export class ModuleList extends Module {
     return this;
   }
 
-  /** The module at `index` (negative counts from the end), or undefined. */
+  /**
+   * The module at `index` (negative counts from the end), or undefined.
+   * @param {number} index
+   * @returns {M | undefined}
+   */
   at(index) {
-    return this.children().at(index);
+    return this.#entries().at(index);
   }
 
+  /** @returns {Iterator<M>} */
   [Symbol.iterator]() {
-    return this.children()[Symbol.iterator]();
+    return this.#entries()[Symbol.iterator]();
+  }
+
+  /**
+   * The children: only append() registers them, so each is an M.
+   * @returns {M[]}
+   */
+  #entries() {
+    return /** @type {M[]} */ (/** @type {unknown} */ (this.children()));
   }
 }
 
@@ -56,8 +95,11 @@ export class ModuleList extends Module {
  * backward in reverse. The shape passed on keeps all but the last axis and
  * takes the output's width (an Embedding first: its indices' shape plus
  * embeddingDim). A ModuleList otherwise (children '0', '1', ...).
+ * @template {PublicModule} [M=PublicModule]
+ * @extends {ModuleList<M>}
  */
 export class Sequential extends ModuleList {
+  /** @param {...M} modules */
   constructor(...modules) {
     super(modules);
   }
@@ -65,23 +107,43 @@ export class Sequential extends ModuleList {
   /**
    * The last module's output for x of shape `shape` (the first module's
    * input, checked by it).
+   * @param {Float32Array | Int32Array | Uint32Array | number[]} x
+   * @param {number[]} [shape]
+   * @returns {Float32Array}
    */
   forward(x, shape) {
     let y = x;
     let dims = shape;
-    for (const module of this) {
+    for (const module of this.#steps()) {
       const out = module.forward(y, dims);
-      const rows = module.embeddingDim === undefined ? dims.slice(0, -1) : (dims ?? [y.length]);
+      // Only an Embedding takes no shape: any other forward has checked it.
+      const rows = module.embeddingDim === undefined
+        ? /** @type {number[]} */ (dims).slice(0, -1) : (dims ?? [y.length]);
       dims = [...rows, out.length / product(...rows)];
       y = out;
     }
-    return y;
+    // A Float32Array after any module; an empty Sequential hands x back as it is.
+    return /** @type {Float32Array} */ (y);
   }
 
-  /** The backward of each module in reverse: the gradient of the first module's input (null for indices). */
+  /**
+   * The backward of each module in reverse: the gradient of the first module's input (null for indices).
+   * @param {Float32Array} gradOutput
+   * @returns {Float32Array | null}
+   */
   backward(gradOutput) {
+    /** @type {Float32Array | null} */
     let g = gradOutput;
-    for (const module of this.children().reverse()) g = module.backward(g);
+    for (const module of this.#steps().reverse()) g = module.backward(g);
     return g;
+  }
+
+  /**
+   * The modules as steps (each one's forward and backward check what they
+   * get, and the first module's checks x).
+   * @returns {Step[]}
+   */
+  #steps() {
+    return /** @type {Step[]} */ (this.children());
   }
 }

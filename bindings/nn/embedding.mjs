@@ -12,8 +12,13 @@ import { Kept, Module, bindingOf, gradOrZeros } from './module.mjs';
  */
 export class Embedding extends Module {
   #engine;
+  /** @type {Kept<{ ids: Int32Array, dims: number[] }>} */
   #kept = new Kept();
 
+  /**
+   * @param {number} numEmbeddings
+   * @param {number} embeddingDim
+   */
   constructor(numEmbeddings, embeddingDim) {
     super();
     this.#engine = bindingOf(new.target).engine;
@@ -25,7 +30,7 @@ export class Embedding extends Module {
     this.numEmbeddings = numEmbeddings;
     this.embeddingDim = embeddingDim;
     this.weight = this.#engine.generator.normalFloats(numEmbeddings * embeddingDim);
-    /** Gradient [numEmbeddings, embeddingDim]: null until a backward. */
+    /** @type {Float32Array | null} Gradient [numEmbeddings, embeddingDim]: null until a backward. */
     this.weightGrad = null;
     this.registerParameter('weight');
   }
@@ -35,6 +40,9 @@ export class Embedding extends Module {
    * Array), of shape `shape` (default [indices.length]). Returns their rows,
    * a Float32Array [...shape, embeddingDim]. In training mode it keeps the
    * indices for backward().
+   * @param {Int32Array | Uint32Array | number[]} indices
+   * @param {number[]} [shape]
+   * @returns {Float32Array}
    */
   forward(indices, shape) {
     this.#engine.checkAlive();
@@ -56,6 +64,8 @@ export class Embedding extends Module {
    * The backward of the last training forward: row n of gradOutput
    * [...shape, embeddingDim] is added to weightGrad's row indices[n], in
    * order. Returns null (indices have no gradient).
+   * @param {Float32Array} gradOutput
+   * @returns {null}
    */
   backward(gradOutput) {
     this.#engine.checkAlive();

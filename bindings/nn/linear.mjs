@@ -4,7 +4,10 @@
 import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../engine/validate.mjs';
 import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
-/** The nn.Linear weight bound, computed in double exactly as PyTorch does. */
+/**
+ * The nn.Linear weight bound, computed in double exactly as PyTorch does.
+ * @param {number} fanIn
+ */
 function kaimingBound(fanIn) {
   const a = Math.sqrt(5);
   const gain = Math.sqrt(2.0 / (1 + a * a));
@@ -13,9 +16,15 @@ function kaimingBound(fanIn) {
 
 export class Linear extends Module {
   #engine;
+  /** @type {Kept<{ x: Float32Array, rows: number, dims: number[] }>} */
   #kept = new Kept();
 
-  /** nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init. */
+  /**
+   * nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init.
+   * @param {number} inFeatures
+   * @param {number} outFeatures
+   * @param {boolean} [bias]
+   */
   constructor(inFeatures, outFeatures, bias = true) {
     super();
     this.#engine = bindingOf(new.target).engine;
@@ -28,14 +37,16 @@ export class Linear extends Module {
     const wb = kaimingBound(inFeatures);
     this.weight = new Float32Array(outFeatures * inFeatures);
     for (let i = 0; i < this.weight.length; i++) this.weight[i] = g.nextFloat(-wb, wb);
+    /** @type {Float32Array | null} */
     this.bias = null;
     if (bias) {
       const bb = 1 / Math.sqrt(inFeatures);
       this.bias = new Float32Array(outFeatures);
       for (let i = 0; i < outFeatures; i++) this.bias[i] = g.nextFloat(-bb, bb);
     }
-    /** Gradients [outFeatures, inFeatures] and [outFeatures]: null until a backward. */
+    /** @type {Float32Array | null} Gradients [outFeatures, inFeatures] and [outFeatures]: null until a backward. */
     this.weightGrad = null;
+    /** @type {Float32Array | null} */
     this.biasGrad = null;
     this.registerParameter('weight');
     if (bias) this.registerParameter('bias');
@@ -44,6 +55,9 @@ export class Linear extends Module {
   /**
    * y = x · weightᵀ + bias for x of shape [..., inFeatures]. In training
    * mode it keeps (a copy of) x for backward().
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @returns {Float32Array}
    */
   forward(x, shape) {
     this.#engine.checkAlive();
@@ -63,6 +77,8 @@ export class Linear extends Module {
    * → the gradient of x [..., inFeatures]; weightGrad += gradOutputᵀ · x,
    * biasGrad += the column sums of gradOutput (the same arrays from the
    * first backward on).
+   * @param {Float32Array} gradOutput
+   * @returns {Float32Array}
    */
   backward(gradOutput) {
     this.#engine.checkAlive();
@@ -73,7 +89,8 @@ export class Linear extends Module {
     const r = this.#engine.linearBackward(x, rows, this.inFeatures, this.outFeatures, this.weight,
       gradOutput, weightGrad, biasGrad);
     keepGrad(this, 'weight', weightGrad, r.weightGrad);
-    if (this.bias) keepGrad(this, 'bias', biasGrad, r.biasGrad);
+    // Both are null exactly when the layer has no bias.
+    if (biasGrad && r.biasGrad) keepGrad(this, 'bias', biasGrad, r.biasGrad);
     return r.gradX;
   }
 }

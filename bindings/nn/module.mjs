@@ -15,12 +15,68 @@
 
 import { checkBoolean, describe } from '../engine/validate.mjs';
 
+/**
+ * @import {
+ *   ForwardResult, KVCacheOptions, Module as PublicModule, RopeFreqConfig, StateDict, StateDictInput,
+ * } from '../index.d.ts'
+ */
+/** @import { KVCache } from '../engine/kv-cache.mjs' */
+/** @import { resolveAttentionOptions } from '../engine/validate.mjs' */
+/** @import { MT19937 } from './random.mjs' */
+/** @import { ModuleClasses } from './modules.mjs' */
+
+/**
+ * What a runtime gives its modules (index.mjs builds it and passes it to
+ * defineModules): the one contract between the engine layer and nn/.
+ * @typedef {object} Engine
+ * @property {MT19937} generator  the runtime's generator (manualSeed):
+ *   initialisation and default dropout seeds
+ * @property {() => void} checkAlive  throws (TypeError) after dispose
+ * @property {(call: LayerCall) => LayerResult} layerForward  src/layer.h's
+ *   layer on copies of the arrays; with call.keep, also `saved`
+ * @property {(call: LayerBackwardCall) => { gradX: Float32Array, grads: LayerGrads }} layerBackward
+ *   its backward: `grads` are the ones passed in plus this backward's, as
+ *   new arrays (an array for each array passed in)
+ * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
+ *   weight: Float32Array, bias: Float32Array | null) => Float32Array} linearForward  src/linear.h's Linear
+ * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
+ *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
+ *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad
+ * @property {(layout: Required<KVCacheOptions>) => KVCache} createCache  a KVCache for useCache
+ */
+
+/**
+ * The layer's call and result types are the engine's (engine/engine.mjs),
+ * named here as the modules use them.
+ * @typedef {import('../engine/engine.mjs').LinearGradients} LinearGradients
+ * @typedef {import('../engine/engine.mjs').LayerParamArrays} LayerParams
+ * @typedef {import('../engine/engine.mjs').LayerGradArrays} LayerGrads
+ * @typedef {import('../engine/engine.mjs').LayerCallOptions} LayerOptions
+ * @typedef {import('../engine/engine.mjs').LayerForwardCall} LayerCall
+ * @typedef {import('../engine/engine.mjs').LayerForwardResult} LayerResult
+ * @typedef {import('../engine/engine.mjs').LayerBackwardCall} LayerBackwardCall
+ * @typedef {import('../engine/embind.mjs').Activations<Float32Array>} LayerSaved
+ * @typedef {typeof import('../engine/embind.mjs').PROJECTIONS[number]} LayerArrayName
+ */
+
 /** The static property of a runtime's subclasses: { engine, classes }. */
 const BINDING = Symbol('causal-attention runtime binding');
 
 /**
+ * A runtime's binding: its engine and its classes (the subclasses by name).
+ * @typedef {{ readonly engine: Engine, readonly classes: ModuleClasses }} Binding
+ */
+
+/**
+ * A class being constructed (`new.target`), bound to a runtime or not.
+ * @typedef {{ readonly name: string, readonly [BINDING]?: Binding }} BindableClass
+ */
+
+/**
  * The runtime binding of the class being constructed (`new.target`):
  * { engine, classes } (classes: the runtime's subclasses by name).
+ * @param {BindableClass | undefined} newTarget
+ * @returns {Binding}
  */
 export function bindingOf(newTarget) {
   const binding = newTarget?.[BINDING];
@@ -32,15 +88,24 @@ export function bindingOf(newTarget) {
 }
 
 /**
- * The runtime's classes: for each base class, a subclass of the same name
- * bound to `engine`. Returns them by name.
+ * The runtime's classes: for each base class, a subclass bound to `engine`,
+ * named by its key. Returns them by name.
+ * @param {Engine} engine
+ * @param {Record<string, new (...args: any[]) => Module>} bases  by name
+ * @returns {ModuleClasses}
  */
 export function bindClasses(engine, bases) {
-  const classes = {};
+  // Filled below: each entry a subclass with its base's signature, which is
+  // what ModuleClasses says.
+  const classes = /** @type {ModuleClasses} */ ({});
   const binding = Object.freeze({ engine, classes });
-  for (const Base of bases) {
-    // A computed key names the class after its base (ca.Linear.name === 'Linear').
-    classes[Base.name] = { [Base.name]: class extends Base { static [BINDING] = binding; } }[Base.name];
+  /** @type {Record<string, unknown>} */
+  const byName = classes;
+  // By key, not Base.name: a minifier renames the classes (a production
+  // bundle's Linear.name is 't'), never the keys.
+  for (const [name, Base] of Object.entries(bases)) {
+    // A computed key names the class (ca.Linear.name === 'Linear').
+    byName[name] = { [name]: class extends Base { static [BINDING] = binding; } }[name];
   }
   return { ...classes };
 }
@@ -51,9 +116,15 @@ export function bindClasses(engine, bases) {
  * array, or null before the first backward and after zeroGrad()).
  */
 export class Parameter {
+  /** The module, read by property name. */
   #owner;
   #key;
 
+  /**
+   * @param {string} name
+   * @param {Module} owner  holds the array at `key` and its gradient at `${key}Grad`
+   * @param {string} key
+   */
   constructor(name, owner, key) {
     this.name = name;
     this.#owner = owner;
@@ -61,16 +132,19 @@ export class Parameter {
     Object.freeze(this);
   }
 
+  /** @returns {Float32Array} */
   get data() {
-    return this.#owner[this.#key];
+    return /** @type {Float32Array} */ (props(this.#owner)[this.#key]);
   }
 
+  /** @returns {Float32Array | null} */
   get grad() {
-    return this.#owner[`${this.#key}Grad`];
+    return /** @type {Float32Array | null} */ (props(this.#owner)[`${this.#key}Grad`]);
   }
 
+  /** @param {Float32Array | null} value */
   set grad(value) {
-    this.#owner[`${this.#key}Grad`] = value;
+    props(this.#owner)[`${this.#key}Grad`] = value;
   }
 }
 
@@ -78,13 +152,13 @@ export class Parameter {
 export class Module {
   /** The runtime it was constructed through (null for an unbound subclass). */
   #engine;
-  /** Child modules by state-dict name, in registration order. */
+  /** @type {Map<string, Module>} Child modules by state-dict name, in registration order. */
   #children = new Map();
-  /** Own parameters: [state-dict name, property] (its gradient is property + 'Grad'). */
+  /** @type {[string, string][]} Own parameters: [state-dict name, property] (its gradient is property + 'Grad'). */
   #parameters = [];
 
   constructor() {
-    this.#engine = new.target[BINDING]?.engine ?? null;
+    this.#engine = /** @type {BindableClass} */ (new.target)[BINDING]?.engine ?? null;
     this.#engine?.checkAlive();
     /** As nn.Module: modules start in training mode. */
     this.training = true;
@@ -96,6 +170,11 @@ export class Module {
    * 'out_proj'). Its mode follows this module's; its parameters come after
    * this module's own and those of earlier children, as PyTorch orders
    * them. Returns the module.
+   * @template {PublicModule} M  any module the declarations allow (checked
+   *   here: an instance of this class)
+   * @param {string} name
+   * @param {M} module
+   * @returns {M}
    */
   registerModule(name, module) {
     if (typeof name !== 'string' || name === '' || name.includes('.')) {
@@ -111,16 +190,23 @@ export class Module {
    * Registers the Float32Array at property `key` as a parameter named
    * `name` (default `key`); its gradient lives at `${key}Grad` (null until
    * a backward).
+   * @param {string} name
+   * @param {string} [key]
    */
   registerParameter(name, key = name) {
-    if (!(this[key] instanceof Float32Array)) {
-      throw new TypeError(`this.${key} must be a Float32Array, got ${describe(this[key])}`);
+    const own = props(this);
+    if (!(own[key] instanceof Float32Array)) {
+      throw new TypeError(`this.${key} must be a Float32Array, got ${describe(own[key])}`);
     }
     this.#parameters.push([name, key]);
-    this[`${key}Grad`] ??= null;
+    own[`${key}Grad`] ??= null;
   }
 
   /** Sets training mode here and in every submodule (dropout acts, forward keeps what backward needs). Returns this. */
+  /**
+   * @param {boolean} [mode]
+   * @returns {this}
+   */
   train(mode = true) {
     checkBoolean('mode', mode);
     this.training = mode;
@@ -128,7 +214,10 @@ export class Module {
     return this;
   }
 
-  /** Evaluation mode: train(false). Returns this. */
+  /**
+   * Evaluation mode: train(false). Returns this.
+   * @returns {this}
+   */
   eval() {
     return this.train(false);
   }
@@ -147,8 +236,11 @@ export class Module {
    * [name, Parameter] of every parameter: this module's own, then each
    * child's under `${childName}.`, `prefix` prepended (the state dict's
    * names and order).
+   * @param {string} [prefix]
+   * @returns {[string, Parameter][]}
    */
   namedParameters(prefix = '') {
+    /** @type {[string, Parameter][]} */
     const own = this.#parameters.map(([name, key]) => [`${prefix}${name}`, new Parameter(`${prefix}${name}`, this, key)]);
     const nested = [...this.#children].flatMap(([name, child]) => child.namedParameters(`${prefix}${name}.`));
     return [...own, ...nested];
@@ -159,7 +251,11 @@ export class Module {
     return this.namedParameters().map(([, p]) => p);
   }
 
-  /** Parameters by PyTorch name (copies of the arrays), `prefix` prepended. */
+  /**
+   * Parameters by PyTorch name (copies of the arrays), `prefix` prepended.
+   * @param {string} [prefix]
+   * @returns {StateDict}
+   */
   stateDict(prefix = '') {
     return Object.fromEntries(this.namedParameters(prefix).map(([name, p]) => [name, p.data.slice()]));
   }
@@ -169,6 +265,8 @@ export class Module {
    * number arrays or nested arrays (tensor.tolist()). Every name and size
    * is checked first; all problems are reported in one error (RangeError,
    * or TypeError when a value is not numeric) and nothing is loaded.
+   * @param {StateDictInput} dict
+   * @returns {this}
    */
   loadStateDict(dict) {
     this.#engine?.checkAlive();
@@ -176,8 +274,10 @@ export class Module {
       throw new TypeError(`stateDict must be an object of named parameters, got ${describe(dict)}`);
     }
     const expected = new Map(this.namedParameters());
+    /** @type {string[]} */
     const problems = [];
     let typeProblem = false;
+    /** @type {[Parameter, Float32Array][]} */
     const loaded = [];
     for (const [name, p] of expected) {
       const length = p.data.length;
@@ -210,6 +310,7 @@ export class Module {
    * The parameters' gradients by state-dict name: the live arrays (so that,
    * as with PyTorch's .grad, clipping them in place changes what an
    * optimizer sees), or null for a parameter no backward has reached.
+   * @returns {Record<string, Float32Array | null>}
    */
   gradients() {
     return Object.fromEntries(this.namedParameters().map(([name, p]) => [name, p.grad]));
@@ -218,6 +319,7 @@ export class Module {
   /**
    * Resets every gradient: to null (setToNone, the default, as PyTorch's
    * zero_grad()) or to zeros in place.
+   * @param {boolean} [setToNone]
    */
   zeroGrad(setToNone = true) {
     checkBoolean('setToNone', setToNone);
@@ -233,28 +335,49 @@ export class Module {
  * backward accumulated into (`grad`, the current one or fresh zeros) is the
  * parameter's gradient from now on, and `result` (the engine's copy of it)
  * is written into it, so that every backward updates the same array.
+ * @param {Module} owner
+ * @param {string} key
+ * @param {Float32Array} grad
+ * @param {Float32Array} result
  */
 export function keepGrad(owner, key, grad, result) {
-  owner[`${key}Grad`] = grad;
+  props(owner)[`${key}Grad`] = grad;
   grad.set(result);
 }
 
-/** The gradient array a backward accumulates into: the current one, or zeros. */
+/**
+ * The gradient array a backward accumulates into: the current one, or zeros.
+ * @type {(grad: Float32Array | null, length: number) => Float32Array}
+ */
 export const gradOrZeros = (grad, length) => grad ?? new Float32Array(length);
+
+/**
+ * A module's properties by name: parameters and their gradients are
+ * registered by property name (registerParameter), so read and written so.
+ * @param {Module} module
+ * @returns {Record<string, unknown>}
+ */
+const props = (module) => /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (module));
 
 /**
  * The activations a training forward kept, handed to one backward. Throws
  * (TypeError) when there are none, saying why.
+ * @template T
  */
 export class Kept {
+  /** @type {T | null} */
   #value = null;
   #evalForward = false;
+  /** @type {string | undefined} */
   #unsupported;
 
   /**
    * After a forward: in training mode, keeps what `make()` returns (called
    * only then: eval mode copies nothing); in eval mode, drops what it had.
    * `unsupported` (a reason) drops it too, and backward() then says why.
+   * @param {boolean} training
+   * @param {() => T} make
+   * @param {string} [unsupported]
    */
   set(training, make, unsupported) {
     this.#value = training && !unsupported ? make() : null;
@@ -266,6 +389,8 @@ export class Kept {
    * Takes them (one backward per forward, as PyTorch frees its graph).
    * `check(value)` runs first (the gradOutput check): when it throws,
    * they stay for a backward with a valid gradOutput.
+   * @param {(value: T) => void} [check]
+   * @returns {T}
    */
   take(check) {
     const value = this.#value;
@@ -283,7 +408,11 @@ export class Kept {
   }
 }
 
-/** A value from a state dict as a Float32Array, or null. */
+/**
+ * A value from a state dict as a Float32Array, or null.
+ * @param {unknown} value
+ * @returns {Float32Array | null}
+ */
 function toFloat32(value) {
   if (value instanceof Float32Array) return value;
   if (Array.isArray(value)) {

@@ -1,6 +1,7 @@
 // The modules a runtime offers (ca.Linear, ca.CausalAttention, ...): the
 // classes, defined once at module scope in this folder (module.mjs: the
-// base nn.Module; linear.mjs, embedding.mjs, attention.mjs, containers.mjs),
+// base nn.Module; linear.mjs, embedding.mjs, attention.mjs,
+// grouped-query-attention.mjs, containers.mjs),
 // bound to one runtime by small subclasses (module.mjs's bindClasses); the
 // base ca.Module is shared.
 //
@@ -14,38 +15,55 @@
 // Parameters and gradients are JS-owned Float32Arrays; the only wasm memory
 // a module holds is an attention module's KV cache (attention.mjs).
 
-import {
-  CausalAttention, GroupedQueryAttention, MultiHeadAttention, MultiHeadAttentionWrapper, SelfAttention,
-} from './attention.mjs';
+import { CausalAttention, MultiHeadAttention, MultiHeadAttentionWrapper, SelfAttention } from './attention.mjs';
 import { ModuleList, Sequential } from './containers.mjs';
 import { Embedding } from './embedding.mjs';
+import { GroupedQueryAttention } from './grouped-query-attention.mjs';
 import { Linear } from './linear.mjs';
 import { Module, bindClasses } from './module.mjs';
 
 export { Parameter } from './module.mjs';
 
 /**
+ * @import { Module as PublicModule } from '../index.d.ts'
+ * @import { Engine } from './module.mjs'
+ */
+
+/**
+ * The classes a runtime binds (each subclass has its base's name and
+ * constructor), with what their types cannot say: a list's entries are
+ * also its indexed properties (containers.mjs defines them), and a
+ * GroupedQueryAttention always has what ProjectedAttention sets for it
+ * alone (and a contextLength).
+ * @typedef {{ Linear: typeof Linear, Embedding: typeof Embedding, SelfAttention: typeof SelfAttention,
+ *   CausalAttention: typeof CausalAttention, MultiHeadAttentionWrapper: typeof MultiHeadAttentionWrapper,
+ *   MultiHeadAttention: typeof MultiHeadAttention,
+ *   GroupedQueryAttention: new (...args: ConstructorParameters<typeof GroupedQueryAttention>)
+ *     => GroupedQueryAttention & { numKVGroups: number, groupSize: number, outProj: Linear, contextLength: number },
+ *   ModuleList: new <M extends PublicModule = PublicModule>(modules?: Iterable<M>) => ModuleList<M> & Indexed<M>,
+ *   Sequential: new <M extends PublicModule = PublicModule>(...modules: M[]) => Sequential<M> & Indexed<M>,
+ * }} ModuleClasses
+ */
+
+/**
+ * @template M
+ * @typedef {{ readonly [index: number]: M }} Indexed
+ */
+
+/**
  * The classes for one runtime: subclasses of the module-scope classes bound
- * to `engine`, which provides:
- *   generator            the runtime's MT19937 (manualSeed)
- *   checkAlive()         throws after dispose
- *   layerForward(call)   runs src/layer.h's layer on copies of the arrays
- *                        (with call.keep, also returns `saved`: the
- *                        activations AttentionLayerBackward needs)
- *   layerBackward(call)  runs its backward → { gradX, grads } (the grads
- *                        passed in plus this backward's, as new arrays)
- *   linearForward(...)   runs Linear
- *   linearBackward(...)  runs LinearBackward → { gradX, weightGrad, biasGrad }
- *   createCache(layout)  a KVCache (bindings/engine/kv-cache.mjs) for useCache
+ * to `engine` (module.mjs's Engine says what it provides).
+ * @param {Engine} engine
+ * @returns {ModuleClasses & { Module: typeof Module }}
  */
 export function defineModules(engine) {
   // Module itself needs no runtime: every runtime shares it, so that any
   // module is `instanceof ca.Module` and a model may extend it.
   return {
     Module,
-    ...bindClasses(engine, [
+    ...bindClasses(engine, {
       Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
       GroupedQueryAttention, ModuleList, Sequential,
-    ]),
+    }),
   };
 }

@@ -7,7 +7,8 @@
 // env.wasm.proxy is the same idea for one fixed API).
 //
 // What users see (handles, snapshots, copies, write-back, errors, disposal)
-// is documented once, at `RemoteRuntime` and `Remote` in index.d.ts. Here:
+// is documented once, at `RemoteRuntime` (index.d.ts) and `Remote`
+// (handles.d.ts). Here:
 // handles are ids into the worker's table (remote-host.mjs); the page keeps
 // one proxy per id (WeakRef) so the same object is the same handle, and a
 // FinalizationRegistry releases ids the page dropped. A release carries how

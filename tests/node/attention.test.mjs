@@ -7,24 +7,13 @@ import { init } from 'causal-attention';
 import {
   dropoutKeeps, maxRelativeError, randomArray, referenceAttention,
 } from './js-reference.mjs';
+import { problem } from './helpers.mjs';
 
 const TOL = 1e-5;
 const builds = [
   ['single', { build: 'single' }],
   ['threads', { build: 'threads', threads: 2 }],
 ];
-
-function problem(shape, seed = 1) {
-  const { batch: B, heads: H, queryLength: tq } = shape;
-  const tk = shape.keyLength ?? tq;
-  const d = shape.headDim;
-  const dv = shape.valueDim ?? d;
-  return {
-    q: randomArray(B * H * tq * d, seed),
-    k: randomArray(B * H * tk * d, seed + 1),
-    v: randomArray(B * H * tk * dv, seed + 2),
-  };
-}
 
 for (const [name, initOptions] of builds) {
   describe(`attention (${name} build)`, async () => {

@@ -8,6 +8,7 @@ import { init } from 'causal-attention';
 import {
   maxRelativeError, randomArray, referenceAttention, ropeInverseFrequencies,
 } from './js-reference.mjs';
+import { linearJs } from './helpers.mjs';
 
 const TOL = 1e-5;
 const builds = [
@@ -273,19 +274,6 @@ describe('KV cache: bit-identical for any thread count and in both builds', () =
 
 // ---------------------------------------------------------------------------
 // Modules
-
-/** y = x · wᵀ in double: x [rows, inF], w [outF, inF]. */
-function linearJs(x, rows, inF, outF, w) {
-  const y = new Float64Array(rows * outF);
-  for (let r = 0; r < rows; r++) {
-    for (let o = 0; o < outF; o++) {
-      let acc = 0;
-      for (let i = 0; i < inF; i++) acc += x[r * inF + i] * w[o * inF + i];
-      y[r * outF + o] = acc;
-    }
-  }
-  return y;
-}
 
 /**
  * The book's compute_rope_params (float32 steps, as PyTorch computes them),

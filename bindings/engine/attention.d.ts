@@ -1,0 +1,198 @@
+// The package's types, engine part: one attention computation (ca.attention,
+// attentionBackward) and the KV cache, with the well-known disposal symbols
+// every disposable here uses. Re-exported by index.d.ts (dist/index.d.mts and
+// dist/index.d.cts), which is the package's only types entry; this file is
+// CommonJS-format to TypeScript (the package has no "type"), which both
+// entries may import, and declares types only.
+//
+// Tensors are row-major Float32Arrays:
+//   q [batch, heads, queryLength, headDim]
+//   k [batch, kvHeads, keyLength, headDim]   (kvHeads defaults to heads)
+//   v [batch, kvHeads, keyLength, valueDim]
+//   output  [batch, heads, queryLength, valueDim]
+//   weights [batch, heads, queryLength, keyLength]
+//   logSumExp [batch, heads, queryLength]
+
+declare global {
+  // The well-known symbols of explicit resource management (TypeScript's lib
+  // "esnext.disposable" and @types/node declare them the same way), so that
+  // `[Symbol.dispose]()` compiles with lib ES2022. The runtime defines them
+  // in Node >= 20 and Chromium >= 134; `using` itself needs lib
+  // "esnext.disposable" (TypeScript >= 5.2).
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+}
+
+/** Which keys each query may see. `true` is `'top-left'`. */
+export type CausalAlignment = boolean | 'top-left' | 'bottom-right';
+
+/** How the causal mask is applied (chapter 3 teaches both). */
+export type MaskStrategy = 'neg-inf' | 'renormalize';
+
+/**
+ * One attention computation: the shapes (integers >= 1) and the options of
+ * {@link CausalAttentionRuntime.attention} that change what it computes.
+ * {@link CausalAttentionRuntime.attentionBackward} takes the forward's.
+ */
+export interface AttentionComputation {
+  /** Batch size B. Required. */
+  batch: number;
+  /** Number of heads H. Required. */
+  heads: number;
+  /**
+   * Key/value heads (grouped-query attention; 1 = multi-query). Default:
+   * heads. Query head h reads KV head ⌊h / (heads / kvHeads)⌋, as PyTorch's
+   * scaled_dot_product_attention(enable_gqa=True); heads must be a multiple.
+   * attentionBackward sums the gradients of a shared head over its group.
+   */
+  kvHeads?: number;
+  /** Query positions Tq. Required. */
+  queryLength: number;
+  /** Key (and value) positions Tk. Default: queryLength. */
+  keyLength?: number;
+  /** Size D of each query and key vector. Required. */
+  headDim: number;
+  /** Size Dv of each value vector (and output vector). Default: headDim. */
+  valueDim?: number;
+  /**
+   * Default true ('top-left': key j visible to query i iff j <= i, like
+   * PyTorch's is_causal). 'bottom-right': j <= i + keyLength - queryLength
+   * (the last query sees every key, as in decoding with cached keys).
+   */
+  causal?: CausalAlignment;
+  /** Default 'neg-inf'. 'renormalize': softmax, multiply by the triangle, renormalise rows. */
+  maskStrategy?: MaskStrategy;
+  /** Multiplies Q·Kᵀ. Default 1/sqrt(headDim). Must be finite. */
+  scale?: number;
+  /** Dropout probability on the weights, in [0, 1). Default 0. */
+  dropout?: number;
+  /** Dropout acts only when true. Default false. */
+  training?: boolean;
+  /**
+   * Seed of the dropout mask: same seed, same mask (Node, browsers, either
+   * build, any thread count, with or without weights). Default: drawn from
+   * the runtime's generator (see manualSeed). The masks cannot match
+   * PyTorch's (PyTorch's own differ across devices).
+   */
+  seed?: number | bigint;
+}
+
+/** Options of {@link CausalAttentionRuntime.attention}: the computation and what to return. */
+export interface AttentionOptions extends AttentionComputation {
+  /** Also return the [B, H, Tq, Tk] weights (post-dropout when dropout ran). Default false. */
+  returnWeights?: boolean;
+  /** Also return each row's log-sum-exp [B, H, Tq], what attentionBackward needs. Default false. */
+  returnLogSumExp?: boolean;
+  /** Write the output here instead of a new array (length B·H·Tq·Dv). */
+  out?: Float32Array;
+  /** Write the weights here (needs returnWeights; length B·H·Tq·Tk). */
+  weightsOut?: Float32Array;
+}
+
+/** What attention() returns: new arrays, or the `out` / `weightsOut` arrays given. */
+export interface AttentionResult {
+  /** [batch, heads, queryLength, valueDim]. */
+  output: Float32Array;
+  /** [batch, heads, queryLength, keyLength]; present when returnWeights was true. */
+  weights?: Float32Array;
+  /** [batch, heads, queryLength]; present when returnLogSumExp was true (-Infinity: a row that sees no key). */
+  logSumExp?: Float32Array;
+  /** With returnLogSumExp, when dropout ran: its mask's seed (drawn when none was given), for the backward. */
+  seed?: bigint;
+}
+
+/** attention(..., { returnWeights: true }). */
+export interface AttentionResultWithWeights {
+  /** [batch, heads, queryLength, valueDim]. */
+  output: Float32Array;
+  /** [batch, heads, queryLength, keyLength]; each row sums to 1 unless dropout ran. */
+  weights: Float32Array;
+  /** [batch, heads, queryLength]; present when returnLogSumExp was true. */
+  logSumExp?: Float32Array;
+  /** With returnLogSumExp, when dropout ran: its mask's seed. */
+  seed?: bigint;
+}
+
+/** What attentionBackward returns: the gradients, shaped like q, k and v. */
+export interface AttentionGradients {
+  /** [batch, heads, queryLength, headDim]. */
+  gradQ: Float32Array;
+  /** [batch, kvHeads, keyLength, headDim]; summed over the query heads that share a key/value head. */
+  gradK: Float32Array;
+  /** [batch, kvHeads, keyLength, valueDim]. */
+  gradV: Float32Array;
+}
+
+/** Options of {@link CausalAttentionRuntime.createKVCache}: the sizes the cache holds. */
+export interface KVCacheOptions {
+  /** Sequences B. Required. */
+  batch: number;
+  /** Key/value heads Hkv. Required. */
+  kvHeads: number;
+  /** Size D of each key (and query) vector. Required. */
+  headDim: number;
+  /** Default: headDim. */
+  valueDim?: number;
+  /** Tokens it can hold per sequence; one whose bytes cannot fit a wasm32 heap is a RangeError. */
+  capacity: number;
+}
+
+/** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
+export type KVCacheAttentionOptions =
+  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim'>;
+
+/**
+ * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm
+ * memory: append copies rows in once, attention sends only q in.
+ */
+export interface KVCache {
+  /** Tokens held per sequence. */
+  readonly length: number;
+  /** Tokens it can hold per sequence. */
+  readonly capacity: number;
+  /** Sequences B. */
+  readonly batch: number;
+  /** Key/value heads Hkv. */
+  readonly kvHeads: number;
+  /** Size D of each key vector. */
+  readonly headDim: number;
+  /** Size Dv of each value vector. */
+  readonly valueDim: number;
+  /** Whether dispose() has run (answers after it, as the layout does). */
+  readonly disposed: boolean;
+  /**
+   * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
+   * k's length. Past capacity: RangeError, nothing changes.
+   */
+  append(k: Float32Array, v: Float32Array): this;
+  /**
+   * q [batch, heads, queryLength, headDim] over every cached key, with the
+   * weights [batch, heads, queryLength, length]; causal defaults to 'bottom-right'.
+   */
+  attention(q: Float32Array, options: KVCacheAttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
+  /**
+   * q [batch, heads, queryLength, headDim] over every cached key → output
+   * [batch, heads, queryLength, valueDim]; only q and the output cross.
+   * returnLogSumExp gives each row's log-sum-exp [batch, heads, queryLength]
+   * as ca.attention does: the outputs of one decode split over several
+   * caches merge with it (weights e^(lse_i - max lse)).
+   */
+  attention(q: Float32Array, options: KVCacheAttentionOptions): AttentionResult;
+  /** Keeps the first n tokens. */
+  truncate(n: number): this;
+  /** Empties it (keeps its memory). */
+  reset(): this;
+  /**
+   * Frees its wasm memory; idempotent. Afterwards every method and `length`
+   * throw a TypeError; `disposed` and the layout the cache was created with
+   * (`capacity`, `batch`, `kvHeads`, `headDim`, `valueDim`) still answer, as
+   * a closed file keeps its name: they describe it without using its memory,
+   * so logging or serializing a disposed cache (a worker-mode handle's
+   * snapshot included) does not throw.
+   */
+  dispose(): void;
+  /** dispose(), for `using`. */
+  [Symbol.dispose](): void;
+}

@@ -1,0 +1,206 @@
+// The package's types, nn part: the book's attention modules and the Llama
+// chapter's GroupedQueryAttention (bindings/nn/attention.mjs,
+// grouped-query-attention.mjs). Re-exported by index.d.ts; types only.
+
+import type { MaskStrategy } from '../engine/attention.js';
+import type { Linear, Module } from './layers.js';
+
+/** Options of a module's forward(). */
+export interface ForwardOptions {
+  /** Also return the [batch, heads, tokens, tokens] weights (post-dropout when dropout ran). */
+  returnWeights?: boolean;
+  /** Also return the raw scores Q·Kᵀ [batch, heads, tokens, tokens] (before scaling and masking). */
+  returnScores?: boolean;
+  /**
+   * Also return the projected heads the attention ran on, each
+   * [batch, heads, tokens, headDim] (the book's `.view(b, T, H, hd).transpose(1, 2)`).
+   */
+  returnQKV?: boolean;
+  /** How the causal mask is applied. Default 'neg-inf'. */
+  maskStrategy?: MaskStrategy;
+  /** Dropout seed; default: drawn from the runtime's generator. */
+  seed?: number | bigint;
+  /** Write the output here (length batch · tokens · outputDim). */
+  out?: Float32Array;
+  /**
+   * The book's ch04/03 KV cache: append this call's keys and values to the
+   * module's cache and attend over all of it (positions continue: a prompt,
+   * then one token per call, gives one full forward's outputs). Weights and
+   * scores then span every cached key. resetCache() starts over. The cache
+   * grows by doubling up to contextLength; more tokens, or another batch
+   * size before resetCache(), is a RangeError. Such a forward has no backward.
+   */
+  useCache?: boolean;
+}
+
+/** What forward() returns with any of the return* options. */
+export interface ForwardResult {
+  /** [batch, tokens, outputDim]. */
+  output: Float32Array;
+  /** [batch, heads, tokens, tokens]; present with returnWeights. */
+  weights?: Float32Array;
+  /** [batch, heads, tokens, tokens]; present with returnScores. */
+  scores?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
+  queries?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
+  keys?: Float32Array;
+  /** [batch, heads, tokens, headDim]; present with returnQKV. */
+  values?: Float32Array;
+}
+
+/** forward(..., { returnWeights: true }). */
+export interface ForwardResultWithWeights extends ForwardResult {
+  /** [batch, heads, tokens, tokens] (post-dropout when dropout ran). */
+  weights: Float32Array;
+}
+
+/** forward(..., { returnScores: true }). */
+export interface ForwardResultWithScores extends ForwardResult {
+  /** [batch, heads, tokens, tokens]: Q·Kᵀ before scaling and masking. */
+  scores: Float32Array;
+}
+
+/** forward(..., { returnQKV: true }). */
+export interface ForwardResultWithQKV extends ForwardResult {
+  /** [batch, heads, tokens, headDim]. */
+  queries: Float32Array;
+  /** [batch, heads, tokens, headDim]. */
+  keys: Float32Array;
+  /** [batch, heads, tokens, headDim]. */
+  values: Float32Array;
+}
+
+/** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
+export interface AttentionModule extends Module {
+  /** Size of each input token vector (the last axis of x). */
+  readonly dIn: number;
+  /** Number of attention heads. */
+  readonly numHeads: number;
+  /** Width of the output's last axis. */
+  readonly outputDim: number;
+  /** Most tokens a forward takes (the size of the book's mask buffer); undefined for SelfAttention. */
+  readonly contextLength: number | undefined;
+  /** Dropout probability in [0, 1); settable (validated), like nn.Dropout's p. */
+  dropout: number;
+  /**
+   * x: [batch, tokens, dIn] (or [tokens, dIn]) → [batch, tokens, outputDim].
+   * Throws a RangeError when tokens > contextLength.
+   */
+  forward(x: Float32Array, shape: number[],
+    options?: ForwardOptions & { returnWeights?: false; returnScores?: false; returnQKV?: false }): Float32Array;
+  /** With returnWeights: `{ output, weights }` (and scores, QKV when asked). */
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnWeights: true }): ForwardResultWithWeights;
+  /** With returnScores: `{ output, scores }` (and weights, QKV when asked). */
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnScores: true }): ForwardResultWithScores;
+  /** With returnQKV: `{ output, queries, keys, values }` (and weights, scores when asked). */
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnQKV: true }): ForwardResultWithQKV;
+  /** Options known only at run time: the output array, or a {@link ForwardResult}. */
+  forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | ForwardResult;
+  /** Same as forward (like calling a PyTorch module). */
+  call(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | ForwardResult;
+  /**
+   * The last training forward's backward: gradOutput [batch, tokens, outputDim]
+   * → the gradient of x [batch, tokens, dIn]; every parameter's gradient
+   * accumulates (+=) into its array. A training-mode forward keeps what it
+   * needs (x, the projected Q, K, V, the attention output, its log-sum-exp,
+   * the dropout seed). One backward per forward, as PyTorch frees its graph;
+   * without a training forward before it, a TypeError says which; a rejected
+   * gradOutput (wrong type or length) leaves the forward for a valid one. It
+   * uses the parameters as they are when it runs: update them after it, not
+   * between forward and backward. GroupedQueryAttention sums a shared
+   * key/value head's gradients over its group and transposes RoPE's rotation.
+   */
+  backward(gradOutput: Float32Array): Float32Array;
+  /** Tokens in the KV cache of forward(..., { useCache: true }); 0 without one. */
+  readonly cacheLength: number;
+  /** Empties the KV cache and frees its wasm memory (the book's reset_cache()). */
+  resetCache(): this;
+  /** Frees the module's wasm memory (its KV cache); the module stays usable. Idempotent. */
+  dispose(): void;
+  /** dispose(), for `using`. */
+  [Symbol.dispose](): void;
+}
+
+/** The book's SelfAttention_v2: no mask, no dropout. */
+export interface SelfAttention extends AttentionModule {
+  /** Output width: numHeads · head size. */
+  readonly dOut: number;
+  /** The query projection (`W_query.weight` is [dOut, dIn]). */
+  W_query: Linear;
+  /** The key projection. */
+  W_key: Linear;
+  /** The value projection. */
+  W_value: Linear;
+}
+/** The book's CausalAttention (listing 3.3): SelfAttention with the causal mask and dropout. */
+export interface CausalAttention extends SelfAttention {}
+/** Listing 3.4: numHeads independent CausalAttention heads, concatenated (output width numHeads · dOut). */
+export interface MultiHeadAttentionWrapper extends AttentionModule {
+  /** Output width of each head. */
+  readonly dOut: number;
+  /** The heads (an Array; registered as the child `heads`: `heads.0.W_query.weight`, ... in the state dict). */
+  readonly heads: CausalAttention[];
+}
+/** Listing 3.5: dOut split into numHeads heads of dOut / numHeads, then out_proj. */
+export interface MultiHeadAttention extends SelfAttention {
+  /** dOut / numHeads. */
+  readonly headDim: number;
+  /** The output projection `out_proj` (a Linear with bias). */
+  outProj: Linear;
+}
+
+/**
+ * The Llama chapter's GroupedQueryAttention: W_key/W_value [numKVGroups ·
+ * headDim, dIn], W_query [dOut, dIn], out_proj [dOut, dOut], no biases,
+ * created (and seeded) in the book's `__init__` order, so its state dicts
+ * load 1:1. RoPE on queries and keys as the book's compute_rope_params /
+ * apply_rope, with float32 tables; the head size must be even. Its float32
+ * steps are ported from the book's code and PyTorch's operators (tested
+ * against that port and float64 finite differences, not against PyTorch).
+ */
+export interface GroupedQueryAttention extends MultiHeadAttention {
+  /** Key/value heads, each shared by groupSize query heads. */
+  readonly numKVGroups: number;
+  /** numHeads / numKVGroups: query heads per key/value head. */
+  readonly groupSize: number;
+  /** RoPE's theta base. */
+  readonly ropeBase: number;
+  /** Llama 3.1's RoPE frequency adjustment (frozen), or null for none. */
+  readonly freqConfig: Readonly<RopeFreqConfig> | null;
+  /** Positions RoPE covers: at most this many tokens per forward (and in the cache). */
+  readonly contextLength: number;
+}
+
+/**
+ * Llama 3.1 and 3.2's RoPE frequency adjustment (the book's freq_config of
+ * compute_rope_params; Hugging Face's rope_scaling with rope_type "llama3"):
+ * frequencies whose wavelength 2π / inv_freq exceeds originalContextLength /
+ * lowFreqFactor are divided by factor, those below originalContextLength /
+ * highFreqFactor kept, those between interpolated. Llama 3.2 1B/3B:
+ * { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192 }
+ * (Llama 3.1: factor 8). All four are required: positive, lowFreqFactor < highFreqFactor.
+ */
+export interface RopeFreqConfig {
+  /** What the longest wavelengths' frequencies are divided by (freq_config["factor"]). */
+  factor: number;
+  /** Wavelengths above originalContextLength / lowFreqFactor are divided by factor. */
+  lowFreqFactor: number;
+  /** Wavelengths below originalContextLength / highFreqFactor are kept. */
+  highFreqFactor: number;
+  /** The context length the model was first trained at (8192 for Llama 3). */
+  originalContextLength: number;
+}
+
+/** Options of the GroupedQueryAttention constructor (beyond the book's positional arguments). */
+export interface GroupedQueryAttentionOptions {
+  /** Positions RoPE covers (compute_rope_params' context_length); default 4096. */
+  contextLength?: number;
+  /** RoPE's theta base; default 10 000 (Llama 3: 500 000). */
+  ropeBase?: number;
+  /** Llama 3.1 / 3.2's frequency adjustment; default none (null). */
+  freqConfig?: RopeFreqConfig | null;
+}
