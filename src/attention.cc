@@ -44,6 +44,7 @@
 
 #include "src/dropout.h"
 #include "src/internal.h"
+#include "src/size_math.h"
 #include "src/thread_pool.h"
 
 #undef HWY_TARGET_INCLUDE

@@ -1,5 +1,6 @@
 // Shared by the SIMD kernels, the scalar reference and the validation (not
-// installed): the causal mask rule, the scale, size arithmetic.
+// installed): the causal mask rule, the scale, the KV-head defaults (size
+// arithmetic: size_math.h).
 
 #ifndef CAUSAL_ATTENTION_SRC_INTERNAL_H_
 #define CAUSAL_ATTENTION_SRC_INTERNAL_H_
@@ -74,13 +75,6 @@ inline float ResolvedScale(const AttentionShape& s, const AttentionOptions& o) {
 
 inline bool DropoutActive(const AttentionOptions& o) {
   return o.training && o.dropout > 0.0f;
-}
-
-// a * b, false on size_t overflow.
-inline bool MulSize(size_t a, size_t b, size_t* out) {
-  if (a != 0 && b > SIZE_MAX / a) return false;
-  *out = a * b;
-  return true;
 }
 
 }  // namespace internal
