@@ -55,9 +55,14 @@ inline size_t FirstVisibleQuery(const AttentionShape& s, CausalMask causal,
   return static_cast<size_t>(first);
 }
 
-// KV heads and rows per KV head with the 0 = default rule resolved.
+// The one place of the rule "0 KV heads means one per query head" (the
+// attention shape's kv_heads, the layer's num_kv_heads).
+inline int64_t ResolveKvHeads(int64_t kv_heads, int64_t heads) {
+  return kv_heads == 0 ? heads : kv_heads;
+}
+// KV heads and rows per KV head with the 0 = default rules resolved.
 inline int64_t KvHeads(const AttentionShape& s) {
-  return s.kv_heads == 0 ? s.heads : s.kv_heads;
+  return ResolveKvHeads(s.kv_heads, s.heads);
 }
 inline int64_t KvCapacity(const AttentionShape& s) {
   return s.kv_capacity == 0 ? s.key_len : s.kv_capacity;
