@@ -8,7 +8,7 @@
 // one KV head, and a key range; it writes its own rows (or its own partial
 // state) only, so results do not depend on the thread count.
 //
-// Work items:
+// Work items (DecodeSplit and QueryBlockSplit of attention_plan-inl.h):
 //  * Decode-shaped (tiled path, G·Tq <= kQueryBlock): the block is the
 //    whole group, all G heads' Tq rows (contiguous in q and out), so each
 //    key tile is read once per KV head for the group; the keys are split
@@ -20,14 +20,14 @@
 //
 // Two computations per work item:
 //  * Tiled (no weights requested, mask strategy -inf): for each key tile
-//    of the item's range left of the causal diagonal
+//    of the item's range that its block sees (the plan's Tile rule)
 //      1-2. S = Q·Kᵀ (dot-product microkernel of dot-inl.h on the key rows as
 //           they are; odd head sizes are padded to whole vectors first),
 //      3. scale, row max, running max/sum update (online softmax),
 //      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (matmul-inl.h);
 //    finally O /= l (or the partial state is kept; and, when asked, the
-//    row's log-sum-exp L = m + log(l) for the backward). Key tiles right of
-//    the diagonal are never touched; extra memory is O(tile) per thread (plus
+//    row's log-sum-exp L = m + log(l) for the backward). Invisible key
+//    tiles are never touched; extra memory is O(tile) per thread (plus
 //    O(rows · chunks · Dv) partial states for split decode calls).
 //  * Rows (weights requested, or the renormalise strategy): S is written
 //    once into the weight rows (the caller's buffer, or a per-thread row
@@ -69,7 +69,6 @@ constexpr float kRenormalizeGuard = -60.0f;
 
 // The forward's additions to the shared plan (attention_plan-inl.h).
 struct Plan : AttentionPlan {
-  size_t num_qblocks;
   bool renormalize;
   const float* q;
   const float* k;
@@ -82,7 +81,6 @@ struct Plan : AttentionPlan {
        const float* q_, const float* k_, const float* v_, float* out_,
        float* weights_, float* lse_)
       : AttentionPlan(shape, options),
-        num_qblocks((tq + kQueryBlock - 1) / kQueryBlock),
         renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
                     options.causal != CausalMask::kNone),
         q(q_),
@@ -399,24 +397,6 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
 
 // ---------------------------------------------------------------------------
 
-// Decode-shaped calls: one item per (group, chunk of kDecodeChunk keys).
-// With one chunk the items finish their rows; with more, each leaves partial
-// states and the rows are merged chunk by chunk, in chunk order.
-struct DecodeSplit {
-  size_t groups;      // B · Hkv: one block of G·Tq rows each
-  size_t group_rows;  // G · Tq
-  size_t chunks;
-  size_t key_end;  // keys any row sees: VisibleEnd of the last query
-
-  explicit DecodeSplit(const Plan& p) {
-    groups = p.bh_count / p.group;
-    group_rows = p.group * p.tq;
-    key_end = p.KeysSeenBy(0, p.tq).end;
-    const size_t chunk = static_cast<size_t>(kDecodeChunk);
-    chunks = HWY_MAX(size_t{1}, (key_end + chunk - 1) / chunk);
-  }
-};
-
 void MergeDecodeChunks(const Plan& p, const DecodeSplit& split,
                        const SoftmaxState* states, float* partial_o,
                        size_t group) {
@@ -445,12 +425,12 @@ Status AttentionImpl(const AttentionShape& shape,
   // results for any thread count.
   const bool decode = !rows_path && p.group * p.tq <= kQueryBlock;
   const DecodeSplit split(p);
+  const QueryBlockSplit blocks(p, kQueryBlock);
 
   ThreadPool& pool = GlobalPool();
-  const size_t num_items =
-      decode ? split.groups * split.chunks : p.bh_count * p.num_qblocks;
+  const size_t num_items = decode ? split.Items() : blocks.Items();
   const double flops = 2.0 * static_cast<double>(p.bh_count) * p.tq *
-                       (decode ? split.key_end : p.tk) *
+                       (decode ? split.keys.end - split.keys.begin : p.tk) *
                        static_cast<double>(p.d + p.dv);
   // One workspace per thread that may run an item; partial states after
   // them when a decode call is split.
@@ -478,27 +458,19 @@ Status AttentionImpl(const AttentionShape& shape,
     WorkspaceCarver carver(buffer.Thread(thread));
     const Workspace ws(p, need_rows, &carver);
     if (decode) {
-      const size_t chunk = item / split.groups;
-      const size_t group = item % split.groups;
-      const Block block(p, group * split.group_rows, split.group_rows);
-      const size_t k0 = chunk * static_cast<size_t>(kDecodeChunk);
-      const size_t k1 =
-          HWY_MIN(k0 + static_cast<size_t>(kDecodeChunk), split.key_end);
+      const DecodeSplit::Item it = split.At(item);
+      const Block block(p, it.group * split.group_rows, split.group_rows);
       if (!merge) {
-        TiledBlock(p, block, 0, split.key_end, ws, nullptr);
+        TiledBlock(p, block, split.keys.begin, split.keys.end, ws, nullptr);
         return;
       }
-      const size_t at = chunk * total_rows + block.row0;
+      const size_t at = it.chunk * total_rows + block.row0;
       const PartialRows partial{states + at, partial_o + at * p.dv, p.dv};
-      TiledBlock(p, block, k0, k1, ws, &partial);
+      TiledBlock(p, block, it.keys.begin, it.keys.end, ws, &partial);
       return;
     }
-    // Item order: all largest (last) query blocks first, across heads.
-    const size_t qb = p.num_qblocks - 1 - item / p.bh_count;
-    const size_t bh = item % p.bh_count;
-    const size_t q0 = qb * kQueryBlock;
-    const size_t q1 = HWY_MIN(q0 + kQueryBlock, p.tq);
-    const Block block(p, bh * p.tq + q0, q1 - q0);
+    const QueryBlockSplit::Item it = blocks.At(item);
+    const Block block(p, it.bh * p.tq + it.q0, it.q1 - it.q0);
     if (rows_path) {
       RowsBlock(p, block, ws);
     } else {

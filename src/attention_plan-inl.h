@@ -9,8 +9,9 @@
 //    (skipped). Causal top-left / bottom-right alignment today; sliding
 //    windows, per-sequence key lengths and mask tiles become terms of these
 //    functions, and both passes (and the decode split) follow;
-//  * the split of a query head's keys into chunks of about equal visible
-//    work (the backward's items; the forward's decode chunks are fixed);
+//  * the work items: the forward's decode split (groups x fixed key chunks)
+//    and query blocks, the backward's key chunks of about equal visible
+//    work;
 //  * per-thread workspace carving and the call's one allocation;
 //  * padded-row copies for odd head sizes.
 
@@ -165,6 +166,63 @@ inline size_t SplitKeyTiles(const AttentionPlan& p, size_t tile,
   chunk_tile[c] = tiles;
   return c;
 }
+
+// --- Work items --------------------------------------------------------------
+// How a call is cut into items for the pool: from the shape alone, never the
+// thread count, so results are bit-identical for any thread count.
+
+// The forward's items when a group's rows fit one block (decode-shaped):
+// the block is the whole group (its G heads' Tq rows, consecutive in q and
+// out: each key tile is read once per KV head), and the keys any query sees
+// are cut into chunks of kDecodeChunk; one item per (group, chunk). With
+// more than one chunk the items leave partial states, merged afterwards.
+struct DecodeSplit {
+  struct Item {
+    size_t group, chunk;
+    IndexRange keys;
+  };
+  size_t groups;      // B · Hkv
+  size_t group_rows;  // G · Tq
+  size_t chunks;
+  IndexRange keys;  // the keys any query sees
+
+  explicit DecodeSplit(const AttentionPlan& p)
+      : groups(p.bh_count / p.group),
+        group_rows(p.group * p.tq),
+        keys(p.KeysSeenBy(0, p.tq)) {
+    const size_t chunk = static_cast<size_t>(kDecodeChunk);
+    chunks = HWY_MAX(size_t{1}, (keys.end - keys.begin + chunk - 1) / chunk);
+  }
+  size_t Items() const { return groups * chunks; }
+  Item At(size_t item) const {
+    const size_t chunk = item / groups;
+    const size_t k0 = keys.begin + chunk * static_cast<size_t>(kDecodeChunk);
+    const size_t k1 = HWY_MIN(k0 + static_cast<size_t>(kDecodeChunk), keys.end);
+    return {item % groups, chunk, {k0, k1}};
+  }
+};
+
+// The forward's other items: (query head, block of `block` query rows),
+// every key. The blocks that see the most keys (causal: the last) go
+// first, across heads, so the pool's largest-first order balances them.
+struct QueryBlockSplit {
+  struct Item {
+    size_t bh;      // query head in [B·H]
+    size_t q0, q1;  // its query rows
+  };
+  size_t bh_count, tq, block, blocks;
+
+  QueryBlockSplit(const AttentionPlan& p, size_t block_)
+      : bh_count(p.bh_count),
+        tq(p.tq),
+        block(block_),
+        blocks((p.tq + block_ - 1) / block_) {}
+  size_t Items() const { return bh_count * blocks; }
+  Item At(size_t item) const {
+    const size_t q0 = (blocks - 1 - item / bh_count) * block;
+    return {item % bh_count, q0, HWY_MIN(q0 + block, tq)};
+  }
+};
 
 // --- Workspace -------------------------------------------------------------
 
