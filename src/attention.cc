@@ -8,7 +8,7 @@
 // one KV head, and a key range; it writes its own rows (or its own partial
 // state) only, so results do not depend on the thread count.
 //
-// Work items:
+// Work items (DecodeSplit and QueryBlockSplit of attention_plan-inl.h):
 //  * Decode-shaped (tiled path, G·Tq <= kQueryBlock): the block is the
 //    whole group, all G heads' Tq rows (contiguous in q and out), so each
 //    key tile is read once per KV head for the group; the keys are split
@@ -20,14 +20,14 @@
 //
 // Two computations per work item:
 //  * Tiled (no weights requested, mask strategy -inf): for each key tile
-//    of the item's range left of the causal diagonal
+//    of the item's range that its block sees (the plan's Tile rule)
 //      1-2. S = Q·Kᵀ (dot-product microkernel of dot-inl.h on the key rows as
 //           they are; odd head sizes are padded to whole vectors first),
 //      3. scale, row max, running max/sum update (online softmax),
 //      4. P = exp(S - m), dropout on P, 5. O = O·corr + P·V (matmul-inl.h);
 //    finally O /= l (or the partial state is kept; and, when asked, the
-//    row's log-sum-exp L = m + log(l) for the backward). Key tiles right of
-//    the diagonal are never touched; extra memory is O(tile) per thread (plus
+//    row's log-sum-exp L = m + log(l) for the backward). Invisible key
+//    tiles are never touched; extra memory is O(tile) per thread (plus
 //    O(rows · chunks · Dv) partial states for split decode calls).
 //  * Rows (weights requested, or the renormalise strategy): S is written
 //    once into the weight rows (the caller's buffer, or a per-thread row
@@ -42,14 +42,15 @@
 #include <limits>
 #include <vector>
 
-#include "src/dropout.h"
 #include "src/internal.h"
+#include "src/size_math.h"
 #include "src/thread_pool.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/attention.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
 #include "src/few_rows-inl.h"
@@ -66,20 +67,9 @@ constexpr size_t kQueryBlock = 32;  // query rows per work item
 constexpr size_t kKeyBlock = 64;    // keys per tile (a multiple of 2 vectors)
 constexpr float kRenormalizeGuard = -60.0f;
 
-// Everything a work item needs, resolved once per call.
-struct Plan {
-  AttentionShape shape;
-  CausalMask causal;
-  size_t bh_count, tq, tk, d, dv, dv_pad, num_qblocks;
-  size_t group;      // query heads per KV head
-  size_t kv_stride;  // rows per KV head in k and v (>= tk)
-  size_t d_pad;      // d rounded up to whole vectors (== d on SCALAR)
-  float scale;
+// The forward's additions to the shared plan (attention_plan-inl.h).
+struct Plan : AttentionPlan {
   bool renormalize;
-  bool drop;
-  uint32_t threshold;
-  float keep_scale;
-  uint64_t seed;
   const float* q;
   const float* k;
   const float* v;
@@ -87,9 +77,18 @@ struct Plan {
   float* weights;
   float* lse;  // [B·H·Tq] log-sum-exp per row, or null
 
-  size_t VisibleEnd(size_t i) const {
-    return internal::VisibleEnd(shape, causal, i);
-  }
+  Plan(const AttentionShape& shape, const AttentionOptions& options,
+       const float* q_, const float* k_, const float* v_, float* out_,
+       float* weights_, float* lse_)
+      : AttentionPlan(shape, options),
+        renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
+                    options.causal != CausalMask::kNone),
+        q(q_),
+        k(k_),
+        v(v_),
+        out(out_),
+        weights(weights_),
+        lse(lse_) {}
 };
 
 // The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
@@ -98,12 +97,19 @@ struct Plan {
 // consecutive in q and out.
 struct Block {
   size_t row0, rows;
+  // The query indices [i0, i1) of the rows: one head's block, or every
+  // query of the group's heads (a group's block starts at a head's row 0).
+  size_t i0, i1;
   const float* q;  // the block's first query row
   const float* k;  // the KV head's keys
   const float* v;  // the KV head's values
 
   Block(const Plan& p, size_t row0_, size_t rows_)
-      : row0(row0_), rows(rows_), q(p.q + row0_ * p.d) {
+      : row0(row0_),
+        rows(rows_),
+        i0(row0_ % p.tq),
+        i1(HWY_MIN(i0 + rows_, p.tq)),
+        q(p.q + row0_ * p.d) {
     const size_t kv = internal::KvHeadOf(p.shape, row0_ / p.tq);
     k = p.k + kv * p.kv_stride * p.d;
     v = p.v + kv * p.kv_stride * p.dv;
@@ -132,40 +138,23 @@ struct Workspace {
                 // (SCALAR target: [d][kKeyBlock], the tile transposed)
   float* qpad;  // [kQueryBlock][d_pad] query rows, padded (odd head sizes)
   float* zero;  // [d_pad] zeros: the key row read for missing keys
-  float* vp;    // [kKeyBlock][dv_pad]   value tile, padded to the panel
+  float* vp;    // [kKeyBlock][dv_panel] value tile, padded to the panel
   float* s;     // [kQueryBlock][kKeyBlock] score / probability tile
-  float* o;     // [kQueryBlock][dv_pad] output accumulators
+  float* o;     // [kQueryBlock][dv_panel] output accumulators
   float* rows;  // [kQueryBlock][tk]     weight rows when the caller has none
 
-  static size_t Floats(const Plan& p, bool need_rows) {
-    return kKeyBlock * p.d_pad + kQueryBlock * p.d_pad + RoundUp(p.d_pad, 16) +
-           kKeyBlock * p.dv_pad + kQueryBlock * kKeyBlock +
-           kQueryBlock * p.dv_pad +
-           (need_rows ? kQueryBlock * RoundUp(p.tk, 16) : 0);
-  }
-  static Workspace Carve(const Plan& p, float* base) {
-    Workspace w;
-    w.keys = base;
-    w.qpad = w.keys + kKeyBlock * p.d_pad;
-    w.zero = w.qpad + kQueryBlock * p.d_pad;
-    w.vp = w.zero + RoundUp(p.d_pad, 16);
-    w.s = w.vp + kKeyBlock * p.dv_pad;
-    w.o = w.s + kQueryBlock * kKeyBlock;
-    w.rows = w.o + kQueryBlock * p.dv_pad;
-    memset(w.zero, 0, p.d_pad * sizeof(float));
-    return w;
+  // Assigns the buffers from carver (a null base: only counts).
+  Workspace(const Plan& p, bool need_rows, WorkspaceCarver* carver) {
+    keys = carver->Take(kKeyBlock * p.d_pad);
+    qpad = carver->Take(kQueryBlock * p.d_pad);
+    zero = carver->Take(p.d_pad);
+    vp = carver->Take(kKeyBlock * p.dv_panel);
+    s = carver->Take(kQueryBlock * kKeyBlock);
+    o = carver->Take(kQueryBlock * p.dv_panel);
+    rows = carver->Take(need_rows ? kQueryBlock * RoundUp(p.tk, 16) : 0);
+    if (zero) memset(zero, 0, p.d_pad * sizeof(float));
   }
 };
-
-// Copies `rows` rows of width d into a buffer with row stride d_pad, zero-
-// filling each row's tail.
-HWY_INLINE void PadRows(const float* src, size_t rows, size_t d, size_t d_pad,
-                        float* dst) {
-  for (size_t r = 0; r < rows; ++r) {
-    memcpy(dst + r * d_pad, src + r * d, d * sizeof(float));
-    memset(dst + r * d_pad + d, 0, (d_pad - d) * sizeof(float));
-  }
-}
 
 // kt[c][j] = k[k0 + j][c] for j < kn; zero up to the panel boundary.
 HWY_INLINE void PackKeys(const float* HWY_RESTRICT k, size_t d, size_t kn,
@@ -192,12 +181,8 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
                ws.s, kKeyBlock);
 #else
-  size_t ldk = p.d;
-  if (p.d != p.d_pad) {
-    PadRows(k, kn, p.d, p.d_pad, ws.keys);
-    k = ws.keys;
-    ldk = p.d_pad;
-  }
+  size_t ldk;
+  k = PaddedRows(k, kn, p.d, p.d_pad, ws.keys, &ldk);
   if (rows == 1) {  // a decode step's lone row: block over keys instead
     DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
   } else {
@@ -210,27 +195,14 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
 // padded copy when the head size is not a multiple of the vector length.
 HWY_INLINE const float* QueryRows(const Plan& p, const Block& b,
                                   const Workspace& ws, size_t* ldq) {
-  *ldq = p.d_pad;
-  if (p.d == p.d_pad) return b.q;
-  PadRows(b.q, b.rows, p.d, p.d_pad, ws.qpad);
-  return ws.qpad;
+  return PaddedRows(b.q, b.rows, p.d, p.d_pad, ws.qpad, ldq);
 }
 
-// Returns the value rows for keys [k0, k0 + kn) with a stride that the
-// microkernel can read whole panels from: the user's rows when Dv is already
-// a multiple of the panel, else a padded copy.
+// The value rows of keys [k0, k0 + kn) with a stride that the microkernel
+// can read whole panels from (padded copies when Dv is not a multiple).
 HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
                                   size_t kn, float* vp, size_t* ldv) {
-  if (p.dv == p.dv_pad) {
-    *ldv = p.dv;
-    return v_head + k0 * p.dv;
-  }
-  for (size_t j = 0; j < kn; ++j) {
-    memcpy(vp + j * p.dv_pad, v_head + (k0 + j) * p.dv, p.dv * sizeof(float));
-    memset(vp + j * p.dv_pad + p.dv, 0, (p.dv_pad - p.dv) * sizeof(float));
-  }
-  *ldv = p.dv_pad;
-  return vp;
+  return PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, vp, ldv);
 }
 
 // ---------------------------------------------------------------------------
@@ -244,26 +216,30 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
 
   SoftmaxState st[kQueryBlock];
   size_t end[kQueryBlock], tile_end[kQueryBlock];
-  size_t range_end = key_begin;  // the keys any row of the block sees
   for (size_t r = 0; r < rows; ++r) {
     st[r] = SoftmaxState::Empty();
     end[r] = HWY_MIN(b.VisibleEnd(p, r), key_end);
-    range_end = HWY_MAX(range_end, end[r]);
   }
-  memset(ws.o, 0, rows * p.dv_pad * sizeof(float));
+  // The keys any row of the block sees.
+  const size_t range_end =
+      HWY_MAX(key_begin, HWY_MIN(p.KeysSeenBy(b.i0, b.i1).end, key_end));
+  memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
 
   for (size_t k0 = key_begin; k0 < range_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, range_end - k0);
+    const TileVisibility vis = p.Tile(b.i0, b.i1, k0, k0 + kn);
+    if (vis == TileVisibility::kInvisible) continue;
     // 1-2. S = Q·Kᵀ for every row of the block.
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.d, rows, kn, ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
-      const size_t ve = end[r] > k0 ? HWY_MIN(end[r] - k0, kn) : 0;
+      const size_t ve =
+          vis == TileVisibility::kFull ? kn : EndInTile(end[r], k0, kn);
       float* srow = ws.s + r * kKeyBlock;
       tile_end[r] = 0;
       if (ve == 0 || st[r].non_finite ||
-          !OnlineSoftmaxTile(srow, ve, p.scale, &st[r], ws.o + r * p.dv_pad,
-                             p.dv_pad)) {
+          !OnlineSoftmaxTile(srow, ve, p.scale, &st[r], ws.o + r * p.dv_panel,
+                             p.dv_panel)) {
         continue;
       }
       tile_end[r] = ve;
@@ -278,19 +254,19 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
     if (rows == 1 && tile_end[0] > 0) {
-      MatMulAddFewRows<1>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_pad, ws.o,
-                          p.dv_pad);
+      MatMulAddFewRows<1>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_panel,
+                          ws.o, p.dv_panel);
     } else if (rows == 2 && tile_end[0] == tile_end[1] && tile_end[0] > 0) {
-      MatMulAddFewRows<2>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_pad, ws.o,
-                          p.dv_pad);
+      MatMulAddFewRows<2>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_panel,
+                          ws.o, p.dv_panel);
     } else {
-      MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
-                      p.dv_pad);
+      MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_panel,
+                      ws.o, p.dv_panel);
     }
   }
 
   for (size_t r = 0; r < rows; ++r) {
-    const float* o = ws.o + r * p.dv_pad;
+    const float* o = ws.o + r * p.dv_panel;
     if (partial) {
       partial->state[r] = st[r];
       memcpy(partial->o + r * partial->ldo, o, p.dv * sizeof(float));
@@ -399,45 +375,27 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   }
 
   // 5. O = W·V over each row's visible keys.
-  memset(ws.o, 0, rows * p.dv_pad * sizeof(float));
-  const size_t value_end = end[rows - 1];
+  memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
+  const size_t value_end = p.KeysSeenBy(b.i0, b.i1).end;
   for (size_t k0 = 0; k0 < value_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, value_end - k0);
     for (size_t r = 0; r < rows; ++r) {
-      tile_end[r] = (ok[r] && end[r] > k0) ? HWY_MIN(end[r] - k0, kn) : 0;
+      tile_end[r] = ok[r] ? EndInTile(end[r], k0, kn) : 0;
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    MatMulAddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_pad, ws.o,
-                    p.dv_pad);
+    MatMulAddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
+                    p.dv_panel);
   }
   for (size_t r = 0; r < rows; ++r) {
     // The weights are normalised already: l = 1 (0 for a row without keys).
     const SoftmaxState done{0.0f, end[r] > 0 ? 1.0f : 0.0f, !ok[r]};
-    FinishSoftmaxRow(done, ws.o + r * p.dv_pad, p.dv, p.out + b.Row(r) * p.dv);
+    FinishSoftmaxRow(done, ws.o + r * p.dv_panel, p.dv,
+                     p.out + b.Row(r) * p.dv);
   }
 }
 
 // ---------------------------------------------------------------------------
-
-// Decode-shaped calls: one item per (group, chunk of kDecodeChunk keys).
-// With one chunk the items finish their rows; with more, each leaves partial
-// states and the rows are merged chunk by chunk, in chunk order.
-struct DecodeSplit {
-  size_t groups;      // B · Hkv: one block of G·Tq rows each
-  size_t group_rows;  // G · Tq
-  size_t chunks;
-  size_t key_end;  // keys any row sees: VisibleEnd of the last query
-
-  explicit DecodeSplit(const Plan& p) {
-    groups = p.bh_count / p.group;
-    group_rows = p.group * p.tq;
-    // VisibleEnd grows with the query index: the last query sees the most.
-    key_end = p.VisibleEnd(p.tq - 1);
-    const size_t chunk = static_cast<size_t>(kDecodeChunk);
-    chunks = HWY_MAX(size_t{1}, (key_end + chunk - 1) / chunk);
-  }
-};
 
 void MergeDecodeChunks(const Plan& p, const DecodeSplit& split,
                        const SoftmaxState* states, float* partial_o,
@@ -460,98 +418,59 @@ Status AttentionImpl(const AttentionShape& shape,
                      const AttentionOptions& options, const float* q,
                      const float* k, const float* v, float* out, float* weights,
                      float* lse) {
-  Plan p;
-  p.shape = shape;
-  p.causal = options.causal;
-  p.bh_count = static_cast<size_t>(shape.batch * shape.heads);
-  p.tq = static_cast<size_t>(shape.query_len);
-  p.tk = static_cast<size_t>(shape.key_len);
-  p.d = static_cast<size_t>(shape.head_dim);
-  p.dv = static_cast<size_t>(shape.value_dim);
-  p.dv_pad = RoundUp(p.dv, PanelWidth());
-  p.d_pad = RoundUp(p.d, hn::Lanes(hn::ScalableTag<float>()));
-  p.num_qblocks = (p.tq + kQueryBlock - 1) / kQueryBlock;
-  p.group = static_cast<size_t>(shape.heads / internal::KvHeads(shape));
-  p.kv_stride = static_cast<size_t>(internal::KvCapacity(shape));
-  p.scale = internal::ResolvedScale(shape, options);
-  p.renormalize = options.mask_strategy == MaskStrategy::kRenormalize &&
-                  options.causal != CausalMask::kNone;
-  p.drop = internal::DropoutActive(options);
-  p.threshold = dropout::Threshold(options.dropout);
-  p.keep_scale = dropout::KeepScale(options.dropout);
-  p.seed = options.seed;
-  p.q = q;
-  p.k = k;
-  p.v = v;
-  p.out = out;
-  p.weights = weights;
-  p.lse = lse;
-
+  const Plan p(shape, options, q, k, v, out, weights, lse);
   const bool rows_path = weights != nullptr || p.renormalize;
   const bool need_rows = rows_path && weights == nullptr;
   // Decided by the shape alone (never the thread count): bit-identical
   // results for any thread count.
   const bool decode = !rows_path && p.group * p.tq <= kQueryBlock;
   const DecodeSplit split(p);
+  const QueryBlockSplit blocks(p, kQueryBlock);
 
   ThreadPool& pool = GlobalPool();
-  const size_t num_items =
-      decode ? split.groups * split.chunks : p.bh_count * p.num_qblocks;
+  const size_t num_items = decode ? split.Items() : blocks.Items();
   const double flops = 2.0 * static_cast<double>(p.bh_count) * p.tq *
-                       (decode ? split.key_end : p.tk) *
+                       (decode ? split.keys.end - split.keys.begin : p.tk) *
                        static_cast<double>(p.d + p.dv);
   // One workspace per thread that may run an item; partial states after
   // them when a decode call is split.
   const int threads = pool.ThreadsFor(flops);
   const size_t total_rows = p.bh_count * p.tq;
   const bool merge = decode && split.chunks > 1;
-  size_t per_thread = RoundUp(Workspace::Floats(p, need_rows), 16);
-  size_t work_floats, partial_floats = 0, total_floats;
-  if (!internal::MulSize(per_thread, static_cast<size_t>(threads),
-                         &work_floats) ||
-      (merge &&
-       !internal::MulSize(total_rows * split.chunks, p.dv, &partial_floats)) ||
-      work_floats > SIZE_MAX / sizeof(float) - 64 - partial_floats) {
+  size_t partial_floats = 0;
+  if (merge &&
+      !internal::MulSize(total_rows * split.chunks, p.dv, &partial_floats)) {
     return Status::kOutOfMemory;
   }
-  total_floats = work_floats + partial_floats;
-  float* buffer = static_cast<float*>(
-      aligned_alloc(64, RoundUp(total_floats * sizeof(float), 64)));
+  CallBuffer buffer;
+  const Status st =
+      buffer.Allocate(WorkspaceFloats<Workspace>(p, need_rows),
+                      static_cast<size_t>(threads), partial_floats);
+  if (st != Status::kOk) return st;
   SoftmaxState* states =
       merge ? static_cast<SoftmaxState*>(
                   malloc(total_rows * split.chunks * sizeof(SoftmaxState)))
             : nullptr;
-  if (!buffer || (merge && !states)) {
-    free(buffer);
-    free(states);
-    return Status::kOutOfMemory;
-  }
-  float* partial_o = buffer + work_floats;
+  if (merge && !states) return Status::kOutOfMemory;
+  float* partial_o = buffer.Extra();
 
   const auto run_item = [&](size_t item, int thread) {
-    const Workspace ws = Workspace::Carve(p, buffer + thread * per_thread);
+    WorkspaceCarver carver(buffer.Thread(thread));
+    const Workspace ws(p, need_rows, &carver);
     if (decode) {
-      const size_t chunk = item / split.groups;
-      const size_t group = item % split.groups;
-      const Block block(p, group * split.group_rows, split.group_rows);
-      const size_t k0 = chunk * static_cast<size_t>(kDecodeChunk);
-      const size_t k1 =
-          HWY_MIN(k0 + static_cast<size_t>(kDecodeChunk), split.key_end);
+      const DecodeSplit::Item it = split.At(item);
+      const Block block(p, it.group * split.group_rows, split.group_rows);
       if (!merge) {
-        TiledBlock(p, block, 0, split.key_end, ws, nullptr);
+        TiledBlock(p, block, split.keys.begin, split.keys.end, ws, nullptr);
         return;
       }
-      const size_t at = chunk * total_rows + block.row0;
+      const size_t at = it.chunk * total_rows + block.row0;
       const PartialRows partial{states + at, partial_o + at * p.dv, p.dv};
-      TiledBlock(p, block, k0, k1, ws, &partial);
+      TiledBlock(p, block, it.keys.begin, it.keys.end, ws, &partial);
       return;
     }
-    // Item order: all largest (last) query blocks first, across heads.
-    const size_t qb = p.num_qblocks - 1 - item / p.bh_count;
-    const size_t bh = item % p.bh_count;
-    const size_t q0 = qb * kQueryBlock;
-    const size_t q1 = HWY_MIN(q0 + kQueryBlock, p.tq);
-    const Block block(p, bh * p.tq + q0, q1 - q0);
+    const QueryBlockSplit::Item it = blocks.At(item);
+    const Block block(p, it.bh * p.tq + it.q0, it.q1 - it.q0);
     if (rows_path) {
       RowsBlock(p, block, ws);
     } else {
@@ -567,7 +486,6 @@ Status AttentionImpl(const AttentionShape& shape,
     });
   }
   free(states);
-  free(buffer);
   return Status::kOk;
 }
 

@@ -36,14 +36,14 @@
 #include <cmath>
 #include <limits>
 
-#include "src/dropout.h"
-#include "src/internal.h"
+#include "src/size_math.h"
 #include "src/thread_pool.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/attention_backward.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
 #include "src/exp-inl.h"
@@ -54,8 +54,9 @@
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
-// The backward's own Plan and Workspace: attention.cc has types of those
-// names in HWY_NAMESPACE, and one name must mean one type (ODR).
+// The backward's own Plan and Workspace (the forward's additions to the
+// shared AttentionPlan have the same names in HWY_NAMESPACE, and one name
+// must mean one type: ODR).
 namespace backward {
 
 constexpr size_t kKeyTile = 64;     // keys per tile (rows of the Sᵀ tile)
@@ -63,20 +64,8 @@ constexpr size_t kQueryTile = 64;   // queries per tile (its columns)
 constexpr size_t kMaxChunks = 4;    // key chunks per (batch, kv head)
 constexpr size_t kTargetItems = 8;  // split keys until about this many items
 
-// Everything an item needs, resolved once per call.
-struct Plan {
-  AttentionShape shape;
-  CausalMask causal;
-  size_t batch, heads, kv_heads, group, tq, tk, d, dv;
-  size_t d_pad;     // d rounded up to whole vectors (dot-product depth)
-  size_t dv_pad;    // dv likewise
-  size_t d_panel;   // d rounded up to whole panels (broadcast kernels)
-  size_t dv_panel;  // dv likewise
-  float scale;
-  bool drop;
-  uint32_t threshold;
-  float keep_scale;
-  uint64_t seed;
+// The backward's additions to the shared plan (attention_plan-inl.h).
+struct Plan : AttentionPlan {
   const float* dout;
   const float* q;
   const float* k;
@@ -98,12 +87,22 @@ struct Plan {
   size_t rows_per_head;
   float* partials;
 
-  size_t VisibleEnd(size_t i) const {
-    return internal::VisibleEnd(shape, causal, i);
-  }
-  size_t FirstQuery(size_t j) const {
-    return internal::FirstVisibleQuery(shape, causal, j);
-  }
+  Plan(const AttentionShape& shape, const AttentionOptions& options,
+       const float* dout_, const float* q_, const float* k_, const float* v_,
+       const float* out_, const float* lse_, float* gq_, float* gk_, float* gv_)
+      : AttentionPlan(shape, options),
+        dout(dout_),
+        q(q_),
+        k(k_),
+        v(v_),
+        out(out_),
+        lse(lse_),
+        gq(gq_),
+        gk(gk_),
+        gv(gv_),
+        chunks(1),
+        rows_per_head(0),
+        partials(nullptr) {}
 };
 
 // Per-thread scratch, carved from one allocation per call.
@@ -122,63 +121,26 @@ struct Workspace {
   uint32_t* rk;  // [2][group][tq] dropout row keys (k0s, then k1s)
   float* dqt;    // [kQueryTile][d_panel]  dS·K of the tile pair
 
-  // Floats per thread: the layout of Carve.
-  static size_t Floats(const Plan& p) {
-    Workspace w;
-    return Layout(p, nullptr, &w);
-  }
-  // Carves a 64-byte aligned base.
-  static Workspace Carve(const Plan& p, float* base) {
-    Workspace w;
-    Layout(p, base, &w);
-    memset(w.zero, 0, HWY_MAX(p.d_panel, p.dv_panel) * sizeof(float));
-    return w;
-  }
-
- private:
-  // Assigns the buffers from `base` (null: only counts) and returns the
-  // floats used.
-  static size_t Layout(const Plan& p, float* base, Workspace* ws) {
-    Workspace& w = *ws;
-    size_t used = 0;
-    const auto take = [&](size_t n) {
-      float* at = base ? base + used : nullptr;
-      used += RoundUp(n, 16);  // keeps every buffer 64-byte aligned
-      return at;
-    };
-    w.kt = take(kKeyTile * p.d_panel);
-    w.vt = take(kKeyTile * p.dv_panel);
-    w.qt = take(kQueryTile * p.d_panel);
-    w.dot = take(kQueryTile * p.dv_panel);
+  // Assigns the buffers from carver (a null base: only counts).
+  Workspace(const Plan& p, WorkspaceCarver* carver) {
+    kt = carver->Take(kKeyTile * p.d_panel);
+    vt = carver->Take(kKeyTile * p.dv_panel);
+    qt = carver->Take(kQueryTile * p.d_panel);
+    dot = carver->Take(kQueryTile * p.dv_panel);
     const size_t wide = HWY_MAX(p.d_panel, p.dv_panel);
-    w.zero = take(wide);
-    w.st = take(kKeyTile * kQueryTile);
-    w.dpt = take(kKeyTile * kQueryTile);
-    w.ds = take(kQueryTile * kKeyTile);
-    w.dk = take(kKeyTile * p.d_panel);
-    w.dvs = take(kKeyTile * p.dv_panel);
-    w.dd = take(p.group * p.tq);
-    w.rk = reinterpret_cast<uint32_t*>(take(p.drop ? 2 * p.group * p.tq : 0));
-    w.dqt = take(kQueryTile * p.d_panel);
-    return used;
+    zero = carver->Take(wide);
+    st = carver->Take(kKeyTile * kQueryTile);
+    dpt = carver->Take(kKeyTile * kQueryTile);
+    ds = carver->Take(kQueryTile * kKeyTile);
+    dk = carver->Take(kKeyTile * p.d_panel);
+    dvs = carver->Take(kKeyTile * p.dv_panel);
+    dd = carver->Take(p.group * p.tq);
+    rk = reinterpret_cast<uint32_t*>(
+        carver->Take(p.drop ? 2 * p.group * p.tq : 0));
+    dqt = carver->Take(kQueryTile * p.d_panel);
+    if (zero) memset(zero, 0, wide * sizeof(float));
   }
 };
-
-// Rows [0, rows) of width `width` as rows of `padded` floats: the user's
-// rows when no padding is needed, else a zero-padded copy in `buf`.
-HWY_INLINE const float* PaddedRows(const float* src, size_t rows, size_t width,
-                                   size_t padded, float* buf, size_t* ld) {
-  if (width == padded) {
-    *ld = width;
-    return src;
-  }
-  for (size_t r = 0; r < rows; ++r) {
-    memcpy(buf + r * padded, src + r * width, width * sizeof(float));
-    memset(buf + r * padded + width, 0, (padded - width) * sizeof(float));
-  }
-  *ld = padded;
-  return buf;
-}
 
 // c[r][j] = a_r · b_j for r < rows, j < nb (c written up to a multiple of 4
 // columns on vector targets; b rows past nb read `zero`). Depth is a
@@ -273,10 +235,11 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
     if (chunk == 0) return p.gq + (bh * p.tq + first_row) * p.d;
     return p.partials + (bh * p.rows_per_head + p.partial_row[chunk]) * p.d;
   };
-  const float* k_head = p.k + (b * p.kv_heads + kvh) * p.tk * p.d;
-  const float* v_head = p.v + (b * p.kv_heads + kvh) * p.tk * p.dv;
-  float* gk_head = p.gk + (b * p.kv_heads + kvh) * p.tk * p.d;
-  float* gv_head = p.gv + (b * p.kv_heads + kvh) * p.tk * p.dv;
+  const size_t kv_row0 = (b * p.kv_heads + kvh) * p.kv_stride;
+  const float* k_head = p.k + kv_row0 * p.d;
+  const float* v_head = p.v + kv_row0 * p.dv;
+  float* gk_head = p.gk + kv_row0 * p.d;
+  float* gv_head = p.gv + kv_row0 * p.dv;
 
   // Per query row seen by the chunk, once: D = dO·O and the dropout row key.
   uint32_t* rk0 = p.drop ? ws.rk : nullptr;
@@ -308,7 +271,7 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
   for (size_t kt = p.chunk_tile[chunk]; kt < p.chunk_tile[chunk + 1]; ++kt) {
     const size_t k0 = kt * kKeyTile;
     const size_t kn = HWY_MIN(kKeyTile, p.tk - k0);
-    const size_t first = p.FirstQuery(k0);
+    const size_t first = p.QueriesSeeing(k0, k0 + kn).begin;
     memset(ws.dk, 0, kn * p.d_panel * sizeof(float));
     memset(ws.dvs, 0, kn * p.dv_panel * sizeof(float));
     size_t ldk, ldv;
@@ -323,14 +286,15 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
       for (size_t q0 = first / kQueryTile * kQueryTile; q0 < p.tq;
            q0 += kQueryTile) {
         const size_t qn = HWY_MIN(kQueryTile, p.tq - q0);
+        const TileVisibility vis = p.Tile(q0, q0 + qn, k0, k0 + kn);
+        if (vis == TileVisibility::kInvisible) continue;
+        const bool full = vis == TileVisibility::kFull;
         const size_t row0 = bh * p.tq + q0;  // [B·H·Tq] index of query q0
         for (size_t j = 0; j < kn; ++j) {
-          const size_t fq = p.FirstQuery(k0 + j);
-          start[j] = fq <= q0 ? 0 : HWY_MIN(fq - q0, qn);
+          start[j] = full ? 0 : BeginInTile(p.FirstQuery(k0 + j), q0, qn);
         }
         for (size_t i = 0; i < qn; ++i) {
-          const size_t ve = p.VisibleEnd(q0 + i);
-          end[i] = ve <= k0 ? 0 : HWY_MIN(ve - k0, kn);
+          end[i] = full ? kn : EndInTile(p.VisibleEnd(q0 + i), k0, kn);
         }
         size_t ldq, ldo;
         const float* q_rows =
@@ -409,36 +373,17 @@ void ReduceQueryRows(const Plan& p, size_t bh, size_t q0, size_t q1) {
 }
 
 // Splits the key tiles into p.chunks runs of about equal work (visible
-// pairs), from the shape alone.
+// pairs), from the shape alone: enough items for the threads when batch ·
+// kv heads is small.
 void SplitChunks(Plan* p) {
-  const size_t tiles = (p->tk + kKeyTile - 1) / kKeyTile;
   const size_t items = p->batch * p->kv_heads;
-  size_t chunks = (kTargetItems + items - 1) / items;
-  chunks = HWY_MIN(HWY_MIN(chunks, kMaxChunks), tiles);
-  double total = 0.0;
-  for (size_t j = 0; j < p->tk; ++j) {
-    total += static_cast<double>(p->tq - p->FirstQuery(j));
-  }
-  p->chunk_tile[0] = 0;
-  size_t c = 1;
-  double seen = 0.0;
-  for (size_t t = 0; t < tiles && c < chunks; ++t) {
-    for (size_t j = t * kKeyTile; j < HWY_MIN(p->tk, (t + 1) * kKeyTile); ++j) {
-      seen += static_cast<double>(p->tq - p->FirstQuery(j));
-    }
-    // Close chunk c after tile t once it holds its share, leaving at least
-    // one tile for each chunk still to come.
-    if (seen >= total * static_cast<double>(c) / static_cast<double>(chunks) &&
-        tiles - (t + 1) >= chunks - c) {
-      p->chunk_tile[c++] = t + 1;
-    }
-  }
-  // Too few tiles closed (work all in the last tiles): fewer chunks.
-  p->chunks = c;
-  p->chunk_tile[c] = tiles;
+  const size_t chunks = HWY_MIN((kTargetItems + items - 1) / items, kMaxChunks);
+  p->chunks = SplitKeyTiles(*p, kKeyTile, chunks, p->chunk_tile);
   size_t row = 0;  // the first chunk writes into grad_q
   for (size_t i = 0; i < p->chunks; ++i) {
-    p->first_query[i] = p->FirstQuery(p->chunk_tile[i] * kKeyTile);
+    const size_t k0 = p->chunk_tile[i] * kKeyTile;
+    const size_t k1 = HWY_MIN(p->chunk_tile[i + 1] * kKeyTile, p->tk);
+    p->first_query[i] = p->QueriesSeeing(k0, k1).begin;
     p->partial_row[i] = row;
     if (i > 0) row += p->tq - p->first_query[i];
   }
@@ -449,37 +394,7 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
            const float* grad_out, const float* q, const float* k,
            const float* v, const float* out, const float* lse, float* grad_q,
            float* grad_k, float* grad_v) {
-  Plan p;
-  p.shape = shape;
-  p.causal = options.causal;
-  p.batch = static_cast<size_t>(shape.batch);
-  p.heads = static_cast<size_t>(shape.heads);
-  p.kv_heads = static_cast<size_t>(internal::KvHeads(shape));
-  p.group = p.heads / p.kv_heads;
-  p.tq = static_cast<size_t>(shape.query_len);
-  p.tk = static_cast<size_t>(shape.key_len);
-  p.d = static_cast<size_t>(shape.head_dim);
-  p.dv = static_cast<size_t>(shape.value_dim);
-  const size_t lanes = hn::Lanes(DF());
-  p.d_pad = RoundUp(p.d, lanes);
-  p.dv_pad = RoundUp(p.dv, lanes);
-  p.d_panel = RoundUp(p.d, PanelWidth());
-  p.dv_panel = RoundUp(p.dv, PanelWidth());
-  p.scale = internal::ResolvedScale(shape, options);
-  p.drop = internal::DropoutActive(options);
-  p.threshold = dropout::Threshold(options.dropout);
-  p.keep_scale = dropout::KeepScale(options.dropout);
-  p.seed = options.seed;
-  p.dout = grad_out;
-  p.q = q;
-  p.k = k;
-  p.v = v;
-  p.out = out;
-  p.lse = lse;
-  p.gq = grad_q;
-  p.gk = grad_k;
-  p.gv = grad_v;
-  p.chunks = 1;
+  Plan p(shape, options, grad_out, q, k, v, out, lse, grad_q, grad_k, grad_v);
   SplitChunks(&p);
 
   ThreadPool& pool = GlobalPool();
@@ -489,27 +404,24 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
                        p.tk * static_cast<double>(2 * p.d + 3 * p.dv);
   const int threads = pool.ThreadsFor(flops);
 
-  const size_t per_thread = RoundUp(Workspace::Floats(p), 16);
-  size_t workspace_floats, partial_floats = 0, total;
-  if (!internal::MulSize(per_thread, static_cast<size_t>(threads),
-                         &workspace_floats) ||
-      (p.chunks > 1 &&
-       (!internal::MulSize(p.batch * p.heads, p.rows_per_head,
-                           &partial_floats) ||
-        !internal::MulSize(partial_floats, p.d, &partial_floats))) ||
-      partial_floats > SIZE_MAX / sizeof(float) / 2 ||
-      workspace_floats > SIZE_MAX / sizeof(float) / 2 - partial_floats - 64) {
+  size_t partial_floats = 0;
+  if (p.chunks > 1 &&
+      (!internal::MulSize(p.bh_count, p.rows_per_head, &partial_floats) ||
+       !internal::MulSize(partial_floats, p.d, &partial_floats))) {
     return Status::kOutOfMemory;
   }
-  total = RoundUp(workspace_floats + partial_floats, 16);
-  float* buffer = static_cast<float*>(aligned_alloc(64, total * sizeof(float)));
-  if (!buffer) return Status::kOutOfMemory;
-  p.partials = p.chunks > 1 ? buffer + workspace_floats : nullptr;
+  CallBuffer buffer;
+  const Status st =
+      buffer.Allocate(WorkspaceFloats<Workspace>(p),
+                      static_cast<size_t>(threads), partial_floats);
+  if (st != Status::kOk) return st;
+  p.partials = p.chunks > 1 ? buffer.Extra() : nullptr;
 
   const auto run_item = [&](size_t item, int thread) {
     const size_t chunk = item % p.chunks;
     const size_t bkv = item / p.chunks;
-    const Workspace ws = Workspace::Carve(p, buffer + thread * per_thread);
+    WorkspaceCarver carver(buffer.Thread(thread));
+    const Workspace ws(p, &carver);
     ChunkItem(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
   };
   pool.Run(num_items, flops, run_item);
@@ -525,7 +437,6 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
                                HWY_MIN(q0 + kQueryTile, p.tq));
              });
   }
-  free(buffer);
   return Status::kOk;
 }
 

@@ -22,7 +22,7 @@ namespace HWY_NAMESPACE {
 // of the polynomial 1.5e-8; coefficients fitted by Remez exchange, c1 = 1 and
 // c2 = 1/2 exact), then scaling by 2^n through the exponent bits.
 // Max error vs double exp rounded to float: 1 ULP over [-87.3, 0] (tested in
-// tests/native/kernels_test.cc). Below -87.33 (where 2^n would leave the
+// tests/native/exp_inl_test.cc). Below -87.33 (where 2^n would leave the
 // normal range) the result is 0, as are -inf inputs.
 //
 // Two details matter for speed in V8: n is rounded with the 1.5·2^23 magic

@@ -1,5 +1,6 @@
 // Shared by the SIMD kernels, the scalar reference and the validation (not
-// installed): the causal mask rule, the scale, size arithmetic.
+// installed): the causal mask rule, the scale, the KV-head defaults (size
+// arithmetic: size_math.h).
 
 #ifndef CAUSAL_ATTENTION_SRC_INTERNAL_H_
 #define CAUSAL_ATTENTION_SRC_INTERNAL_H_
@@ -54,9 +55,14 @@ inline size_t FirstVisibleQuery(const AttentionShape& s, CausalMask causal,
   return static_cast<size_t>(first);
 }
 
-// KV heads and rows per KV head with the 0 = default rule resolved.
+// The one place of the rule "0 KV heads means one per query head" (the
+// attention shape's kv_heads, the layer's num_kv_heads).
+inline int64_t ResolveKvHeads(int64_t kv_heads, int64_t heads) {
+  return kv_heads == 0 ? heads : kv_heads;
+}
+// KV heads and rows per KV head with the 0 = default rules resolved.
 inline int64_t KvHeads(const AttentionShape& s) {
-  return s.kv_heads == 0 ? s.heads : s.kv_heads;
+  return ResolveKvHeads(s.kv_heads, s.heads);
 }
 inline int64_t KvCapacity(const AttentionShape& s) {
   return s.kv_capacity == 0 ? s.key_len : s.kv_capacity;
@@ -74,13 +80,6 @@ inline float ResolvedScale(const AttentionShape& s, const AttentionOptions& o) {
 
 inline bool DropoutActive(const AttentionOptions& o) {
   return o.training && o.dropout > 0.0f;
-}
-
-// a * b, false on size_t overflow.
-inline bool MulSize(size_t a, size_t b, size_t* out) {
-  if (a != 0 && b > SIZE_MAX / a) return false;
-  *out = a * b;
-  return true;
 }
 
 }  // namespace internal

@@ -29,6 +29,7 @@
 #include "src/internal.h"
 #include "src/linear.h"
 #include "src/rope.h"
+#include "src/size_math.h"
 
 namespace causal_attention {
 namespace {
@@ -73,28 +74,35 @@ void Permute(const float* src, size_t b, size_t t, size_t h, size_t hd,
 }
 
 // The Q, K and V projections' head counts and output widths (K and V have
-// the KV heads), for the forward and the backward alike. Built after
-// ValidateAttention has checked the sizes.
+// the KV heads), for the forward and the backward alike, from the attention
+// shape CheckLayer built (sizes validated: no overflow).
 struct Projections {
-  int64_t kv_heads;
   size_t heads[3];
   int64_t widths[3];  // heads[i] · head_dim; widths[0] is d_model
 
-  explicit Projections(const AttentionLayerParams& p)
-      : kv_heads(p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads),
-        heads{static_cast<size_t>(p.num_heads), static_cast<size_t>(kv_heads),
-              static_cast<size_t>(kv_heads)},
-        widths{p.num_heads * p.head_dim, kv_heads * p.head_dim,
-               kv_heads * p.head_dim} {}
+  explicit Projections(const AttentionShape& s) {
+    const int64_t kv_heads = internal::KvHeads(s);
+    const int64_t h[3] = {s.heads, kv_heads, kv_heads};
+    for (int i = 0; i < 3; ++i) {
+      heads[i] = static_cast<size_t>(h[i]);
+      widths[i] = h[i] * s.head_dim;
+    }
+  }
 };
 
-Status ValidateLayer(const AttentionLayerParams& p, const LayerOptions& o,
-                     const float* x, const LayerOutputs& out) {
+// The checks the forward and the backward share, in one order: the sizes,
+// the KV cache (a backward's training step sees its own tokens: none),
+// RoPE's settings, then the attention shape (KV heads dividing heads, every
+// size fitting) and options. Builds *shape: the call's keys are the cache's
+// past ones and the new tokens. Pointers are each caller's own check.
+Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
+                  bool backward, AttentionShape* shape) {
   if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
       o.tokens < 1 || p.num_kv_heads < 0) {
     return Status::kInvalidShape;
   }
   const KVCacheView& c = o.cache;
+  if (backward && (c.keys || c.values)) return Status::kInvalidOption;
   if (c.keys &&
       (c.length < 0 || c.capacity < 1 || c.length > c.capacity - o.tokens)) {
     return Status::kInvalidShape;
@@ -103,29 +111,31 @@ Status ValidateLayer(const AttentionLayerParams& p, const LayerOptions& o,
     const Status st = ValidateRope(p.rope_base, p.head_dim, 0, p.rope_scaling);
     if (st != Status::kOk) return st;
   }
-  if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
-      (c.keys != nullptr) != (c.values != nullptr)) {
-    return Status::kNullPointer;
-  }
-  return Status::kOk;
+  const int64_t past = c.keys ? c.length : 0;
+  *shape = AttentionShape{o.batch,
+                          p.num_heads,
+                          o.tokens,
+                          past + o.tokens,
+                          p.head_dim,
+                          p.head_dim,
+                          internal::ResolveKvHeads(p.num_kv_heads, p.num_heads),
+                          c.keys ? c.capacity : 0};
+  return ValidateAttention(*shape, o.attention);
 }
 
 Status LayerForward(LinearFn linear, AttentionFn attention,
                     const AttentionLayerParams& p, const LayerOptions& o,
                     const float* x, const LayerOutputs& out) {
-  Status st = ValidateLayer(p, o, x, out);
+  AttentionShape shape;
+  Status st = CheckLayer(p, o, /*backward=*/false, &shape);
   if (st != Status::kOk) return st;
   const KVCacheView& cache = o.cache;
-  const int64_t past = cache.keys ? cache.length : 0;
-  const int64_t kv_heads = p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads;
-  // Validates the attention shape (kv heads dividing heads) and options,
-  // and all their sizes.
-  const AttentionShape shape{
-      o.batch,    p.num_heads, o.tokens, past + o.tokens,
-      p.head_dim, p.head_dim,  kv_heads, cache.keys ? cache.capacity : 0};
-  st = ValidateAttention(shape, o.attention);
-  if (st != Status::kOk) return st;
-  const Projections projections(p);  // sizes validated: no overflow
+  if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
+      (cache.keys != nullptr) != (cache.values != nullptr)) {
+    return Status::kNullPointer;
+  }
+  const int64_t past = shape.key_len - shape.query_len;
+  const Projections projections(shape);
   const size_t* heads = projections.heads;
   const int64_t* widths = projections.widths;
   const int64_t d_model = widths[0];
@@ -208,23 +218,10 @@ Status LayerBackward(LinearBackwardFn linear_backward,
                      const float* x, const LayerActivations& saved,
                      const float* grad_y, float* grad_x,
                      const AttentionLayerGrads& g) {
-  if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
-      o.tokens < 1 || p.num_kv_heads < 0) {
-    return Status::kInvalidShape;
-  }
-  // A training step sees its own tokens only: no KV cache.
-  if (o.cache.keys || o.cache.values) return Status::kInvalidOption;
-  Status st;
-  if (p.rope_base != 0.0f) {
-    st = ValidateRope(p.rope_base, p.head_dim, 0, p.rope_scaling);
-    if (st != Status::kOk) return st;
-  }
-  const int64_t kv_heads = p.num_kv_heads == 0 ? p.num_heads : p.num_kv_heads;
-  const AttentionShape shape{o.batch,    p.num_heads, o.tokens, o.tokens,
-                             p.head_dim, p.head_dim,  kv_heads};
-  st = ValidateAttention(shape, o.attention);
+  AttentionShape shape;
+  Status st = CheckLayer(p, o, /*backward=*/true, &shape);
   if (st != Status::kOk) return st;
-  const Projections projections(p);  // sizes validated: no overflow
+  const Projections projections(shape);
   const size_t* heads = projections.heads;
   const int64_t* widths = projections.widths;
   const int64_t d_model = widths[0];

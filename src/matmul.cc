@@ -32,7 +32,7 @@
 
 #include <atomic>
 
-#include "src/internal.h"
+#include "src/size_math.h"
 #include "src/thread_pool.h"
 
 #if defined(CA_GEMM_SIDE_MODULE)

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <memory>
 
-#include "src/internal.h"
+#include "src/size_math.h"
 
 namespace causal_attention {
 namespace {

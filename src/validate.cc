@@ -9,6 +9,7 @@
 #include "src/attention.h"
 #include "src/attention_backward.h"
 #include "src/internal.h"
+#include "src/size_math.h"
 #include "src/linear.h"
 #include "src/matmul.h"
 
