@@ -27,15 +27,17 @@ function row(q, k, v, { heads, queryLength: tq, keyLength: tk = tq }, b, h, i, o
 
 const near = (a, b) => Math.abs(a - b) <= 1e-5 * (1 + Math.abs(b));
 
+// 1024 sequences of 1024 tokens, headDim 1: b·h·Tq·Tk = 2^30 (4 GiB of weights).
+const WIDE = { batch: 1024, heads: 1, queryLength: 1024, headDim: 1, causal: true };
+const WIDE_LENGTH = 1024 * 1024;
+const wideInputs = (seed) => [0, 1, 2].map((i) => randomArray(WIDE_LENGTH, seed + i));
+
 describe('long contexts: no weights tensor unless asked for', async () => {
   const ca = await init({ build: 'single' });
 
   it('ca.attention at b·h·Tq·Tk = 2^30 (1024 sequences of 1024 tokens)', () => {
-    const shape = { batch: 1024, heads: 1, queryLength: 1024, headDim: 1, causal: true };
-    const n = 1024 * 1024;
-    const q = randomArray(n, 1);
-    const k = randomArray(n, 2);
-    const v = randomArray(n, 3);
+    const shape = WIDE;
+    const [q, k, v] = wideInputs(1);
     const { output } = ca.attention(q, k, v, shape);
     for (const [b, i] of [[0, 0], [0, 1023], [517, 300], [1023, 1023]]) {
       assert.ok(near(output[b * 1024 + i], row(q, k, v, shape, b, 0, i, 0)), `sequence ${b} row ${i}`);
@@ -46,13 +48,10 @@ describe('long contexts: no weights tensor unless asked for', async () => {
   });
 
   it('attentionBackward at the same size', () => {
-    const shape = { batch: 1024, heads: 1, queryLength: 1024, headDim: 1, causal: true };
-    const n = 1024 * 1024;
-    const q = randomArray(n, 4);
-    const k = randomArray(n, 5);
-    const v = randomArray(n, 6);
+    const shape = WIDE;
+    const [q, k, v] = wideInputs(4);
     const forward = ca.attention(q, k, v, { ...shape, returnLogSumExp: true });
-    const { gradV } = ca.attentionBackward(new Float32Array(n).fill(1), q, k, v, forward.output,
+    const { gradV } = ca.attentionBackward(new Float32Array(WIDE_LENGTH).fill(1), q, k, v, forward.output,
       forward.logSumExp, shape);
     // dO = 1 everywhere: gradV of key j is the sum of its weights over the rows that see it;
     // summed over a sequence's keys that is the number of rows.
