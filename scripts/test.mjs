@@ -6,46 +6,185 @@
 // (TypeDoc), the browser tests, and the consumer tests (the packed package
 // installed into apps built by each bundler).
 //   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
-import { mkdirSync } from 'node:fs';
+//
+// The suites run as a small graph on two lanes, so that a 2-core machine is
+// kept busy without the lanes slowing each other where it matters:
+// - the JS lane (normal priority): npm ci and the wasm build side by side,
+//   then the suites that need dist/ one after the other (browser tests alone
+//   in it: tests/browser/learn.test.mjs asserts frame gaps);
+// - the native lane (nice 10, so it takes mostly the CPU the JS lane leaves):
+//   Release build → ctest → the sanitizer build (which also links the
+//   libFuzzer target, CMakeLists.txt) → ctest under ASan + UBSan.
+// The fuzzer runs at normal priority once its target is built and the
+// browser tests are over: its budget is seconds of wall time, so it must not
+// share a core with a niced lane or with the frame-timed browser tests.
+// Each suite's output goes to build/test-logs/<suite>.log and is printed
+// whole when the suite ends; a failed suite fails the run (the suites that
+// need it are skipped), and a table of times closes the run.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const node = process.execPath;
+const logs = join(root, 'build/test-logs');
 const started = Date.now();
-const step = (name) => console.log(`\n=== ${name} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
-
-step('set-up');
-run(node, ['scripts/setup.mjs', '--for=test'], { cwd: root });
-step('build');
-run(node, ['scripts/build.mjs', '--native', '--wasm'], { cwd: root });
-step('native tests (GoogleTest, every SIMD target)');
-run('ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2'], { cwd: root });
-step('native tests under AddressSanitizer + UndefinedBehaviorSanitizer');
-run(node, ['scripts/build.mjs', '--sanitize'], { cwd: root });
-run('ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2'], { cwd: root });
+const seconds = (t = Date.now()) => (t - started) / 1000;
 const fuzzSeconds = Number(process.env.FUZZ_SECONDS ?? 60);
+
+/** The suites: name → { needs (must pass), after (must end), nice, steps, state, ... }. */
+const suites = new Map();
+
+/**
+ * Declares a suite. `steps`: [cmd, args] pairs run one after the other in
+ * the repository root. `needs`: suites it uses the output of (skipped if one
+ * of them failed); `after`: suites it only waits for (ordering, CPU).
+ */
+function suite(name, { needs = [], after = [], nice = false, steps }) {
+  for (const d of [...needs, ...after]) if (!suites.has(d)) throw new Error(`${name}: unknown suite ${d}`);
+  suites.set(name, { name, needs, after, nice, steps, state: 'waiting' });
+}
+
+suite('set-up: system packages', {
+  steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=system']]],
+});
+suite('set-up: npm ci', {
+  needs: ['set-up: system packages'],
+  steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=npm']]],
+});
+suite('build: wasm + dist/', {
+  needs: ['set-up: system packages'],
+  steps: [[node, ['scripts/build.mjs', '--wasm']]],
+});
+suite('build: native (Release)', {
+  needs: ['set-up: system packages'], nice: true,
+  steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],
+});
+suite('native tests (GoogleTest, every SIMD target)', {
+  needs: ['build: native (Release)'], nice: true,
+  steps: [['ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2']]],
+});
+suite('build: ASan + UBSan (tests and fuzz target)', {
+  needs: ['set-up: system packages'], after: ['native tests (GoogleTest, every SIMD target)'], nice: true,
+  steps: [[node, ['scripts/build.mjs', '--sanitize']]],
+});
+suite('native tests under AddressSanitizer + UndefinedBehaviorSanitizer', {
+  needs: ['build: ASan + UBSan (tests and fuzz target)'], nice: true,
+  steps: [['ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2']]],
+});
+suite('API reference (TypeDoc: every export documented)', {
+  needs: ['set-up: npm ci'], after: ['build: wasm + dist/'],
+  steps: [[node, ['scripts/build.mjs', '--docs']]],
+});
+suite('Node tests (the built package)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['API reference (TypeDoc: every export documented)'],
+  steps: [[node, ['--test', 'tests/node/']]],
+});
+suite('Node tests (the demo page\'s pure modules)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the built package)'],
+  steps: [[node, ['--test', 'tests/web/']]],
+});
+suite('TypeScript types', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the demo page\'s pure modules)'],
+  steps: [[node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types']]],
+});
+suite('browser tests (headless Chromium)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/', 'API reference (TypeDoc: every export documented)'],
+  after: ['TypeScript types'],
+  steps: [[node, ['--test', 'tests/browser/']]],
+});
+suite('consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium)'],
+  steps: [[node, ['--test', 'tests/consumers/']]],
+});
 if (fuzzSeconds > 0) {
-  step(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`);
-  run(node, ['scripts/build.mjs', '--fuzz'], { cwd: root });
   // New corpus entries go to build/; a crash writes build/fuzz-artifacts/crash-*:
   // copy it into tests/fuzz/corpus/ so the native suite replays it for good.
   for (const dir of ['build/fuzz-corpus', 'build/fuzz-artifacts']) mkdirSync(join(root, dir), { recursive: true });
-  run('build/fuzz/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
-    '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
-    'build/fuzz-corpus', 'tests/fuzz/corpus'], { cwd: root });
+  suite(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`, {
+    needs: ['build: ASan + UBSan (tests and fuzz target)'], after: ['browser tests (headless Chromium)'],
+    steps: [['build/sanitize/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
+      '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
+      'build/fuzz-corpus', 'tests/fuzz/corpus']]],
+  });
 }
-step('Node tests (the built package)');
-run(node, ['--test', 'tests/node/'], { cwd: root });
-step('Node tests (the demo page\'s pure modules)');
-run(node, ['--test', 'tests/web/'], { cwd: root });
-step('TypeScript types');
-run(node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types'], { cwd: root });
-step('API reference (TypeDoc: every export documented)');
-run(node, ['scripts/build.mjs', '--docs'], { cwd: root });
-step('browser tests (headless Chromium)');
-run(node, ['--test', 'tests/browser/'], { cwd: root });
-step('consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)');
-run(node, ['--test', 'tests/consumers/'], { cwd: root });
-step('all suites passed');
+
+/** Runs one step; resolves to its exit status, its output going to `out`. */
+function runStep([cmd, args], nice, out) {
+  out.write(`\n$ ${cmd} ${args.join(' ')}\n`);
+  const [file, argv] = nice ? ['nice', ['-n', '10', cmd, ...args]] : [cmd, args];
+  return new Promise((resolve) => {
+    const child = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (b) => out.write(b));
+    child.stderr.on('data', (b) => out.write(b));
+    child.on('error', (e) => { out.write(`could not run ${cmd}: ${e.message}\n`); resolve(1); });
+    child.on('close', (code, signal) => {
+      if (code !== 0) out.write(`${cmd} exited with ${code ?? signal}\n`);
+      resolve(code === 0 ? 0 : 1);
+    });
+  });
+}
+
+/** Runs a suite's steps, stopping at the first that fails; prints its output when it ends. */
+async function runSuite(s) {
+  s.state = 'running';
+  s.start = seconds();
+  console.log(`--- started at ${s.start.toFixed(0)} s: ${s.name}`);
+  const file = join(logs, `${s.name.replace(/[^\w+]+/g, '-').replace(/^-|-$/g, '')}.log`);
+  const chunks = [];
+  const log = createWriteStream(file);
+  const out = { write: (b) => { chunks.push(Buffer.from(b)); log.write(b); } };
+  let status = 0;
+  for (const step of s.steps) {
+    status = await runStep(step, s.nice, out);
+    if (status !== 0) break;
+  }
+  await new Promise((done) => log.end(done));
+  s.end = seconds();
+  s.state = status === 0 ? 'passed' : 'failed';
+  console.log(`\n=== ${s.name}: ${s.state} (${s.start.toFixed(0)} → ${s.end.toFixed(0)} s, ` +
+    `${(s.end - s.start).toFixed(0)} s; log ${file.slice(root.length + 1)})`);
+  process.stdout.write(Buffer.concat(chunks));
+  if (s.state === 'failed') console.log(`\n=== FAILED: ${s.name} (its output above)`);
+}
+
+/** Starts every suite whose dependencies are settled; resolves when all are. */
+function schedule() {
+  return new Promise((resolve) => {
+    const tick = () => {
+      for (const s of suites.values()) {
+        if (s.state !== 'waiting') continue;
+        const deps = [...s.needs, ...s.after].map((d) => suites.get(d).state);
+        if (deps.some((d) => d === 'waiting' || d === 'running')) continue;
+        if (s.needs.some((d) => suites.get(d).state !== 'passed')) {
+          s.state = 'skipped';
+          console.log(`--- skipped: ${s.name} (needs ${s.needs.filter((d) => suites.get(d).state !== 'passed').join(', ')})`);
+          continue;
+        }
+        runSuite(s).then(tick);
+      }
+      if ([...suites.values()].every((s) => s.state !== 'waiting' && s.state !== 'running')) resolve();
+    };
+    tick();
+  });
+}
+
+mkdirSync(logs, { recursive: true });
+const heartbeat = setInterval(() => {
+  const running = [...suites.values()].filter((s) => s.state === 'running');
+  console.log(`--- at ${seconds().toFixed(0)} s, running: ` +
+    running.map((s) => `${s.name} (${(seconds() - s.start).toFixed(0)} s)`).join('; '));
+}, 60_000);
+await schedule();
+clearInterval(heartbeat);
+
+const rows = [...suites.values()].map((s) => [s.name,
+  s.start === undefined ? '' : s.start.toFixed(0), s.end === undefined ? '' : (s.end - s.start).toFixed(0), s.state]);
+const widths = [0, 1, 2, 3].map((k) => Math.max(...rows.map((r) => r[k].length), ['suite', 'start s', 'seconds', 'result'][k].length));
+const line = (r) => `${r[0].padEnd(widths[0])}  ${r[1].padStart(widths[1])}  ${r[2].padStart(widths[2])}  ${r[3]}`;
+console.log(`\n${line(['suite', 'start s', 'seconds', 'result'])}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+for (const r of rows) console.log(line(r));
+const failed = [...suites.values()].filter((s) => s.state !== 'passed');
+console.log(`\ntotal ${seconds().toFixed(0)} s: ${failed.length ? `${failed.length} suite(s) not passed` : 'all suites passed'}`);
+process.exit(failed.length ? 1 : 0);
