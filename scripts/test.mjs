@@ -9,20 +9,24 @@
 //
 // The suites run as a small graph on two lanes, so that a 2-core machine is
 // kept busy without the lanes slowing each other where it matters:
-// - the JS lane (normal priority): npm ci and the wasm build side by side,
-//   then the suites that need dist/ one after the other (browser tests alone
-//   in it: tests/browser/learn.test.mjs asserts frame gaps);
-// - the native lane (nice 10, so it takes mostly the CPU the JS lane leaves):
-//   Release build → ctest → the sanitizer build (which also links the
-//   libFuzzer target, CMakeLists.txt) → ctest under ASan + UBSan.
+// - the JS lane: npm ci and the wasm build side by side, then the suites
+//   that need dist/ one after the other (browser tests alone in it:
+//   tests/browser/learn.test.mjs asserts frame gaps);
+// - the native lane: the sanitizer build (which also links the libFuzzer
+//   target, CMakeLists.txt) → ctest under ASan + UBSan → Release build →
+//   ctest. It runs at nice 10 while a suite of the JS lane (or the fuzzer)
+//   runs, so it takes mostly the CPU they leave, and at normal priority when
+//   it runs alone (renice of its process groups; as root only).
 // The fuzzer runs at normal priority once its target is built and the
 // browser tests are over: its budget is seconds of wall time, so it must not
-// share a core with a niced lane or with the frame-timed browser tests.
+// share a core with the frame-timed browser tests, and it overlaps the
+// Release build instead.
 // Each suite's output goes to build/test-logs/<suite>.log and is printed
 // whole when the suite ends; a failed suite fails the run (the suites that
 // need it are skipped), and a table of times closes the run.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,6 +34,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const node = process.execPath;
 const logs = join(root, 'build/test-logs');
 const started = Date.now();
+const startLoad = loadavg().map((l) => l.toFixed(2)).join(' ');
 const seconds = (t = Date.now()) => (t - started) / 1000;
 const fuzzSeconds = Number(process.env.FUZZ_SECONDS ?? 60);
 
@@ -57,21 +62,22 @@ suite('build: wasm + dist/', {
   needs: ['set-up: system packages'],
   steps: [[node, ['scripts/build.mjs', '--wasm']]],
 });
-suite('build: native (Release)', {
-  needs: ['set-up: system packages'], nice: true,
-  steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],
-});
-suite('native tests (GoogleTest, every SIMD target)', {
-  needs: ['build: native (Release)'], nice: true,
-  steps: [['ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2']]],
-});
 suite('build: ASan + UBSan (tests and fuzz target)', {
-  needs: ['set-up: system packages'], after: ['native tests (GoogleTest, every SIMD target)'], nice: true,
+  needs: ['set-up: system packages'], nice: true,
   steps: [[node, ['scripts/build.mjs', '--sanitize']]],
 });
 suite('native tests under AddressSanitizer + UndefinedBehaviorSanitizer', {
   needs: ['build: ASan + UBSan (tests and fuzz target)'], nice: true,
   steps: [['ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2']]],
+});
+suite('build: native (Release)', {
+  needs: ['set-up: system packages'], after: ['native tests under AddressSanitizer + UndefinedBehaviorSanitizer'],
+  nice: true,
+  steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],
+});
+suite('native tests (GoogleTest, every SIMD target)', {
+  needs: ['build: native (Release)'], nice: true,
+  steps: [['ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2']]],
 });
 suite('API reference (TypeDoc: every export documented)', {
   needs: ['set-up: npm ci'], after: ['build: wasm + dist/'],
@@ -110,16 +116,31 @@ if (fuzzSeconds > 0) {
   });
 }
 
+/** Process groups of the native lane's running steps, and their nice value now. */
+const niceGroups = new Set();
+let niceness = 10;
+
+/** Nice 10 for the native lane while another suite runs, 0 when it runs alone. */
+function setNiceness() {
+  const want = [...suites.values()].some((s) => s.state === 'running' && !s.nice) ? 10 : 0;
+  if (want === niceness) return;
+  niceness = want;
+  for (const pgid of niceGroups) spawnSync('renice', ['-n', String(want), '-g', String(pgid)], { stdio: 'ignore' });
+}
+
 /** Runs one step; resolves to its exit status, its output going to `out`. */
 function runStep([cmd, args], nice, out) {
   out.write(`\n$ ${cmd} ${args.join(' ')}\n`);
-  const [file, argv] = nice ? ['nice', ['-n', '10', cmd, ...args]] : [cmd, args];
+  const [file, argv] = nice ? ['nice', ['-n', String(niceness), cmd, ...args]] : [cmd, args];
   return new Promise((resolve) => {
-    const child = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The native lane's steps get a process group each, reniced as a whole.
+    const child = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: nice });
+    if (nice) niceGroups.add(child.pid);
     child.stdout.on('data', (b) => out.write(b));
     child.stderr.on('data', (b) => out.write(b));
     child.on('error', (e) => { out.write(`could not run ${cmd}: ${e.message}\n`); resolve(1); });
     child.on('close', (code, signal) => {
+      niceGroups.delete(child.pid);
       if (code !== 0) out.write(`${cmd} exited with ${code ?? signal}\n`);
       resolve(code === 0 ? 0 : 1);
     });
@@ -129,6 +150,7 @@ function runStep([cmd, args], nice, out) {
 /** Runs a suite's steps, stopping at the first that fails; prints its output when it ends. */
 async function runSuite(s) {
   s.state = 'running';
+  setNiceness();
   s.start = seconds();
   console.log(`--- started at ${s.start.toFixed(0)} s: ${s.name}`);
   const file = join(logs, `${s.name.replace(/[^\w+]+/g, '-').replace(/^-|-$/g, '')}.log`);
@@ -143,6 +165,7 @@ async function runSuite(s) {
   await new Promise((done) => log.end(done));
   s.end = seconds();
   s.state = status === 0 ? 'passed' : 'failed';
+  setNiceness();
   console.log(`\n=== ${s.name}: ${s.state} (${s.start.toFixed(0)} → ${s.end.toFixed(0)} s, ` +
     `${(s.end - s.start).toFixed(0)} s; log ${file.slice(root.length + 1)})`);
   process.stdout.write(Buffer.concat(chunks));
@@ -170,6 +193,14 @@ function schedule() {
   });
 }
 
+// Detached process groups do not get the terminal's Ctrl-C: pass it on.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const pgid of niceGroups) try { process.kill(-pgid, signal); } catch { /* gone already */ }
+    process.exit(130);
+  });
+}
+
 mkdirSync(logs, { recursive: true });
 const heartbeat = setInterval(() => {
   const running = [...suites.values()].filter((s) => s.state === 'running');
@@ -186,5 +217,7 @@ const line = (r) => `${r[0].padEnd(widths[0])}  ${r[1].padStart(widths[1])}  ${r
 console.log(`\n${line(['suite', 'start s', 'seconds', 'result'])}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
 for (const r of rows) console.log(line(r));
 const failed = [...suites.values()].filter((s) => s.state !== 'passed');
-console.log(`\ntotal ${seconds().toFixed(0)} s: ${failed.length ? `${failed.length} suite(s) not passed` : 'all suites passed'}`);
+console.log(`\ntotal ${seconds().toFixed(0)} s on ${cpus().length} cores (load average at the start ${startLoad}, ` +
+  `at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}): ` +
+  `${failed.length ? `${failed.length} suite(s) not passed` : 'all suites passed'}`);
 process.exit(failed.length ? 1 : 0);
