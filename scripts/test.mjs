@@ -25,7 +25,7 @@
 // whole when the suite ends; a failed suite fails the run (the suites that
 // need it are skipped), and a table of times closes the run.
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,23 +128,42 @@ function setNiceness() {
   for (const pgid of niceGroups) spawnSync('renice', ['-n', String(want), '-g', String(pgid)], { stdio: 'ignore' });
 }
 
-/** Runs one step; resolves to its exit status, its output going to `out`. */
-function runStep([cmd, args], nice, out) {
+/**
+ * Runs one step; resolves to { status, cpu } (its processes' user + system
+ * seconds, which the load of a shared machine changes less than wall time),
+ * its output going to `out`.
+ */
+function runStep([cmd, args], nice, out, cpuFile) {
   out.write(`\n$ ${cmd} ${args.join(' ')}\n`);
-  const [file, argv] = nice ? ['nice', ['-n', String(niceness), cmd, ...args]] : [cmd, args];
+  // sh's `times` gives the CPU time of the step's whole process tree.
+  const timed = ['sh', ['-c', '"$@"; s=$?; times > "$0"; exit $s', cpuFile, cmd, ...args]];
+  const [file, argv] = nice ? ['nice', ['-n', String(niceness), timed[0], ...timed[1]]] : timed;
   return new Promise((resolve) => {
     // The native lane's steps get a process group each, reniced as a whole.
     const child = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: nice });
     if (nice) niceGroups.add(child.pid);
     child.stdout.on('data', (b) => out.write(b));
     child.stderr.on('data', (b) => out.write(b));
-    child.on('error', (e) => { out.write(`could not run ${cmd}: ${e.message}\n`); resolve(1); });
+    child.on('error', (e) => { out.write(`could not run ${cmd}: ${e.message}\n`); resolve({ status: 1, cpu: 0 }); });
     child.on('close', (code, signal) => {
       niceGroups.delete(child.pid);
       if (code !== 0) out.write(`${cmd} exited with ${code ?? signal}\n`);
-      resolve(code === 0 ? 0 : 1);
+      resolve({ status: code === 0 ? 0 : 1, cpu: childCpu(cpuFile) });
     });
   });
+}
+
+/** Seconds of CPU in the children line of `times` ("1m2.5s 0m0.3s"); 0 if it is missing. */
+function childCpu(file) {
+  try {
+    const line = readFileSync(file, 'utf8').trim().split('\n')[1];
+    return line.split(/\s+/).reduce((sum, t) => {
+      const [, m, sec] = t.match(/^(\d+)m([\d.]+)s$/);
+      return sum + 60 * Number(m) + Number(sec);
+    }, 0);
+  } catch {
+    return 0;
+  }
 }
 
 /** Runs a suite's steps, stopping at the first that fails; prints its output when it ends. */
@@ -158,8 +177,11 @@ async function runSuite(s) {
   const log = createWriteStream(file);
   const out = { write: (b) => { chunks.push(Buffer.from(b)); log.write(b); } };
   let status = 0;
+  s.cpu = 0;
   for (const step of s.steps) {
-    status = await runStep(step, s.nice, out);
+    const r = await runStep(step, s.nice, out, file.replace(/\.log$/, '.times'));
+    s.cpu += r.cpu;
+    status = r.status;
     if (status !== 0) break;
   }
   await new Promise((done) => log.end(done));
@@ -167,7 +189,7 @@ async function runSuite(s) {
   s.state = status === 0 ? 'passed' : 'failed';
   setNiceness();
   console.log(`\n=== ${s.name}: ${s.state} (${s.start.toFixed(0)} → ${s.end.toFixed(0)} s, ` +
-    `${(s.end - s.start).toFixed(0)} s; log ${file.slice(root.length + 1)})`);
+    `${(s.end - s.start).toFixed(0)} s, CPU ${s.cpu.toFixed(0)} s; log ${file.slice(root.length + 1)})`);
   process.stdout.write(Buffer.concat(chunks));
   if (s.state === 'failed') console.log(`\n=== FAILED: ${s.name} (its output above)`);
 }
@@ -210,14 +232,17 @@ const heartbeat = setInterval(() => {
 await schedule();
 clearInterval(heartbeat);
 
+const head = ['suite', 'start s', 'seconds', 'CPU s', 'result'];
 const rows = [...suites.values()].map((s) => [s.name,
-  s.start === undefined ? '' : s.start.toFixed(0), s.end === undefined ? '' : (s.end - s.start).toFixed(0), s.state]);
-const widths = [0, 1, 2, 3].map((k) => Math.max(...rows.map((r) => r[k].length), ['suite', 'start s', 'seconds', 'result'][k].length));
-const line = (r) => `${r[0].padEnd(widths[0])}  ${r[1].padStart(widths[1])}  ${r[2].padStart(widths[2])}  ${r[3]}`;
-console.log(`\n${line(['suite', 'start s', 'seconds', 'result'])}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  s.start === undefined ? '' : s.start.toFixed(0), s.end === undefined ? '' : (s.end - s.start).toFixed(0),
+  s.cpu === undefined ? '' : s.cpu.toFixed(0), s.state]);
+const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k].length)));
+const line = (r) => r.map((c, k) => (k === 0 || k === 4 ? c.padEnd(widths[k]) : c.padStart(widths[k]))).join('  ').trimEnd();
+console.log(`\n${line(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
 for (const r of rows) console.log(line(r));
+const cpu = [...suites.values()].reduce((sum, s) => sum + (s.cpu ?? 0), 0);
 const failed = [...suites.values()].filter((s) => s.state !== 'passed');
-console.log(`\ntotal ${seconds().toFixed(0)} s on ${cpus().length} cores (load average at the start ${startLoad}, ` +
+console.log(`\ntotal ${seconds().toFixed(0)} s, CPU ${cpu.toFixed(0)} s, on ${cpus().length} cores (load average at the start ${startLoad}, ` +
   `at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}): ` +
   `${failed.length ? `${failed.length} suite(s) not passed` : 'all suites passed'}`);
 process.exit(failed.length ? 1 : 0);
