@@ -17,10 +17,10 @@
 //   ctest. It runs at nice 10 while a suite of the JS lane (or the fuzzer)
 //   runs, so it takes mostly the CPU they leave, and at normal priority when
 //   it runs alone (renice of its process groups; as root only).
-// The fuzzer runs at normal priority once its target is built and the
-// browser tests are over: its budget is seconds of wall time, so it must not
-// share a core with the frame-timed browser tests, and it overlaps the
-// Release build instead.
+// The fuzzer runs at normal priority once its target is built and the JS
+// lane is over: its budget is seconds of wall time, so it must have a core
+// to itself (beside the niced native lane), not share one with the
+// frame-timed browser tests or the bundlers of the consumer tests.
 // Each suite's output goes to build/test-logs/<suite>.log and is printed
 // whole when the suite ends; a failed suite fails the run (the suites that
 // need it are skipped), and a table of times closes the run.
@@ -109,7 +109,8 @@ if (fuzzSeconds > 0) {
   // copy it into tests/fuzz/corpus/ so the native suite replays it for good.
   for (const dir of ['build/fuzz-corpus', 'build/fuzz-artifacts']) mkdirSync(join(root, dir), { recursive: true });
   suite(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`, {
-    needs: ['build: ASan + UBSan (tests and fuzz target)'], after: ['browser tests (headless Chromium)'],
+    needs: ['build: ASan + UBSan (tests and fuzz target)'],
+    after: ['consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)'],
     steps: [['build/sanitize/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
       '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
       'build/fuzz-corpus', 'tests/fuzz/corpus']]],
