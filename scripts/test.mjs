@@ -13,10 +13,13 @@
 //   that need dist/ one after the other (browser tests alone in it:
 //   tests/browser/learn.test.mjs asserts frame gaps);
 // - the native lane: the sanitizer build (which also links the libFuzzer
-//   target, CMakeLists.txt) → ctest under ASan + UBSan → Release build →
-//   ctest. It runs at nice 10 while a suite of the JS lane (or the fuzzer)
-//   runs, so it takes mostly the CPU they leave, and at normal priority when
-//   it runs alone (renice of its process groups; as root only).
+//   target, CMakeLists.txt) → ctest under ASan + UBSan, and beside that
+//   ctest, once the browser tests are over (not to crowd them), the Release
+//   build → ctest: the compiler fills the cores that the ASan suite's few
+//   long tests leave idle at its end. It runs at nice 10 while a suite of
+//   the JS lane (or the fuzzer) runs, so it takes mostly the CPU they leave,
+//   and at normal priority when it runs alone (renice of its process
+//   groups; as root only).
 // The fuzzer runs at normal priority once its target is built and the JS
 // lane is over: its budget is seconds of wall time, so it must have a core
 // to itself (beside the niced native lane), not share one with the
@@ -71,7 +74,8 @@ suite('native tests under AddressSanitizer + UndefinedBehaviorSanitizer', {
   steps: [['ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2']]],
 });
 suite('build: native (Release)', {
-  needs: ['set-up: system packages'], after: ['native tests under AddressSanitizer + UndefinedBehaviorSanitizer'],
+  needs: ['set-up: system packages'],
+  after: ['build: ASan + UBSan (tests and fuzz target)', 'browser tests (headless Chromium)'],
   nice: true,
   steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],
 });
