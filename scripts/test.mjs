@@ -50,7 +50,6 @@ const suites = new Map();
  * of them failed); `after`: suites it only waits for (ordering, CPU).
  */
 function suite(name, { needs = [], after = [], nice = false, steps }) {
-  for (const d of [...needs, ...after]) if (!suites.has(d)) throw new Error(`${name}: unknown suite ${d}`);
   suites.set(name, { name, needs, after, nice, steps, state: 'waiting' });
 }
 
@@ -201,6 +200,9 @@ async function runSuite(s) {
 
 /** Starts every suite whose dependencies are settled; resolves when all are. */
 function schedule() {
+  for (const s of suites.values()) {
+    for (const d of [...s.needs, ...s.after]) if (!suites.has(d)) throw new Error(`${s.name}: unknown suite ${d}`);
+  }
   return new Promise((resolve) => {
     const tick = () => {
       for (const s of suites.values()) {
