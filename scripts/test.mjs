@@ -96,7 +96,9 @@ suite('Node tests (the demo page\'s pure modules)', {
 });
 suite('TypeScript types', {
   needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the demo page\'s pure modules)'],
-  steps: [[node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types']]],
+  // The usage file against the declarations, then the package's JS against
+  // itself and against them (checkJs; scripts/typecheck.mjs).
+  steps: [[node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types']], [node, ['scripts/typecheck.mjs']]],
 });
 suite('browser tests (headless Chromium)', {
   needs: ['set-up: npm ci', 'build: wasm + dist/', 'API reference (TypeDoc: every export documented)'],
