@@ -24,7 +24,6 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // runtime.mts waits for index.mjs: until it is typed, init resolves to
 // `any` (the module classes are checked meanwhile: modules.mts).
 const NOT_YET_CHECKED = [
-  'bindings/nn/optim.mjs',
   'tests/types/conformance/runtime.mts',
 ];
 
