@@ -4,8 +4,11 @@
 // assignable to the declared init, overloads included; node.mjs's and
 // index.cjs's return what it returns. A member renamed or missing, a
 // parameter added, a result of another shape is an error here.
-// (Assignability compares a method's parameter types both ways: a narrowed
-// parameter passes; entries.mts's Conforms is stricter where it is used.)
+// Assignability compares a method's parameter types both ways and lets a
+// parameter be dropped, so `mismatches` below also compares each member
+// (the runtime's, optim's, the module and KV-cache instances' methods) with
+// entries.mts's stricter Conforms: a dropped or narrowed parameter is an
+// error there, naming the member.
 import type * as Declared from '../../../bindings/index.d.ts';
 import * as browser from '../../../bindings/index.mjs';
 import * as node from '../../../bindings/node.mjs';
