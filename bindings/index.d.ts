@@ -273,8 +273,11 @@ export interface InitOptions {
 export function init(options: InitOptions & { worker: true }): Promise<RemoteRuntime>;
 /** The engine on the calling thread (default). */
 export function init(options?: InitOptions & { worker?: false }): Promise<CausalAttentionRuntime>;
-/** `worker` known only at run time. */
-export function init(options: InitOptions): Promise<CausalAttentionRuntime | RemoteRuntime>;
+/**
+ * `worker` known only at run time. The options may be undefined (as in the
+ * overload above), so that a wrapper can pass its own optional options on.
+ */
+export function init(options?: InitOptions): Promise<CausalAttentionRuntime | RemoteRuntime>;
 
 /**
  * What init({ worker: true }) resolves to: the runtime in a worker, the same

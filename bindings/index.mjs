@@ -11,6 +11,8 @@ import { Runtime } from './engine/runtime.mjs';
 import { checkBoolean, checkInteger, checkOneOf, checkOptionNames, describe } from './engine/validate.mjs';
 import { initRemote } from './remote/remote.mjs';
 
+/** @import { InitOptions, RemoteRuntime } from './index.d.ts' */
+
 /**
  * The loaded engines by resolved options, shared by the runtimes init()
  * makes over them (`holders` counts those not yet disposed; the last one's
@@ -19,9 +21,29 @@ import { initRemote } from './remote/remote.mjs';
  */
 const engines = new Map();
 
+// index.d.ts's three overloads, resolving to the Runtime class here
+// (tests/types/conformance/runtime.mts checks it against the declaration).
 /**
- * @param {import('./index.js').InitOptions} [options]
- * @returns {Promise<Runtime | import('./index.js').RemoteRuntime>}
+ * Worker mode: the engine in a dedicated worker.
+ * @overload
+ * @param {InitOptions & { worker: true }} options
+ * @returns {Promise<RemoteRuntime>}
+ */
+/**
+ * The engine on the calling thread (default).
+ * @overload
+ * @param {InitOptions & { worker?: false }} [options]
+ * @returns {Promise<Runtime>}
+ */
+/**
+ * `worker` known only at run time.
+ * @overload
+ * @param {InitOptions} [options]
+ * @returns {Promise<Runtime | RemoteRuntime>}
+ */
+/**
+ * @param {InitOptions} [options]
+ * @returns {Promise<Runtime | RemoteRuntime>}
  */
 export function init(options = {}) {
   try {

@@ -145,7 +145,7 @@ export class Runtime {
 
   /**
    * @param {Float32Array} logits
-   * @param {Int32Array | number[]} targets
+   * @param {Int32Array | Uint32Array | number[]} targets
    * @param {CrossEntropyOptions} [options]
    * @returns {CrossEntropyResult}
    */

@@ -11,9 +11,26 @@ import {
   checkBoolean, checkOptionNames, checkProbability, describe,
 } from '../engine/validate.mjs';
 
+/**
+ * @import {
+ *   AdamWOptions, Module, Parameter, ParameterLike, Parameters, SGDOptions,
+ * } from '../index.d.ts'
+ */
+
+/**
+ * A parameter as an optimizer holds it: a module's Parameter, or a
+ * ParameterLike the caller passed (no name).
+ * @typedef {Parameter | ParameterLike} Updated
+ */
+
 const f = Math.fround;
 
-/** A non-negative finite number. */
+/**
+ * A non-negative finite number.
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {number}
+ */
 function checkNonNegative(name, value) {
   if (typeof value !== 'number') {
     throw new TypeError(`${name} must be a finite number >= 0, got ${describe(value)}`);
@@ -28,14 +45,21 @@ function checkNonNegative(name, value) {
  * The parameters an optimizer updates: a module (its parameters()), or an
  * Array of modules and parameters ({ data: Float32Array, grad }). Each
  * parameter at most once.
+ * @param {Parameters} params  as declared; anything else is a TypeError here
+ * @returns {Updated[]}
  */
 function collectParameters(params) {
+  /** @type {[Updated, string][]} */
   const list = [];
+  /**
+   * @param {unknown} p  a Module or an Updated as declared; from JS, anything: checked here
+   * @param {string} where
+   */
   const add = (p, where) => {
-    if (p && typeof p.parameters === 'function') {
-      for (const q of p.parameters()) list.push([q, `${where} '${q.name}'`]);
-    } else if (p && p.data instanceof Float32Array) {
-      list.push([p, where]);
+    if (p && typeof /** @type {Partial<Module>} */ (p).parameters === 'function') {
+      for (const q of /** @type {Module} */ (p).parameters()) list.push([q, `${where} '${q.name}'`]);
+    } else if (p && /** @type {Partial<ParameterLike>} */ (p).data instanceof Float32Array) {
+      list.push([/** @type {Updated} */ (p), where]);
     } else {
       throw new TypeError(
         `${where} must be a module or a parameter ({ data: Float32Array, grad }), got ${describe(p)}`);
@@ -44,6 +68,7 @@ function collectParameters(params) {
   if (Array.isArray(params)) params.forEach((p, i) => add(p, `params[${i}]`));
   else add(params, 'params');
   if (!list.length) throw new RangeError('params must hold at least one parameter, got none');
+  /** @type {Set<Float32Array>} */
   const seen = new Set();
   for (const [p, where] of list) {
     if (seen.has(p.data)) throw new RangeError(`${where} appears more than once in params`);
@@ -52,16 +77,24 @@ function collectParameters(params) {
   return list.map(([p]) => p);
 }
 
-/** What both optimizers share: the parameter list, per-parameter state, zeroGrad. */
+/**
+ * What both optimizers share: the parameter list, per-parameter state, zeroGrad.
+ * @template S  the state of one parameter (SGD's momentum buffer, AdamW's moments)
+ */
 class Optimizer {
+  /** @type {Map<Float32Array, S>} */
   #state = new Map();
 
+  /** @param {Parameters} params */
   constructor(params) {
     /** The parameters updated by step(), in order. */
     this.params = Object.freeze(collectParameters(params));
   }
 
-  /** Resets every parameter's gradient: to null (default, as PyTorch) or zeros. */
+  /**
+   * Resets every parameter's gradient: to null (default, as PyTorch) or zeros.
+   * @param {boolean} [setToNone]
+   */
   zeroGrad(setToNone = true) {
     checkBoolean('setToNone', setToNone);
     for (const p of this.params) {
@@ -73,21 +106,28 @@ class Optimizer {
   // The parameters with a gradient, each with its state (created by `init`
   // on first use). Every gradient is checked before any is returned, so a
   // step that throws has changed nothing: a step is all or nothing.
+  /**
+   * @param {(n: number) => S} init
+   * @returns {[data: Float32Array, grad: Float32Array, state: S][]}
+   */
   withGradients(init) {
+    /** @type {[Float32Array, Float32Array][]} */
     const ready = [];
     for (const p of this.params) {
       const grad = p.grad;
       if (grad === null || grad === undefined) continue;
       if (!(grad instanceof Float32Array) || grad.length !== p.data.length) {
         const Err = grad instanceof Float32Array ? RangeError : TypeError;
-        throw new Err(`the gradient of a parameter${p.name ? ` '${p.name}'` : ''} must be a ` +
+        // A ParameterLike has no name.
+        const { name } = /** @type {Partial<Parameter>} */ (p);
+        throw new Err(`the gradient of a parameter${name ? ` '${name}'` : ''} must be a ` +
           `Float32Array of length ${p.data.length}, got ${describe(grad)}`);
       }
       ready.push([p.data, grad]);
     }
     return ready.map(([data, grad]) => {
       if (!this.#state.has(data)) this.#state.set(data, init(data.length));
-      return [data, grad, this.#state.get(data)];
+      return [data, grad, /** @type {S} */ (this.#state.get(data))];
     });
   }
 }
@@ -101,8 +141,13 @@ class Optimizer {
  *   p = p - lr·d
  */
 export class SGD {
+  /** @type {Optimizer<{ buffer: Float32Array | null }>} */
   #opt;
 
+  /**
+   * @param {Parameters} params
+   * @param {SGDOptions} [options]
+   */
   constructor(params, options) {
     const o = checkOptionNames('options', options, ['lr', 'momentum', 'dampening', 'weightDecay', 'nesterov']);
     this.#opt = new Optimizer(params);
@@ -117,6 +162,7 @@ export class SGD {
     }
   }
 
+  /** @returns {readonly Updated[]} */
   get params() {
     return this.#opt.params;
   }
@@ -132,6 +178,7 @@ export class SGD {
       // d = g + wd·p (a new tensor: the gradient itself is left alone).
       const d = this.weightDecay !== 0 ? new Float32Array(n) : g.slice();
       if (this.weightDecay !== 0) for (let i = 0; i < n; i++) d[i] = f(g[i] + wd * p[i]);
+      /** @type {Float32Array} */
       let step = d;
       if (this.momentum !== 0) {
         if (!state.buffer) {
@@ -150,6 +197,7 @@ export class SGD {
     }
   }
 
+  /** @param {boolean} [setToNone] */
   zeroGrad(setToNone = true) {
     this.#opt.zeroGrad(setToNone);
   }
@@ -164,8 +212,13 @@ export class SGD {
  *   p = p - (lr / (1 - β1^t)) · m / (sqrt(v) / sqrt(1 - β2^t) + eps)
  */
 export class AdamW {
+  /** @type {Optimizer<{ step: number, m: Float32Array, v: Float32Array }>} */
   #opt;
 
+  /**
+   * @param {Parameters} params
+   * @param {AdamWOptions} [options]
+   */
   constructor(params, options) {
     const o = checkOptionNames('options', options, ['lr', 'betas', 'eps', 'weightDecay']);
     this.#opt = new Optimizer(params);
@@ -174,11 +227,13 @@ export class AdamW {
     if (!Array.isArray(betas) || betas.length !== 2) {
       throw new TypeError(`options.betas must be an Array of two numbers in [0, 1), got ${describe(betas)}`);
     }
+    /** @type {readonly [number, number]} */
     this.betas = Object.freeze([checkProbability('options.betas[0]', betas[0]), checkProbability('options.betas[1]', betas[1])]);
     this.eps = checkNonNegative('options.eps', o.eps ?? 1e-8);
     this.weightDecay = checkNonNegative('options.weightDecay', o.weightDecay ?? 1e-2);
   }
 
+  /** @returns {readonly Updated[]} */
   get params() {
     return this.#opt.params;
   }
@@ -191,7 +246,7 @@ export class AdamW {
     const b2 = f(beta2);
     const c2 = f(1 - beta2);
     const eps = f(this.eps);
-    const init = (n) => ({ step: 0, m: new Float32Array(n), v: new Float32Array(n) });
+    const init = (/** @type {number} */ n) => ({ step: 0, m: new Float32Array(n), v: new Float32Array(n) });
     for (const [p, g, state] of this.#opt.withGradients(init)) {
       state.step += 1;
       const stepSize = this.lr / (1 - beta1 ** state.step);
@@ -208,6 +263,7 @@ export class AdamW {
     }
   }
 
+  /** @param {boolean} [setToNone] */
   zeroGrad(setToNone = true) {
     this.#opt.zeroGrad(setToNone);
   }

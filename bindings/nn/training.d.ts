@@ -60,8 +60,11 @@ export interface AdamWOptions {
  * rules, each operation rounded to float32 as PyTorch's tensors are.
  */
 export interface Optimizer {
-  /** The parameters step() updates. */
-  readonly params: readonly Parameter[];
+  /**
+   * The parameters step() updates, in order: each module's Parameters and
+   * each ParameterLike passed, as it was passed (it has no name).
+   */
+  readonly params: readonly (Parameter | ParameterLike)[];
   /**
    * One update of every parameter that has a gradient (those whose grad is
    * null are skipped). All or nothing: every gradient is checked first (a

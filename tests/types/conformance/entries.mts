@@ -31,7 +31,7 @@ export const names: { missing: never; undeclared: never }[] = [browserNames, nod
  * compares a method's parameters both ways and ignores optionality), and it
  * returns what is declared. For one signature (the last of overloads).
  */
-type Conforms<Impl extends (...args: any[]) => unknown, Decl extends (...args: any[]) => unknown> =
+export type Conforms<Impl extends (...args: any[]) => unknown, Decl extends (...args: any[]) => unknown> =
   [Parameters<Decl>] extends [Parameters<Impl>]
     ? ([ReturnType<Impl>] extends [ReturnType<Decl>] ? true : 'returns another type')
     : 'takes other parameters';

@@ -1,7 +1,7 @@
 // The module classes a runtime binds (nn/modules.mjs's defineModules) against
 // the constructors CausalAttentionRuntime declares, on the types inferred from
-// their JSDoc: a checked part of what runtime.mts checks once index.mjs is
-// typed (it covers the whole runtime: see scripts/typecheck.mjs).
+// their JSDoc, on their own (runtime.mts checks them again as members of the
+// runtime init() resolves to).
 import type * as Declared from '../../../bindings/index.d.ts';
 import { defineModules } from '../../../bindings/nn/modules.mjs';
 
