@@ -40,6 +40,19 @@
  * @property {boolean} training
  * @property {number} seedLo
  * @property {number} seedHi
+ * @property {number} layout Layout: kBHSD 0, kBSHD 1
+ * @property {number} queryOffset NaN: the default for the causal alignment
+ * @property {Ptr} keyLengths int32 [batch]; 0: none
+ * @property {number} windowLeft -1: unbounded
+ * @property {number} windowRight -1: unbounded
+ * @property {number} softcap 0: none
+ * @property {Ptr} sinks float [heads]; 0: none
+ * @property {number} maskKind MaskKind: kNone 0, kBoolean 1 (uint8), kAdditive 2 (float32)
+ * @property {Ptr} mask dense [maskBatch, maskHeads, maskQueries, maskKeys]
+ * @property {number} maskBatch 1 (broadcast) or batch
+ * @property {number} maskHeads 1 or heads
+ * @property {number} maskQueries 1 or queryLength
+ * @property {number} maskKeys 1 or keyLength
  */
 
 /**
@@ -147,6 +160,7 @@
  * @param {Ptr} gradQ
  * @param {Ptr} gradK
  * @param {Ptr} gradV
+ * @param {Ptr} [gradSinks] [heads], with options.sinks (a core with issue 19)
  * @returns {number} a Status
  */
 
@@ -196,6 +210,12 @@ export class Structs {
   /** @param {StructDefaults} defaults */
   constructor(defaults) {
     this.#defaults = defaults;
+    /**
+     * Whether the core has issue 19's options (masks, key lengths, windows,
+     * softcap, sinks, the bshd layout): its AttentionOptions has their fields.
+     * @readonly
+     */
+    this.modern = 'layout' in defaults.AttentionOptions;
   }
 
   /**

@@ -43,6 +43,16 @@ import { product } from './validate.mjs';
  * @property {Float32Array} [weightsOut]
  * @property {boolean} [returnLogSumExp]
  * @property {number} [rowsLength]
+ * @property {VisibilityArrays} [arrays] issue 19's arrays, staged after q, k, v
+ * @property {string[]} [uses] issue 19's options given, by public name
+ */
+
+/** @typedef {import('./validate.mjs').VisibilityArrays} VisibilityArrays */
+
+/**
+ * An array the engine stages: Float32Array tensors; Int32Array key lengths
+ * and Uint8Array boolean masks (issue 19).
+ * @typedef {Float32Array | Int32Array | Uint8Array} Staged
  */
 
 /**
@@ -202,33 +212,46 @@ export class Engine {
    * @returns {AttentionResult}
    */
   attention(fn, c, q, k, v) {
-    const [qp, kp, vp, op, wp, lp] = this.#stage(fn, [q, k, v],
+    this.#checkSupported(c.uses);
+    const a = c.arrays;
+    const [qp, kp, vp, klp, mp, sp, op, wp, lp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
+    setPointers(c.options, klp, mp, sp);
     return this.#attend(fn, c, qp, kp, vp, op, wp, lp);
   }
 
   /**
    * attentionBackward or attentionBackwardReference on copies of its inputs.
    * @param {'attentionBackward' | 'attentionBackwardReference'} fn
-   * @param {{ shape: ShapeFields, options: AttentionOptions }} c
+   * @param {{ shape: ShapeFields, options: AttentionOptions, arrays?: VisibilityArrays, uses?: string[] }} c
    * @param {Float32Array} gradOutput
    * @param {Float32Array} q
    * @param {Float32Array} k
    * @param {Float32Array} v
    * @param {Float32Array} output
    * @param {Float32Array} logSumExp
-   * @returns {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array }}
+   * @returns {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }}
    */
   attentionBackward(fn, c, gradOutput, q, k, v, output, logSumExp) {
-    const [dop, qp, kp, vp, op, lp, gqp, gkp, gvp] = this.#stage(fn,
-      [gradOutput, q, k, v, output, logSumExp], [q.length, k.length, v.length]);
+    this.#checkSupported(c.uses);
+    const a = c.arrays;
+    const sinks = a?.sinks ?? null;
+    const [dop, qp, kp, vp, op, lp, klp, mp, sp, gqp, gkp, gvp, gsp] = this.#stage(fn,
+      [gradOutput, q, k, v, output, logSumExp, a?.keyLengths, a?.mask, sinks],
+      [q.length, k.length, v.length, sinks ? sinks.length : 0]);
+    setPointers(c.options, klp, mp, sp);
+    // A core before issue 19 takes no gradSinks (and was refused sinks above).
+    const tail = this.#structs.modern ? [gsp] : [];
     this.#check(fn, this.#mod[fn](this.#structs.attentionShape(c.shape), c.options,
-      dop, qp, kp, vp, op, lp, gqp, gkp, gvp));
-    return {
+      dop, qp, kp, vp, op, lp, gqp, gkp, gvp, ...tail));
+    /** @type {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }} */
+    const result = {
       gradQ: this.#copyOut(gqp, q.length),
       gradK: this.#copyOut(gkp, k.length),
       gradV: this.#copyOut(gvp, v.length),
     };
+    if (sinks) result.gradSinks = this.#copyOut(gsp, sinks.length);
+    return result;
   }
 
   /**
@@ -430,8 +453,11 @@ export class Engine {
    * @returns {AttentionResult}
    */
   attendCache(c, q, block) {
-    const [qp, op, wp] = this.#stage('attention', [q],
+    this.#checkSupported(c.uses);
+    const a = c.arrays;
+    const [qp, klp, mp, sp, op, wp] = this.#stage('attention', [q, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0]);
+    setPointers(c.options, klp, mp, sp);
     return this.#attend('attention', c, qp, block.keys, block.values, op, wp, 0);
   }
 
@@ -463,6 +489,19 @@ export class Engine {
   }
 
   /**
+   * Refuses issue 19's options by name where the loaded core predates them
+   * (its AttentionOptions has no such fields: Embind would drop them and the
+   * call would silently compute something else).
+   * @param {string[] | undefined} uses
+   */
+  #checkSupported(uses) {
+    if (uses && uses.length > 0 && !this.#structs.modern) {
+      throw new RangeError(`options.${uses[0]} is not supported by this build's core (it predates masks, ` +
+        'padding, windows, softcap and sinks); rebuild with a core that has them');
+    }
+  }
+
+  /**
    * @param {string} what
    * @param {number} status
    */
@@ -474,16 +513,24 @@ export class Engine {
    * Copies arrays into the arena in order and reserves the outputs after
    * them; null entries and 0 counts give pointer 0. The view is re-read
    * after the reservation, which may grow memory.
+   * Float32Arrays go through the float view; Int32Array and Uint8Array
+   * inputs (key lengths, boolean masks) through a view of their own type,
+   * each in whole 4-byte slots.
    * @param {string} what
-   * @param {ReadonlyArray<Float32Array | null | undefined>} inputs
+   * @param {ReadonlyArray<Staged | null | undefined>} inputs
    * @param {number[]} outputCounts
    * @returns {Ptr[]}
    */
   #stage(what, inputs, outputCounts) {
-    const counts = [...inputs.map((a) => a?.length ?? 0), ...outputCounts];
+    const counts = [...inputs.map((a) => (a ? Math.ceil(a.byteLength / 4) : 0)), ...outputCounts];
     const ptrs = this.#heap.reserve(what, counts);
     const f32 = this.#heap.f32();
-    inputs.forEach((a, i) => { if (a) f32.set(a, ptrs[i] >>> 2); });
+    inputs.forEach((a, i) => {
+      if (!a) return;
+      if (a instanceof Float32Array) f32.set(a, ptrs[i] >>> 2);
+      else if (a instanceof Int32Array) new Int32Array(f32.buffer, ptrs[i], a.length).set(a);
+      else new Uint8Array(f32.buffer, ptrs[i], a.length).set(a);
+    });
     return ptrs;
   }
 
@@ -499,6 +546,19 @@ export class Engine {
     out.set(this.#heap.f32().subarray(ptr >>> 2, (ptr >>> 2) + length));
     return out;
   }
+}
+
+/**
+ * Issue 19's pointers into a call's AttentionOptions (0: none).
+ * @param {AttentionOptions} options
+ * @param {Ptr} keyLengths
+ * @param {Ptr} mask
+ * @param {Ptr} sinks
+ */
+function setPointers(options, keyLengths, mask, sinks) {
+  options.keyLengths = keyLengths;
+  options.mask = mask;
+  options.sinks = sinks;
 }
 
 /**
