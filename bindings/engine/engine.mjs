@@ -68,19 +68,22 @@ import { product } from './validate.mjs';
  * fields by their Embind names, arrays where the struct has pointers
  * (null: none); left-out sizes take the core's defaults.
  * @typedef {{ numHeads: number, headDim: number, numKVHeads?: number, ropeBase?: number,
- *   ropeScaling?: RopeScaling | null } & Projections<Float32Array | null>} LayerParamArrays
+ *   ropeScaling?: RopeScaling | null, sinks?: Float32Array | null } & Projections<Float32Array | null>} LayerParamArrays
  */
 
 /**
  * The call options of a layer forward: src/layer.h's LayerOptions; a null
- * or left-out cache is the core's default (none).
- * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null }} LayerCallOptions
+ * or left-out cache is the core's default (none); `arrays` the key lengths
+ * and mask of issue 19 (staged, their pointers set in `attention`), `uses`
+ * its options given (refused by a core without them).
+ * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
+ *   arrays?: VisibilityArrays, uses?: string[] }} LayerCallOptions
  */
 
 /**
- * The gradients a layer backward accumulates into, by projection (absent or
- * null: the module has no such parameter).
- * @typedef {Partial<Projections<Float32Array | null>>} LayerGradArrays
+ * The gradients a layer backward accumulates into, by projection, and the
+ * sinks' (absent or null: the module has no such parameter).
+ * @typedef {Partial<Projections<Float32Array | null>> & { sinks?: Float32Array | null }} LayerGradArrays
  */
 
 /**
@@ -263,6 +266,7 @@ export class Engine {
    */
   layerForward(c) {
     const p = c.params;
+    this.#checkSupported(c.options.uses);
     const options = this.#structs.layerOptions(c.options);
     const { batch, tokens } = options;
     const dModel = p.numHeads * p.headDim;
@@ -273,13 +277,17 @@ export class Engine {
     const rowsLength = batch * p.numHeads * tokens;
     const heads = c.returnQKV || c.keep;
     // Staged in the order the structs take them: x, the projections
-    // (layerParams), then the outputs (layerOutputs' field order).
-    const next = reader(this.#stage('forward', [c.x, ...PROJECTIONS.map((key) => p[key])],
+    // (layerParams), the sinks, key lengths and mask, then the outputs
+    // (layerOutputs' field order).
+    const a = c.options.arrays;
+    const next = reader(this.#stage('forward',
+      [c.x, ...PROJECTIONS.map((key) => p[key]), p.sinks, a?.keyLengths, a?.mask],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
         ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
         c.keep ? outLength : 0, c.keep ? rowsLength : 0]));
     const x = next();
     const params = this.#structs.layerParams(p, c.dIn, next);
+    this.#layerVisibility(params, options, next);
     const outputs = this.#structs.layerOutputs(next);
     this.#check('forward', this.#mod.layerForward(params, options, x, outputs));
     /** @type {LayerForwardResult} */
@@ -312,22 +320,29 @@ export class Engine {
    */
   layerBackward(c) {
     const { params: p, grads: g, saved: s } = c;
+    this.#checkSupported(c.options.uses);
     const options = this.#structs.layerOptions(c.options);
     const gradXLength = options.batch * options.tokens * c.dIn;
-    // The order the call takes them: x, params, saved, gradY, grads, gradX.
+    const a = c.options.arrays;
+    // The order the call takes them: x, params, saved, gradY, grads, then
+    // the sinks' gradient, the sinks, key lengths and mask; gradX.
     const next = reader(this.#stage('backward',
       [c.x, ...PROJECTIONS.map((key) => p[key]), ...ACTIVATIONS.map((key) => s[key]), c.gradY,
-        ...PROJECTIONS.map((key) => g[key])],
+        ...PROJECTIONS.map((key) => g[key]), g.sinks, p.sinks, a?.keyLengths, a?.mask],
       [gradXLength]));
     const x = next();
     const params = this.#structs.layerParams(p, c.dIn, next);
     const saved = this.#structs.layerActivations(next);
     const gradY = next();
     const grads = this.#structs.layerGrads(next);
+    const gradSinks = next();
+    if (this.#structs.modern) Object.assign(grads, { sinks: gradSinks });
+    this.#layerVisibility(params, options, next);
     const gradX = next();
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
     const out = /** @type {LayerGradArrays} */ ({});
     for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length);
+    if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length);
     return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
   }
 
@@ -486,6 +501,32 @@ export class Engine {
       }
     }
     return result;
+  }
+
+  /**
+   * A layer call's sinks (AttentionLayerParams.sinks), key lengths and mask
+   * (its attention options, a copy: the caller's are kept for the backward)
+   * from `next`, in that order. A core before issue 19 has no such fields
+   * (and was refused the options that need them).
+   * @param {import('./embind.mjs').AttentionLayerParams} params
+   * @param {import('./embind.mjs').LayerOptions} options
+   * @param {() => Ptr} next
+   */
+  #layerVisibility(params, options, next) {
+    const sinks = next();
+    const keyLengths = next();
+    const mask = next();
+    if (!this.#structs.modern) return;
+    Object.assign(params, { sinks });
+    options.attention = { ...options.attention, keyLengths, mask, sinks: 0 };
+  }
+
+  /**
+   * Whether the core has issue 19's options.
+   * @returns {boolean}
+   */
+  get modern() {
+    return this.#structs.modern;
   }
 
   /**

@@ -63,6 +63,7 @@ export class Runtime {
     const modules = defineModules({
       generator: this.#generator,
       checkAlive: engine.checkAlive.bind(engine),
+      modern: engine.modern,
       layerForward: engine.layerForward.bind(engine),
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
