@@ -254,3 +254,97 @@ describe('the core against the JS reference', () => {
     for (const r of results.slice(1)) r.forEach((a, i) => assert.deepEqual(a, results[0][i]));
   });
 });
+
+describe('the modules: padded batches, sliding windows, softcap, sinks', () => {
+  let ca;
+  let modern = false;
+  before(async () => {
+    ca = await init();
+    try {
+      new ca.GroupedQueryAttention(8, 8, 2, 1, { sinks: true });
+      modern = true;
+    } catch (e) {
+      assert.match(e.message, /^options.sinks is not supported by this build's core/);
+    }
+  });
+  after(() => ca?.dispose());
+
+  it('a core before issue 19 refuses them by name, and keeps working', (t) => {
+    if (modern) return t.skip('the loaded core has the options');
+    assert.throws(() => new ca.GroupedQueryAttention(8, 8, 2, 1, { slidingWindow: 4 }),
+      { name: 'RangeError', message: /^options.slidingWindow is not supported by this build's core/ });
+    const mha = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    const x = randomArray(18, 3);
+    assert.throws(() => mha.forward(x, [6, 3], { keyLengths: [4] }),
+      { name: 'RangeError', message: /^options.keyLengths is not supported by this build's core/ });
+    assert.equal(mha.forward(x, [6, 3]).length, 24);
+  });
+
+  it('a padded batch: each sequence\'s valid rows are its own forward\'s', (t) => {
+    if (!modern) return t.skip('the loaded core predates issue 19');
+    ca.manualSeed(1);
+    for (const module of [new ca.MultiHeadAttention(6, 8, 10, 0, 2), new ca.CausalAttention(6, 4, 10, 0),
+      new ca.MultiHeadAttentionWrapper(6, 4, 10, 0, 2), new ca.GroupedQueryAttention(6, 8, 2, 1, { contextLength: 10 })]) {
+      module.eval();
+      const T = 7, lengths = [7, 4];
+      const x = randomArray(2 * T * 6, 9);
+      const padded = module.forward(x, [2, T, 6], { keyLengths: lengths });
+      const width = padded.length / (2 * T);
+      for (let b = 0; b < 2; b++) {
+        const alone = module.forward(x.slice(b * T * 6, (b * T + lengths[b]) * 6), [lengths[b], 6]);
+        const rows = padded.subarray(b * T * width, (b * T + lengths[b]) * width);
+        assert.ok(maxRelativeError(rows, alone) < 1e-5, `${module.constructor.name} item ${b}`);
+      }
+    }
+  });
+
+  it('GroupedQueryAttention slidingWindow W: each token sees itself and the W − 1 before, also through useCache', (t) => {
+    if (!modern) return t.skip('the loaded core predates issue 19');
+    ca.manualSeed(2);
+    const W = 3, T = 9;
+    const gqa = new ca.GroupedQueryAttention(8, 8, 2, 1, { contextLength: 16, slidingWindow: W, softcap: 2 });
+    gqa.eval();
+    const x = randomArray(T * 8, 4);
+    const full = gqa.forward(x, [T, 8], { returnWeights: true, returnQKV: true });
+    const want = referenceAttention64(full.queries, full.keys, full.values,
+      { batch: 1, heads: 2, kvHeads: 1, queryLength: T, headDim: 4, window: { left: W - 1 }, softcap: 2 });
+    assert.ok(maxRelativeError(full.weights, want.weights) < 1e-5);
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j < T; j++) assert.equal(full.weights[i * T + j] > 0, j <= i && j > i - W, `(${i}, ${j})`);
+    }
+    const steps = [];
+    for (let i = 0; i < T; i++) steps.push(...gqa.forward(x.subarray(i * 8, (i + 1) * 8), [1, 8], { useCache: true }));
+    assert.ok(maxRelativeError(Float32Array.from(steps), full.output) < 1e-5);
+  });
+
+  it('GroupedQueryAttention sinks: a parameter named sinks, trained by backward (against finite differences)', (t) => {
+    if (!modern) return t.skip('the loaded core predates issue 19');
+    ca.manualSeed(3);
+    const gqa = new ca.GroupedQueryAttention(8, 8, 2, 1, { contextLength: 8, sinks: true });
+    assert.deepEqual(Object.keys(gqa.stateDict()).slice(0, 1), ['sinks']);
+    assert.deepEqual(Array.from(gqa.sinks), [0, 0]);
+    gqa.sinks.set([0.5, -0.3]);
+    const x = randomArray(2 * 5 * 8, 5), g = randomArray(2 * 5 * 8, 6);
+    const loss = () => {
+      const y = gqa.forward(x, [2, 5, 8]);
+      let s = 0;
+      for (let i = 0; i < y.length; i++) s += y[i] * g[i];
+      return s;
+    };
+    gqa.train();
+    gqa.forward(x, [2, 5, 8]);
+    gqa.backward(g);
+    const grad = Float32Array.from(gqa.sinksGrad);
+    gqa.eval();
+    for (let h = 0; h < 2; h++) {
+      const s0 = gqa.sinks[h];
+      gqa.sinks[h] = s0 + 1e-2;
+      const up = loss();
+      gqa.sinks[h] = s0 - 1e-2;
+      const down = loss();
+      gqa.sinks[h] = s0;
+      const fd = (up - down) / 2e-2;
+      assert.ok(Math.abs(grad[h] - fd) < 2e-3 * (1 + Math.abs(fd)), `head ${h}: ${grad[h]} vs ${fd}`);
+    }
+  });
+});
