@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "src/internal.h"
+#include "src/layout.h"
 #include "src/size_math.h"
 #include "src/thread_pool.h"
 
@@ -51,6 +52,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "src/attention_plan-inl.h"
+#include "hwy/contrib/math/math-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
 #include "src/few_rows-inl.h"
@@ -100,6 +102,7 @@ struct Block {
   // The query indices [i0, i1) of the rows: one head's block, or every
   // query of the group's heads (a group's block starts at a head's row 0).
   size_t i0, i1;
+  size_t b, h;     // batch item and (first) query head of the block
   const float* q;  // the block's first query row
   const float* k;  // the KV head's keys
   const float* v;  // the KV head's values
@@ -109,6 +112,8 @@ struct Block {
         rows(rows_),
         i0(row0_ % p.tq),
         i1(HWY_MIN(i0 + rows_, p.tq)),
+        b(row0_ / p.tq / p.heads),
+        h(row0_ / p.tq % p.heads),
         q(p.q + row0_ * p.d) {
     const size_t kv = internal::KvHeadOf(p.shape, row0_ / p.tq);
     k = p.k + kv * p.kv_stride * p.d;
@@ -117,9 +122,29 @@ struct Block {
 
   // Row index of query r of the block in [B·H·Tq] (dropout counter, output).
   size_t Row(size_t r) const { return row0 + r; }
-  // Keys [0, VisibleEnd) that query r of the block sees.
+  // Keys [VisibleBegin, VisibleEnd) that query r of the block sees.
+  size_t VisibleBegin(const Plan& p, size_t r) const {
+    return p.VisibleBegin(b, (row0 + r) % p.tq);
+  }
   size_t VisibleEnd(const Plan& p, size_t r) const {
-    return p.VisibleEnd((row0 + r) % p.tq);
+    return p.VisibleEnd(b, (row0 + r) % p.tq);
+  }
+  // The block's view of the tile [k0, k1): a decode group's block spans
+  // G heads, so a mask with a heads dimension is read per row (partial).
+  TileVisibility Tile(const Plan& p, size_t k0, size_t k1) const {
+    const TileVisibility v = p.Tile(b, h, i0, i1, k0, k1);
+    if (rows > i1 - i0 && p.vis.HasBooleanMask() && v != TileVisibility::kInvisible) {
+      return TileVisibility::kPartial;
+    }
+    if (rows > i1 - i0 && p.vis.HasBooleanMask()) {
+      // Invisible for head h only: check the group's other heads.
+      for (size_t g = 1; g * (i1 - i0) < rows; ++g) {
+        if (p.Tile(b, h + g, i0, i1, k0, k1) != TileVisibility::kInvisible) {
+          return TileVisibility::kPartial;
+        }
+      }
+    }
+    return v;
   }
 };
 
@@ -205,6 +230,39 @@ HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
   return PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, vp, ldv);
 }
 
+// Query r's scores of the tile [k0, k0 + kn) after the score rules: scaled,
+// capped (softcap), the additive mask added, -inf for keys outside its
+// visible part [vb, ve) of the tile or masked out by a boolean mask.
+// Returns their max (-inf: nothing visible), or sets *non_finite when a
+// visible raw score is NaN or ±Inf.
+HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
+                               size_t k0, float* HWY_RESTRICT srow, size_t vb,
+                               size_t ve, bool* non_finite) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  ScaleMaxRow(srow + vb, ve - vb, p.scale, non_finite);
+  if (*non_finite) return kNegInf;
+  if (p.softcap > 0.0f) {
+    const float cap = p.softcap, inv = 1.0f / p.softcap;
+    TransformRow(srow + vb, ve - vb, [cap, inv](auto d, auto x, size_t) {
+      return hn::Mul(hn::Set(d, cap), hn::Tanh(d, hn::Mul(x, hn::Set(d, inv))));
+    });
+  }
+  if (p.has_mask) {
+    const size_t row = b.Row(r);
+    const size_t mrow =
+        p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq);
+    if (p.vis.HasAdditiveMask()) {
+      for (size_t j = vb; j < ve; ++j) srow[j] += p.vis.MaskAdd(mrow, k0 + j);
+    } else {
+      for (size_t j = vb; j < ve; ++j) {
+        if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = kNegInf;
+      }
+    }
+  }
+  for (size_t j = 0; j < vb; ++j) srow[j] = kNegInf;
+  return MaxRow(srow, ve);
+}
+
 // ---------------------------------------------------------------------------
 // Tiled path: online softmax over keys [key_begin, key_end), no weights.
 // Writes finished rows to p.out, or partial states to *partial.
@@ -215,32 +273,50 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
   const float* q = QueryRows(p, b, ws, &ldq);
 
   SoftmaxState st[kQueryBlock];
-  size_t end[kQueryBlock], tile_end[kQueryBlock];
+  size_t begin[kQueryBlock], end[kQueryBlock], tile_end[kQueryBlock];
   for (size_t r = 0; r < rows; ++r) {
     st[r] = SoftmaxState::Empty();
+    begin[r] = b.VisibleBegin(p, r);
     end[r] = HWY_MIN(b.VisibleEnd(p, r), key_end);
   }
-  // The keys any row of the block sees.
-  const size_t range_end =
-      HWY_MAX(key_begin, HWY_MIN(p.KeysSeenBy(b.i0, b.i1).end, key_end));
+  // The keys any row of the block sees, from the first tile of the item's
+  // grid [key_begin, key_begin + n·kKeyBlock) that holds one.
+  const IndexRange seen = p.KeysSeenBy(b.b, b.i0, b.i1);
+  const size_t range_end = HWY_MAX(key_begin, HWY_MIN(seen.end, key_end));
+  const size_t first = seen.begin > key_begin
+                           ? key_begin + (seen.begin - key_begin) /
+                                             kKeyBlock * kKeyBlock
+                           : key_begin;
   memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
 
-  for (size_t k0 = key_begin; k0 < range_end; k0 += kKeyBlock) {
+  for (size_t k0 = first; k0 < range_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, range_end - k0);
-    const TileVisibility vis = p.Tile(b.i0, b.i1, k0, k0 + kn);
+    const TileVisibility vis = b.Tile(p, k0, k0 + kn);
     if (vis == TileVisibility::kInvisible) continue;
     // 1-2. S = Q·Kᵀ for every row of the block.
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.d, rows, kn, ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
-      const size_t ve =
-          vis == TileVisibility::kFull ? kn : EndInTile(end[r], k0, kn);
+      const bool full = vis == TileVisibility::kFull;
+      const size_t vb = full ? 0 : BeginInTile(begin[r], k0, kn);
+      const size_t ve = full ? kn : EndInTile(end[r], k0, kn);
       float* srow = ws.s + r * kKeyBlock;
+      float* orow = ws.o + r * p.dv_panel;
       tile_end[r] = 0;
-      if (ve == 0 || st[r].non_finite ||
-          !OnlineSoftmaxTile(srow, ve, p.scale, &st[r], ws.o + r * p.dv_panel,
-                             p.dv_panel)) {
-        continue;
+      if (ve <= vb || st[r].non_finite) continue;
+      if (!p.score_rules && vb == 0) {
+        if (!OnlineSoftmaxTile(srow, ve, p.scale, &st[r], orow, p.dv_panel)) {
+          continue;
+        }
+      } else {
+        bool non_finite = false;
+        const float mx = ScoreRulesRow(p, b, r, k0, srow, vb, ve, &non_finite);
+        if (non_finite) {
+          st[r].non_finite = true;
+          continue;
+        }
+        if (mx == -std::numeric_limits<float>::infinity()) continue;
+        OnlineSoftmaxScaledTile(srow, ve, mx, &st[r], orow, p.dv_panel);
       }
       tile_end[r] = ve;
       if (p.drop) {
@@ -271,6 +347,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
       partial->state[r] = st[r];
       memcpy(partial->o + r * partial->ldo, o, p.dv * sizeof(float));
     } else {
+      AddSink(&st[r], p.Sink(b.Row(r) / p.tq), ws.o + r * p.dv_panel, p.dv);
       FinishSoftmaxRow(st[r], o, p.dv, p.out + b.Row(r) * p.dv);
       if (p.lse) p.lse[b.Row(r)] = st[r].LogSumExp();
     }
@@ -318,6 +395,33 @@ HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
   return true;
 }
 
+// FinishWeightRow for rows that need the score rules, a window's begin or a
+// sink (mask strategy kNegInf): w[begin, end) holds the raw scores of query
+// r's visible range. Writes the weights of [0, end) (zeros outside the
+// visible keys). Returns false for a non-finite row; sets *end = 0 when no
+// key is visible after the masks.
+HWY_INLINE bool FinishRuledWeightRow(const Plan& p, const Block& b, size_t r,
+                                     float* w, size_t begin, size_t* end,
+                                     float* lse) {
+  bool non_finite = false;
+  const float mx = ScoreRulesRow(p, b, r, 0, w, begin, *end, &non_finite);
+  if (non_finite) {
+    *lse = SoftmaxState{0.0f, 0.0f, true}.LogSumExp();
+    return false;
+  }
+  if (mx == -std::numeric_limits<float>::infinity()) {
+    *end = 0;
+    return true;
+  }
+  const float sink = p.Sink(b.Row(r) / p.tq);
+  const float m = HWY_MAX(mx, sink);
+  float sum = ExpSumRow(w, *end, m);
+  if (p.sinks) sum += std::exp(sink - m);
+  ScaleRow(w, *end, 1.0f / sum);
+  *lse = SoftmaxState{m, sum, false}.LogSumExp();
+  return true;
+}
+
 void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   const size_t rows = b.rows;
   size_t ldq;
@@ -332,10 +436,13 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     ldw = RoundUp(p.tk, 16);
   }
 
-  size_t end[kQueryBlock], scored[kQueryBlock], tile_end[kQueryBlock];
+  size_t begin[kQueryBlock], end[kQueryBlock], scored[kQueryBlock],
+      tile_end[kQueryBlock];
   bool ok[kQueryBlock];
   for (size_t r = 0; r < rows; ++r) {
+    begin[r] = b.VisibleBegin(p, r);
     end[r] = b.VisibleEnd(p, r);
+    if (end[r] <= begin[r]) end[r] = 0;
     // A row that sees nothing is zeros; renormalise scores the full row.
     scored[r] = end[r] == 0 ? 0 : p.renormalize ? p.tk : end[r];
   }
@@ -358,7 +465,13 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   for (size_t r = 0; r < rows; ++r) {
     float* w = w0 + r * ldw;
     float lse = SoftmaxState::Empty().LogSumExp();  // -inf: no visible key
-    ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r], &lse);
+    if (end[r] == 0) {
+      ok[r] = true;
+    } else if (p.score_rules || p.sinks || begin[r] > 0) {
+      ok[r] = FinishRuledWeightRow(p, b, r, w, begin[r], &end[r], &lse);
+    } else {
+      ok[r] = FinishWeightRow(p, w, scored[r], end[r], &lse);
+    }
     if (p.lse) p.lse[b.Row(r)] = lse;
     if (ok[r] && end[r] > 0 && p.drop) {
       DropoutRow(w, end[r], 0, dropout::MakeRowKey(p.seed, b.Row(r)),
@@ -376,7 +489,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
 
   // 5. O = W·V over each row's visible keys.
   memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
-  const size_t value_end = p.KeysSeenBy(b.i0, b.i1).end;
+  const size_t value_end = p.KeysSeenBy(b.b, b.i0, b.i1).end;
   for (size_t k0 = 0; k0 < value_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, value_end - k0);
     for (size_t r = 0; r < rows; ++r) {
@@ -409,6 +522,7 @@ void MergeDecodeChunks(const Plan& p, const DecodeSplit& split,
       const size_t at = c * total_rows + row;
       MergeSoftmaxState(&acc, o_acc, states[at], partial_o + at * p.dv, p.dv);
     }
+    AddSink(&acc, p.Sink(row / p.tq), o_acc, p.dv);
     FinishSoftmaxRow(acc, o_acc, p.dv, p.out + row * p.dv);
     if (p.lse) p.lse[row] = acc.LogSumExp();
   }
@@ -512,11 +626,37 @@ Status AttentionWithLogSumExp(const AttentionShape& shape,
                               const AttentionOptions& options, const float* q,
                               const float* k, const float* v, float* out,
                               float* weights, float* log_sum_exp) {
-  const Status st = ValidateAttention(shape, options);
+  Status st = ValidateAttention(shape, options);
   if (st != Status::kOk) return st;
+  if (weights && (st = ValidateAttentionWeights(shape)) != Status::kOk) {
+    return st;
+  }
   if (!q || !k || !v || !out) return Status::kNullPointer;
-  return HWY_DYNAMIC_DISPATCH(AttentionImpl)(shape, options, q, k, v, out,
-                                             weights, log_sum_exp);
+  if (options.layout == Layout::kBHSD) {
+    return HWY_DYNAMIC_DISPATCH(AttentionImpl)(shape, options, q, k, v, out,
+                                               weights, log_sum_exp);
+  }
+  // kBSHD: the kernels run on kBHSD copies (layout.h).
+  const internal::LayoutSizes n(shape);
+  internal::FloatBuffer qb(n.Queries()), kb(n.Keys()), vb(n.Values()),
+      ob(n.Outputs());
+  if (!qb.get() || !kb.get() || !vb.get() || !ob.get()) {
+    return Status::kOutOfMemory;
+  }
+  internal::BshdToBhsd(q, n.b, n.tq, n.tq, n.h, n.d, qb.get());
+  internal::BshdToBhsd(k, n.b, n.tk, n.cap, n.kvh, n.d, kb.get());
+  internal::BshdToBhsd(v, n.b, n.tk, n.cap, n.kvh, n.dv, vb.get());
+  AttentionShape dense = shape;
+  dense.kv_capacity = 0;
+  AttentionOptions bhsd = options;
+  bhsd.layout = Layout::kBHSD;
+  st = HWY_DYNAMIC_DISPATCH(AttentionImpl)(dense, bhsd, qb.get(), kb.get(),
+                                           vb.get(), ob.get(), weights,
+                                           log_sum_exp);
+  if (st == Status::kOk) {
+    internal::BhsdToBshd(ob.get(), n.b, n.tq, n.h, n.dv, out);
+  }
+  return st;
 }
 
 const char* ActiveTargetName() {

@@ -22,4 +22,17 @@ const char* StatusMessage(Status status) {
   return "unknown status";
 }
 
+namespace {
+thread_local const char* last_detail = "";
+}  // namespace
+
+const char* StatusDetail() { return last_detail; }
+
+namespace internal {
+Status Refuse(Status status, const char* detail) {
+  last_detail = detail;
+  return status;
+}
+}  // namespace internal
+
 }  // namespace causal_attention

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "hwy/highway.h"
@@ -300,9 +301,17 @@ TEST(AttentionStatus, RejectsBadArguments) {
     }
   }
   AttentionShape huge = good;
-  huge.query_len = int64_t{1} << 40;
-  huge.key_len = int64_t{1} << 30;
+  huge.query_len = int64_t{1} << 61;  // q's bytes overflow size_t
   EXPECT_EQ(Attention(huge, opts, p, p, p, out, nullptr), Status::kTooLarge);
+  EXPECT_STREQ(StatusDetail(), "q: byte size does not fit size_t");
+  // [Tq, Tk] weights that do not fit: refused only when asked for.
+  huge = good;
+  huge.query_len = int64_t{1} << 32;
+  huge.key_len = int64_t{1} << 31;
+  EXPECT_EQ(ValidateAttention(huge, opts), Status::kOk);
+  EXPECT_EQ(Attention(huge, opts, p, p, p, out, out), Status::kTooLarge);
+  EXPECT_EQ(std::string(StatusDetail()).rfind("weights:", 0), 0u)
+      << StatusDetail();
 
   AttentionOptions o = opts;
   o.dropout = 1.0f;
