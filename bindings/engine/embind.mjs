@@ -189,6 +189,7 @@
  * @property {(allow: boolean) => void} allowRelaxedGemmKernel
  * @property {() => string} gemmKernelName
  * @property {(status: number) => string} statusMessage
+ * @property {() => string} [statusDetail] the argument the last refused call named (a core with issue 19)
  * @property {{ unusedWorkers: Array<{ unref?(): void, terminate(): void }>,
  *   runningWorkers: Array<{ unref?(): void, terminate(): void }>, terminateAllThreads(): void }} [PThread]
  *   emcc's pthread pool (pthreads build only)
@@ -267,11 +268,14 @@ export class Structs {
       ropeBase: p.ropeBase ?? d.ropeBase, ropeScaling: p.ropeScaling ?? d.ropeScaling,
       wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
       wValue: next(), bValue: next(), wOut: next(), bOut: next(),
+      // Issue 19's sinks (the engine sets the pointer when there are some).
+      ...(this.modern && { sinks: 0 }),
     };
   }
 
   /**
-   * AttentionLayerGrads from `next`, in PROJECTIONS' order.
+   * AttentionLayerGrads from `next`, in PROJECTIONS' order (and the sinks'
+   * gradient, none here: the engine sets it).
    * @param {() => Ptr} next
    * @returns {Projections<Ptr>}
    */
@@ -279,6 +283,7 @@ export class Structs {
     return {
       wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
       wValue: next(), bValue: next(), wOut: next(), bOut: next(),
+      ...(this.modern && { sinks: 0 }),
     };
   }
 

@@ -449,7 +449,10 @@ describe('the codes at the boundary', () => {
     const shape = {
       batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
     };
-    const options = { causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false, seedLo: 0, seedHi: 0 };
+    const options = {
+      ...mod.structDefaults().AttentionOptions, causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false,
+      seedLo: 0, seedHi: 0,
+    };
     const status = mod.attention(shape, options, 0, 0, 0, 0, 0, 0);
     assert.equal(status, Status.INVALID_SHAPE);
     assert.throws(() => checkStatus(mod, 'attention', status), RangeError);
@@ -460,11 +463,11 @@ describe('the codes at the boundary', () => {
     assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0, 0),
       Status.INVALID_SHAPE);
     // The backward: kvHeads must divide heads, k and v dense (no cache
-    // capacity); every tensor is required.
-    const g = [8, 8, 8, 8, 8, 8, 8, 8, 8];
+    // capacity); every tensor is required (gradSinks, last, only with sinks).
+    const g = [8, 8, 8, 8, 8, 8, 8, 8, 8, 0];
     assert.equal(mod.attentionBackward({ ...shape, heads: 2, kvHeads: 3 }, options, ...g), Status.INVALID_SHAPE);
     assert.equal(mod.attentionBackward({ ...shape, heads: 1, kvCapacity: 4 }, options, ...g), Status.INVALID_SHAPE);
-    assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, options, 8, 8, 8, 8, 8, 0, 8, 8, 8), Status.NULL_POINTER);
+    assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, options, 8, 8, 8, 8, 8, 0, 8, 8, 8, 0), Status.NULL_POINTER);
     assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, { ...options, dropout: 1 }, ...g), Status.INVALID_OPTION);
   });
 });
