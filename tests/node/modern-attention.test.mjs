@@ -384,3 +384,34 @@ describe("a KV cache's attention: window, softcap, sinks, mask", () => {
     }
   });
 });
+
+describe('long contexts: no limit from a tensor that is not allocated', () => {
+  it('(1, 4, 16384, 8) and (1, 32, 8192, 4) run forward and backward without weights; weights of 4 GiB are refused', async (t) => {
+    const ca = await init();
+    try {
+      const s = { batch: 1, heads: 32, queryLength: 8192, headDim: 4, window: { left: 3 } };
+      const q = Float32Array.from(randomArray(32 * 8192 * 4, 91), (x) => x * 3);
+      let f;
+      try {
+        f = ca.attention(q, q, q, { ...s, returnLogSumExp: true });
+      } catch (e) {
+        if (/not supported by this build's core/.test(e.message)) return t.skip('the loaded core predates issue 19');
+        throw e;
+      }
+      // Row 8191 of head 31 sees keys 8188..8191 only.
+      const row = 31 * 8192 + 8191;
+      const want = referenceAttention64(q.subarray(row * 4, row * 4 + 4),
+        q.subarray((31 * 8192 + 8188) * 4, (row + 1) * 4), q.subarray((31 * 8192 + 8188) * 4, (row + 1) * 4),
+        { batch: 1, heads: 1, queryLength: 1, keyLength: 4, headDim: 4, causal: false });
+      assert.ok(maxRelativeError(f.output.subarray(row * 4, row * 4 + 4), want.output) < 1e-5);
+      const g = ca.attentionBackward(q, q, q, q, f.output, f.logSumExp, s);
+      assert.ok(g.gradQ.every(Number.isFinite));
+      const long = { batch: 1, heads: 4, queryLength: 16384, headDim: 8 };
+      const q4 = randomArray(4 * 16384 * 8, 92);
+      assert.equal(ca.attention(q4, q4, q4, { ...long, window: { left: 0 } }).output.length, q4.length);
+      assert.throws(() => ca.attention(q4, q4, q4, { ...long, returnWeights: true }), RangeError);
+    } finally {
+      ca.dispose();
+    }
+  });
+});
