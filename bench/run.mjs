@@ -330,6 +330,9 @@ const training = quick || only ? null : await runTrainingTable({
   policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log,
 });
 
+// Masks, padding, windows, softcap, sinks, layout (issue 19).
+const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
+
 log('Measuring the wasm SIMD128 limit again...');
 simd.end = measureSimdLimit({}, [simd.chains]);
 simd.end2 = await measureSimdLimitThreads(2, simd.chains);
@@ -408,6 +411,7 @@ const results = {
   browser,
   native,
   training,
+  options,
 };
 console.log(renderReport(results));
 
