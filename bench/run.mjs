@@ -10,7 +10,7 @@
 //   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
 //                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode] [--training]
 //   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json)
-//   node bench/run.mjs --options [--quick]   (the options table only, bench/lib/options.mjs)
+//   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (the options table only, bench/lib/options.mjs)
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
 // RESULTS.md).
@@ -123,7 +123,7 @@ for (const line of machineLines(machine)) log(line);
 
 // The options table alone (masks, padding, windows, softcap, sinks, layout).
 if (flag('options')) {
-  const options = await runOptionsTable({ policy, log, quick, seed: SEED });
+  const options = await runOptionsTable({ policy, log, quick, seed: SEED, only: option('rows')?.split(',') });
   console.log([...machineLines(machine), '', 'Attention options against our plain call, one thread, wasm, Node ' +
     `${machine.node}:`, '', renderOptions(options)].join('\n'));
   mkdirSync(join(root, 'bench/out'), { recursive: true });

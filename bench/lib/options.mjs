@@ -6,7 +6,7 @@
 // feature against itself without it, where it has the feature. Not a test:
 // nothing here asserts on time.
 //
-//   node bench/run.mjs --options [--quick]
+//   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (--rows: the rows whose name has one of these)
 
 import { encodeModel } from './onnx.mjs';
 import { makeUniform } from './shapes.mjs';
@@ -75,9 +75,9 @@ function ortModel({ batch, heads, queryLength: t, headDim }, { softcap, mask }) 
 /**
  * Runs the table. Returns its rows: { name, target, plainMs, optionMs,
  * ratio } for ours, and onnxruntime-web's where it has the feature.
- * @param {{ policy: object, log: (...a: unknown[]) => void, quick?: boolean, seed: number }} o
+ * @param {{ policy: object, log: (...a: unknown[]) => void, quick?: boolean, seed: number, only?: string[] }} o
  */
-export async function runOptionsTable({ policy, log, quick = false, seed }) {
+export async function runOptionsTable({ policy, log, quick = false, seed, only }) {
   const { init } = await import('causal-attention');
   const ca = await init({ build: 'single' });
   const uniform = makeUniform(seed);
@@ -86,7 +86,7 @@ export async function runOptionsTable({ policy, log, quick = false, seed }) {
     const n = s.batch * s.heads * s.queryLength * s.headDim;
     return { q: uniform(n), k: uniform(n), v: uniform(n), out: new Float32Array(n) };
   };
-  for (const row of rows(quick)) {
+  for (const row of rows(quick).filter((r) => !only || only.some((word) => r.name.includes(word)))) {
     const { q, k, v, out } = inputsFor(row.shape);
     const plain = { ...row.shape, out };
     const withOption = { ...plain, ...row.option };
@@ -100,7 +100,7 @@ export async function runOptionsTable({ policy, log, quick = false, seed }) {
     }
   }
   ca.dispose();
-  results.push(...await ortRows({ policy, log, quick, inputsFor }));
+  if (!only) results.push(...await ortRows({ policy, log, quick, inputsFor }));
   return results;
 }
 

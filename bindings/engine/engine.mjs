@@ -43,7 +43,7 @@ import { product } from './validate.mjs';
  * @property {Float32Array} [weightsOut]
  * @property {boolean} [returnLogSumExp]
  * @property {number} [rowsLength]
- * @property {VisibilityArrays} [arrays] issue 19's arrays, staged after q, k, v
+ * @property {VisibilityArrays | null} [arrays] issue 19's arrays, staged after q, k, v
  * @property {string[]} [uses] issue 19's options given, by public name
  */
 
@@ -77,7 +77,7 @@ import { product } from './validate.mjs';
  * and mask of issue 19 (staged, their pointers set in `attention`), `uses`
  * its options given (refused by a core without them).
  * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
- *   arrays?: VisibilityArrays, uses?: string[] }} LayerCallOptions
+ *   arrays?: VisibilityArrays | null, uses?: string[] }} LayerCallOptions
  */
 
 /**
@@ -226,7 +226,7 @@ export class Engine {
   /**
    * attentionBackward or attentionBackwardReference on copies of its inputs.
    * @param {'attentionBackward' | 'attentionBackwardReference'} fn
-   * @param {{ shape: ShapeFields, options: AttentionOptions, arrays?: VisibilityArrays, uses?: string[] }} c
+   * @param {{ shape: ShapeFields, options: AttentionOptions, arrays?: VisibilityArrays | null, uses?: string[] }} c
    * @param {Float32Array} gradOutput
    * @param {Float32Array} q
    * @param {Float32Array} k

@@ -368,8 +368,8 @@ function resolveAttentionCall(q, k, v, options, generator) {
  * @param {Float32Array} output
  * @param {Float32Array | null | undefined} logSumExp
  * @param {AttentionComputation | undefined} options
- * @returns {{ shape: ShapeFields, options: CoreAttentionOptions, arrays: import('./validate.mjs').VisibilityArrays,
- *   uses: string[] }}
+ * @returns {{ shape: ShapeFields, options: CoreAttentionOptions,
+ *   arrays: import('./validate.mjs').VisibilityArrays | null, uses: string[] }}
  */
 function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
   const o = checkOptionNames('options', options, SHAPE_AND_MASK_OPTIONS);

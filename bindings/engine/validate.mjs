@@ -298,7 +298,7 @@ export function resolveAttentionOptions(prefix, o, generator) {
 export function resolveAttentionOutputs(prefix, o, s, generator) {
   const options = resolveAttentionOptions(prefix, o, generator);
   const { fields, arrays, uses } = resolveVisibility(prefix, o, s, o.maskStrategy ?? 'neg-inf');
-  Object.assign(options, fields);
+  if (fields) Object.assign(options, fields);
   const outLength = product(s.batch, s.heads, s.queryLength, s.valueDim);
   const weightsLength = product(s.batch, s.heads, s.queryLength, s.keyLength);
   const returnWeights = checkBoolean(`${prefix}.returnWeights`, o.returnWeights ?? false);
@@ -361,7 +361,8 @@ export const MASK_KIND = Object.freeze({ none: 0, boolean: 1, additive: 2 });
  * maskShape, softcap, sinks), checked against a call's shape: the core's
  * AttentionOptions fields for them (pointers 0, filled in by the engine when
  * it stages `arrays`), the arrays, and `uses`, the options given (a core
- * without them refuses those by name instead of ignoring them).
+ * without them refuses those by name instead of ignoring them). Without any
+ * of them, fields and arrays are null.
  * @param {string} prefix
  * @param {Record<string, any>} o
  * @param {{ batch: number, heads: number, queryLength: number, keyLength: number }} s
@@ -371,13 +372,14 @@ export function resolveVisibility(prefix, o, s, maskStrategy) {
   /** @type {string[]} */
   const uses = [];
   for (const key of VISIBILITY_OPTIONS) if (o[key] !== undefined) uses.push(key);
+  // None given (most calls): resolveAttentionOptions' defaults stand.
+  if (uses.length === 0) return { fields: null, arrays: null, uses };
   const fields = {
     layout: 0, queryOffset: NaN, keyLengths: 0, windowLeft: -1, windowRight: -1, softcap: 0, sinks: 0,
     maskKind: MASK_KIND.none, mask: 0, maskBatch: 1, maskHeads: 1, maskQueries: 1, maskKeys: 1,
   };
   /** @type {VisibilityArrays} */
   const arrays = { keyLengths: null, mask: null, sinks: null };
-  if (uses.length === 0) return { fields, arrays, uses };
   if (o.layout !== undefined) {
     fields.layout = /** @type {number} */ (LAYOUT.get(checkOneOf(`${prefix}.layout`, o.layout, [...LAYOUT.keys()])));
   }
