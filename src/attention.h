@@ -113,7 +113,7 @@ struct AttentionOptions {
   // [batch], each in [0, key_len]: keys j >= key_lengths[b] are invisible
   // to batch item b (ONNX nonpad_kv_seqlen). Null: every key.
   const int32_t* key_lengths = nullptr;
-  // -1 unbounded; else >= 0: a query at position p sees key j only if
+  // -1 unbounded; else in [0, 2^60]: a query at position p sees key j only if
   // p - window_left <= j <= p + window_right (with or without causal).
   int64_t window_left = -1;
   int64_t window_right = -1;

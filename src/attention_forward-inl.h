@@ -209,6 +209,17 @@ HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
                                size_t k0, float* HWY_RESTRICT srow, size_t vb,
                                size_t ve, bool* non_finite) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const size_t row = b.Row(r);
+  const size_t mrow =
+      p.has_mask ? p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq) : 0;
+  // Keys a boolean mask hides are zeros first: their scores, non-finite or
+  // not, play no part (as in the reference).
+  const bool hides = p.vis.HasBooleanMask();
+  if (hides) {
+    for (size_t j = vb; j < ve; ++j) {
+      if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = 0.0f;
+    }
+  }
   ScaleMaxRow(srow + vb, ve - vb, p.scale, non_finite);
   if (*non_finite) return kNegInf;
   if (p.softcap > 0.0f) {
@@ -217,16 +228,11 @@ HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
       return hn::Mul(hn::Set(d, cap), hn::Tanh(d, hn::Mul(x, hn::Set(d, inv))));
     });
   }
-  if (p.has_mask) {
-    const size_t row = b.Row(r);
-    const size_t mrow =
-        p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq);
-    if (p.vis.HasAdditiveMask()) {
-      for (size_t j = vb; j < ve; ++j) srow[j] += p.vis.MaskAdd(mrow, k0 + j);
-    } else {
-      for (size_t j = vb; j < ve; ++j) {
-        if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = kNegInf;
-      }
+  if (p.vis.HasAdditiveMask()) {
+    for (size_t j = vb; j < ve; ++j) srow[j] += p.vis.MaskAdd(mrow, k0 + j);
+  } else if (hides) {
+    for (size_t j = vb; j < ve; ++j) {
+      if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = kNegInf;
     }
   }
   for (size_t j = 0; j < vb; ++j) srow[j] = kNegInf;

@@ -88,13 +88,15 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
   }
   const int layout = static_cast<int>(o.layout);
   if (layout < 0 || layout > 1) {
-    return Refuse(Status::kInvalidOption, "layout: must be 0 (bhsd) or 1 (bshd)");
+    return Refuse(Status::kInvalidOption,
+                  "layout: must be 0 (bhsd) or 1 (bshd)");
   }
   // Positions i + offset stay far from int64 overflow.
-  constexpr int64_t kMaxOffset = int64_t{1} << 62;
+  constexpr int64_t kMaxOffset = int64_t{1} << 60;
   if (o.query_offset.has_value() &&
       (*o.query_offset > kMaxOffset || *o.query_offset < -kMaxOffset)) {
-    return Refuse(Status::kInvalidOption, "query_offset: |offset| must be <= 2^62");
+    return Refuse(Status::kInvalidOption,
+                  "query_offset: |offset| must be <= 2^60");
   }
   if (o.key_lengths) {
     for (int64_t i = 0; i < b; ++i) {
@@ -105,10 +107,12 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
     }
   }
   if (o.window_left < -1 || o.window_left > kMaxOffset) {
-    return Refuse(Status::kInvalidOption, "window_left: must be -1 or >= 0");
+    return Refuse(Status::kInvalidOption,
+                  "window_left: must be -1 or in [0, 2^60]");
   }
   if (o.window_right < -1 || o.window_right > kMaxOffset) {
-    return Refuse(Status::kInvalidOption, "window_right: must be -1 or >= 0");
+    return Refuse(Status::kInvalidOption,
+                  "window_right: must be -1 or in [0, 2^60]");
   }
   if (!(o.softcap >= 0.0f) || !std::isfinite(o.softcap)) {
     return Refuse(Status::kInvalidOption,
