@@ -421,16 +421,7 @@ export function resolveVisibility(prefix, o, s, maskStrategy) {
     if (w.left !== undefined) fields.windowLeft = checkWindowSide(`${prefix}.window.left`, w.left);
     if (w.right !== undefined) fields.windowRight = checkWindowSide(`${prefix}.window.right`, w.right);
   }
-  if (o.softcap !== undefined) {
-    if (typeof o.softcap !== 'number') {
-      throw new TypeError(`${prefix}.softcap must be a finite number > 0, got ${describe(o.softcap)}`);
-    }
-    if (!(Number.isFinite(o.softcap) && o.softcap > 0 && Math.fround(o.softcap) > 0 &&
-      Number.isFinite(Math.fround(o.softcap)))) {
-      throw new RangeError(`${prefix}.softcap must be a finite number > 0 (a float32), got ${describe(o.softcap)}`);
-    }
-    fields.softcap = o.softcap;
-  }
+  if (o.softcap !== undefined) fields.softcap = checkSoftcap(`${prefix}.softcap`, o.softcap);
   if (o.sinks !== undefined) {
     arrays.sinks = checkTensor(`${prefix}.sinks`, o.sinks, s.heads, `one logit per head: heads ${s.heads}`);
   }
@@ -446,6 +437,22 @@ export function resolveVisibility(prefix, o, s, maskStrategy) {
     }
   }
   return { fields, arrays, uses };
+}
+
+/**
+ * A softcap: a finite number > 0 that stays so as a float32.
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {number}
+ */
+export function checkSoftcap(name, value) {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a finite number > 0, got ${describe(value)}`);
+  }
+  if (!(value > 0 && Number.isFinite(Math.fround(value)) && Math.fround(value) > 0)) {
+    throw new RangeError(`${name} must be a finite number > 0 (a float32), got ${describe(value)}`);
+  }
+  return value;
 }
 
 /**

@@ -3,7 +3,9 @@
 // heads and rotary position embedding, checked and seeded in the book's
 // __init__ order.
 
-import { checkBoolean, checkFinite, checkInteger, checkOptionNames, describe } from '../engine/validate.mjs';
+import {
+  checkBoolean, checkFinite, checkInteger, checkOptionNames, checkSoftcap, describe,
+} from '../engine/validate.mjs';
 import { ProjectedAttention } from './attention.mjs';
 import { bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
@@ -61,13 +63,7 @@ export class GroupedQueryAttention extends ProjectedAttention {
     const freqConfig = o.freqConfig === undefined || o.freqConfig === null
       ? null : checkFreqConfig('options.freqConfig', o.freqConfig);
     const slidingWindow = o.slidingWindow === undefined ? null : checkInteger('options.slidingWindow', o.slidingWindow);
-    let softcap = null;
-    if (o.softcap !== undefined) {
-      softcap = checkFinite('options.softcap', o.softcap);
-      if (!(softcap > 0 && Number.isFinite(Math.fround(softcap)) && Math.fround(softcap) > 0)) {
-        throw new RangeError(`options.softcap must be a finite number > 0 (a float32), got ${describe(softcap)}`);
-      }
-    }
+    const softcap = o.softcap === undefined ? null : checkSoftcap('options.softcap', o.softcap);
     const sinks = checkBoolean('options.sinks', o.sinks ?? false);
     const used = [['slidingWindow', slidingWindow !== null], ['softcap', softcap !== null], ['sinks', sinks]]
       .find(([, on]) => on);
