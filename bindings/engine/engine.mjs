@@ -470,10 +470,10 @@ export class Engine {
   attendCache(c, q, block) {
     this.#checkSupported(c.uses);
     const a = c.arrays;
-    const [qp, klp, mp, sp, op, wp] = this.#stage('attention', [q, a?.keyLengths, a?.mask, a?.sinks],
-      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
+    const [qp, klp, mp, sp, op, wp, lp] = this.#stage('attention', [q, a?.keyLengths, a?.mask, a?.sinks],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
     setPointers(c.options, klp, mp, sp);
-    return this.#attend('attention', c, qp, block.keys, block.values, op, wp, 0);
+    return this.#attend('attention', c, qp, block.keys, block.values, op, wp, lp);
   }
 
   /**
