@@ -18,6 +18,14 @@
 //  * Otherwise: (b·H + h, query block of kQueryBlock rows) over all keys,
 //    handed to the pool largest-first.
 //
+// The rules of AttentionOptions (visibility.h; query offset, key lengths,
+// windows, boolean masks) decide which (query block, key tile) pairs run at
+// all (the plan's Tile rule: invisible pairs are skipped, in both paths and
+// in the decode split) and, in partial tiles, which keys of a row count;
+// rows that need more than a scale (softcap, a mask, a window's begin) take
+// ScoreRulesRow (attention_forward-inl.h); sinks join a row's softmax state
+// when it is finished (AddSink). Layout kBSHD runs on kBHSD copies.
+//
 // Two computations per work item:
 //  * Tiled (no weights requested, mask strategy -inf): for each key tile
 //    of the item's range that its block sees (the plan's Tile rule)

@@ -47,6 +47,11 @@ enum class CausalMask : int32_t { kNone = 0, kTopLeft = 1, kBottomRight = 2 };
 //                 row's max, the float route would underflow, so that row is
 //                 normalised over its visible keys directly: the same value
 //                 in exact arithmetic. With causal == kNone it is a no-op.
+//                 The route is defined for a visible prefix [0, end) of each
+//                 row without extra logits: with causal, sinks, a mask, a
+//                 window_left or a softcap are refused (kInvalidOption,
+//                 StatusDetail() names the option); key_lengths,
+//                 window_right and query_offset combine with it.
 enum class MaskStrategy : int32_t { kNegInf = 0, kRenormalize = 1 };
 
 // Memory layout of q, k, v and out (weights stay [B, H, Tq, Tk] and

@@ -30,7 +30,6 @@ class Visibility {
   Visibility(const AttentionShape& s, const AttentionOptions& o)
       : tq_(s.query_len),
         tk_(s.key_len),
-        heads_(s.heads),
         causal_(o.causal != CausalMask::kNone),
         bottom_right_(o.causal == CausalMask::kBottomRight),
         offset_(o.query_offset),
@@ -115,7 +114,7 @@ class Visibility {
     return static_cast<size_t>(x < 0 ? 0 : x > hi ? hi : x);
   }
 
-  int64_t tq_, tk_, heads_;
+  int64_t tq_, tk_;
   bool causal_, bottom_right_;
   std::optional<int64_t> offset_;
   const int32_t* key_lengths_;

@@ -48,12 +48,19 @@ void Run(benchmark::State& state, int64_t target, Shape s, bool weights,
 
 // Issue 19's rules on the best target, one thread, causal, no weights:
 // each against the plain call of the same shape (bench/README: the ratios).
+// Decode rows: one query against t cached keys, GQA 4:1, bottom-right.
 enum class Rule { kPlain, kWindow512, kHalfKeyLengths, kSoftcap, kSinks,
-                  kFloatMask, kBshd };
+                  kFloatMask, kBshd, kDecodePlain, kDecodeWindow4096 };
 
 void RunRule(benchmark::State& state, Shape s, Rule rule) {
   SetNumThreads(1);
   AttentionShape shape{s.b, s.h, s.t, s.t, s.d, s.d};
+  const bool decode =
+      rule == Rule::kDecodePlain || rule == Rule::kDecodeWindow4096;
+  if (decode) {
+    shape.query_len = 1;
+    shape.kv_heads = s.h / 4;
+  }
   const size_t n = static_cast<size_t>(s.b * s.h * s.t * s.d);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -93,6 +100,13 @@ void RunRule(benchmark::State& state, Shape s, Rule rule) {
     case Rule::kBshd:
       o.layout = Layout::kBSHD;
       break;
+    case Rule::kDecodePlain:
+      o.causal = CausalMask::kBottomRight;
+      break;
+    case Rule::kDecodeWindow4096:
+      o.causal = CausalMask::kBottomRight;
+      o.window_left = 4095;
+      break;
   }
   for (auto _ : state) {
     const Status st = Attention(shape, o, q.data(), k.data(), v.data(),
@@ -120,6 +134,10 @@ void RegisterRules() {
       {"Rules/T2048_H8_D64_sinks", {1, 8, 2048, 64}, Rule::kSinks},
       {"Rules/T2048_H8_D64_floatMask", {1, 8, 2048, 64}, Rule::kFloatMask},
       {"Rules/T2048_H8_D64_bshd", {1, 8, 2048, 64}, Rule::kBshd},
+      {"Rules/Decode_T32768_H32_KV8_D128_plain", {1, 32, 32768, 128},
+       Rule::kDecodePlain},
+      {"Rules/Decode_T32768_H32_KV8_D128_window4096", {1, 32, 32768, 128},
+       Rule::kDecodeWindow4096},
   };
   for (const Case& c : cases) {
     benchmark::RegisterBenchmark(c.name, [=](benchmark::State& st) {
