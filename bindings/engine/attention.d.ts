@@ -62,7 +62,11 @@ export interface AttentionComputation {
    * (the last query sees every key, as in decoding with cached keys).
    */
   causal?: CausalAlignment;
-  /** Default 'neg-inf'. 'renormalize': softmax, multiply by the triangle, renormalise rows. */
+  /**
+   * Default 'neg-inf'. 'renormalize': softmax, multiply by the triangle,
+   * renormalise rows; with causal it takes none of queryOffset, keyLengths,
+   * window, mask, softcap or sinks (a RangeError names them).
+   */
   maskStrategy?: MaskStrategy;
   /** Multiplies Q·Kᵀ. Default 1/sqrt(headDim). Must be finite. */
   scale?: number;

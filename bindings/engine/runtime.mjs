@@ -6,7 +6,7 @@
 import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkKvGroups, checkOptionNames, checkSeed, checkShape, checkTensor, describe,
-  product, resolveAttentionOptions, resolveAttentionOutputs, resolveVisibility, VISIBILITY_OPTIONS,
+  product, resolveAttentionOptions, resolveAttentionOutputs, renormalizes, resolveVisibility, VISIBILITY_OPTIONS,
 } from './validate.mjs';
 import { crossEntropy } from '../nn/loss.mjs';
 import { defineModules } from '../nn/modules.mjs';
@@ -429,6 +429,6 @@ function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
       "options.seed is required when dropout ran (training with dropout > 0): pass the forward's seed (its result's seed)");
   }
   const core = resolveAttentionOptions('options', o, null);
-  const { fields, arrays, uses } = resolveVisibility('options', o, shape, o.maskStrategy ?? 'neg-inf');
+  const { fields, arrays, uses } = resolveVisibility('options', o, shape, renormalizes(o));
   return { shape, options: { ...core, ...fields }, arrays, uses };
 }

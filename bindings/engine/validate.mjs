@@ -298,7 +298,7 @@ export function resolveAttentionOptions(prefix, o, generator) {
  */
 export function resolveAttentionOutputs(prefix, o, s, generator) {
   const options = resolveAttentionOptions(prefix, o, generator);
-  const { fields, arrays, uses } = resolveVisibility(prefix, o, s, o.maskStrategy ?? 'neg-inf');
+  const { fields, arrays, uses } = resolveVisibility(prefix, o, s, renormalizes(o));
   if (fields) Object.assign(options, fields);
   const outLength = product(s.batch, s.heads, s.queryLength, s.valueDim);
   const weightsLength = product(s.batch, s.heads, s.queryLength, s.keyLength);
@@ -374,9 +374,9 @@ export const MASK_KIND = Object.freeze({ none: 0, boolean: 1, additive: 2 });
  * @param {string} prefix
  * @param {Record<string, any>} o
  * @param {{ batch: number, heads: number, queryLength: number, keyLength: number }} s
- * @param {string} maskStrategy the resolved maskStrategy
+ * @param {boolean} renormalizing whether the call takes the book's 'renormalize' route (renormalizes())
  */
-export function resolveVisibility(prefix, o, s, maskStrategy) {
+export function resolveVisibility(prefix, o, s, renormalizing) {
   /** @type {string[]} */
   const uses = [];
   for (const key of VISIBILITY_OPTIONS) if (o[key] !== undefined) uses.push(key);
@@ -429,8 +429,12 @@ export function resolveVisibility(prefix, o, s, maskStrategy) {
     Object.assign(fields, resolveMask(prefix, o.mask, o.maskShape, s));
     arrays.mask = o.mask;
   }
-  if (maskStrategy === 'renormalize') {
-    const visibility = uses.filter((key) => !['layout', 'softcap'].includes(key));
+  // The book's route: a softmax over every key, then the causal prefix
+  // renormalised. The core refuses sinks, masks, a left window and softcap
+  // there; the other rules would change which keys "every" and the prefix
+  // mean, so they are refused too (with causal false the route is plain).
+  if (renormalizing) {
+    const visibility = uses.filter((key) => key !== 'layout');
     if (visibility.length > 0) {
       throw new RangeError(`${prefix}.maskStrategy 'renormalize' (the book's softmax over every key) is only defined for the causal mask alone, ` +
         `got it with ${visibility.map((key) => `${prefix}.${key}`).join(', ')}; use maskStrategy 'neg-inf'`);
@@ -453,6 +457,15 @@ export function checkSoftcap(name, value) {
     throw new RangeError(`${name} must be a finite number > 0 (a float32), got ${describe(value)}`);
   }
   return value;
+}
+
+/**
+ * Whether options take the book's 'renormalize' route: that strategy with a
+ * causal mask (without one it is the plain softmax).
+ * @param {{ maskStrategy?: unknown, causal?: unknown }} o
+ */
+export function renormalizes(o) {
+  return o.maskStrategy === 'renormalize' && (o.causal ?? true) !== false;
 }
 
 /**

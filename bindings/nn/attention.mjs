@@ -15,7 +15,7 @@
 import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from '../engine/kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
-  resolveAttentionOptions, resolveVisibility,
+  renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
 import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
@@ -195,7 +195,8 @@ class AttentionLayer extends Module {
     const held = useCache ? this.cacheLength : 0;
     const visibility = resolveVisibility('options',
       { keyLengths: o.keyLengths, mask: o.mask, maskShape: o.maskShape, ...parts.layerRules?.() },
-      { batch, heads: params.numHeads, queryLength: tokens, keyLength: held + tokens }, o.maskStrategy ?? 'neg-inf');
+      { batch, heads: params.numHeads, queryLength: tokens, keyLength: held + tokens },
+      renormalizes({ maskStrategy: o.maskStrategy, causal }));
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
     const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
