@@ -426,6 +426,7 @@ namespace causal_attention {
 HWY_EXPORT(AttentionImpl);
 HWY_EXPORT(TargetNameImpl);
 
+
 Status Attention(const AttentionShape& shape, const AttentionOptions& options,
                  const float* q, const float* k, const float* v, float* out,
                  float* weights) {
@@ -442,31 +443,9 @@ Status AttentionWithLogSumExp(const AttentionShape& shape,
     return st;
   }
   if (!q || !k || !v || !out) return Status::kNullPointer;
-  if (options.layout == Layout::kBHSD) {
-    return HWY_DYNAMIC_DISPATCH(AttentionImpl)(shape, options, q, k, v, out,
-                                               weights, log_sum_exp);
-  }
-  // kBSHD: the kernels run on kBHSD copies (layout.h).
-  const internal::LayoutSizes n(shape);
-  internal::FloatBuffer qb(n.Queries()), kb(n.Keys()), vb(n.Values()),
-      ob(n.Outputs());
-  if (!qb.get() || !kb.get() || !vb.get() || !ob.get()) {
-    return Status::kOutOfMemory;
-  }
-  internal::BshdToBhsd(q, n.b, n.tq, n.tq, n.h, n.d, qb.get());
-  internal::BshdToBhsd(k, n.b, n.tk, n.cap, n.kvh, n.d, kb.get());
-  internal::BshdToBhsd(v, n.b, n.tk, n.cap, n.kvh, n.dv, vb.get());
-  AttentionShape dense = shape;
-  dense.kv_capacity = 0;
-  AttentionOptions bhsd = options;
-  bhsd.layout = Layout::kBHSD;
-  st = HWY_DYNAMIC_DISPATCH(AttentionImpl)(dense, bhsd, qb.get(), kb.get(),
-                                           vb.get(), ob.get(), weights,
-                                           log_sum_exp);
-  if (st == Status::kOk) {
-    internal::BhsdToBshd(ob.get(), n.b, n.tq, n.h, n.dv, out);
-  }
-  return st;
+  return internal::ForwardInLayout(&HWY_DYNAMIC_DISPATCH(AttentionImpl), shape,
+                                   options, q, k, v, out, weights,
+                                   log_sum_exp);
 }
 
 const char* ActiveTargetName() {

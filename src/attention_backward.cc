@@ -45,6 +45,7 @@
 #define HWY_TARGET_INCLUDE "src/attention_backward.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
@@ -234,25 +235,36 @@ HWY_INLINE void RuledGradRow(const Plan& p, size_t b, size_t h, size_t q0,
                              size_t i0, size_t i1) {
   float slope[kQueryTile];
   bool hidden[kQueryTile];
-  for (size_t i = i0; i < i1; ++i) {
-    float x = st[i] * p.scale;
-    slope[i] = 1.0f;
-    hidden[i] = false;
-    if (p.softcap > 0.0f) {
-      const float th = std::tanh(x / p.softcap);
-      x = p.softcap * th;
-      slope[i] = 1.0f - th * th;
+  if (p.softcap > 0.0f) {
+    // x = cap·tanh(scale·s / cap), slope = 1 - tanh² (vectors, then lanes).
+    const float cap = p.softcap, inv = p.scale / p.softcap;
+    const auto capped = [&](auto d, size_t i) {
+      const auto th = hn::Tanh(d, hn::Mul(hn::LoadU(d, st + i), hn::Set(d, inv)));
+      hn::StoreU(hn::Mul(th, hn::Set(d, cap)), d, st + i);
+      hn::StoreU(hn::NegMulAdd(th, th, hn::Set(d, 1.0f)), d, slope + i);
+    };
+    const DF df;
+    const D1 d1;
+    size_t i = i0;
+    for (; i + hn::Lanes(df) <= i1; i += hn::Lanes(df)) capped(df, i);
+    for (; i < i1; ++i) capped(d1, i);
+  } else {
+    for (size_t i = i0; i < i1; ++i) {
+      st[i] *= p.scale;
+      slope[i] = 1.0f;
     }
+  }
+  for (size_t i = i0; i < i1; ++i) {
+    hidden[i] = false;
     if (p.has_mask) {
       const size_t mrow = p.vis.MaskRow(b, h, q0 + i);
       if (p.vis.HasAdditiveMask()) {
-        x += p.vis.MaskAdd(mrow, key);
-        hidden[i] = x == -std::numeric_limits<float>::infinity();
+        st[i] += p.vis.MaskAdd(mrow, key);
+        hidden[i] = st[i] == -std::numeric_limits<float>::infinity();
       } else {
         hidden[i] = !p.vis.MaskAllows(mrow, key);
       }
     }
-    st[i] = x;
   }
   t.scale = 1.0f;
   GradRow(t, st, dpt, i0, i1);
@@ -546,6 +558,7 @@ namespace causal_attention {
 
 HWY_EXPORT(AttentionBackwardImpl);
 
+
 Status AttentionBackward(const AttentionShape& shape,
                          const AttentionOptions& options, const float* grad_out,
                          const float* q, const float* k, const float* v,
@@ -557,41 +570,9 @@ Status AttentionBackward(const AttentionShape& shape,
                                 log_sum_exp, grad_q, grad_k, grad_v);
   if (st != Status::kOk) return st;
   if (options.sinks && !grad_sinks) return Status::kNullPointer;
-  if (options.layout == Layout::kBHSD) {
-    return HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl)(
-        shape, options, grad_out, q, k, v, out, log_sum_exp, grad_q, grad_k,
-        grad_v, grad_sinks);
-  }
-  // kBSHD: the kernel runs on kBHSD copies (layout.h).
-  const internal::LayoutSizes n(shape);
-  const size_t nq = n.Queries(), nk = n.Keys(), nv = n.Values(),
-               no = n.Outputs();
-  // q, k, v, dO, O, then dQ, dK, dV.
-  internal::FloatBuffer buf(2 * (nq + nk + nv) + 2 * no);
-  if (!buf.get()) return Status::kOutOfMemory;
-  float* qb = buf.get();
-  float* kb = qb + nq;
-  float* vb = kb + nk;
-  float* dob = vb + nv;
-  float* ob = dob + no;
-  float* gqb = ob + no;
-  float* gkb = gqb + nq;
-  float* gvb = gkb + nk;
-  internal::BshdToBhsd(q, n.b, n.tq, n.tq, n.h, n.d, qb);
-  internal::BshdToBhsd(k, n.b, n.tk, n.tk, n.kvh, n.d, kb);
-  internal::BshdToBhsd(v, n.b, n.tk, n.tk, n.kvh, n.dv, vb);
-  internal::BshdToBhsd(grad_out, n.b, n.tq, n.tq, n.h, n.dv, dob);
-  internal::BshdToBhsd(out, n.b, n.tq, n.tq, n.h, n.dv, ob);
-  AttentionOptions bhsd = options;
-  bhsd.layout = Layout::kBHSD;
-  const Status run = HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl)(
-      shape, bhsd, dob, qb, kb, vb, ob, log_sum_exp, gqb, gkb, gvb,
-      grad_sinks);
-  if (run != Status::kOk) return run;
-  internal::BhsdToBshd(gqb, n.b, n.tq, n.h, n.d, grad_q);
-  internal::BhsdToBshd(gkb, n.b, n.tk, n.kvh, n.d, grad_k);
-  internal::BhsdToBshd(gvb, n.b, n.tk, n.kvh, n.dv, grad_v);
-  return Status::kOk;
+  return internal::BackwardInLayout(
+      &HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl), shape, options, grad_out,
+      q, k, v, out, log_sum_exp, grad_q, grad_k, grad_v, grad_sinks);
 }
 
 }  // namespace causal_attention

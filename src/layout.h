@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "src/attention.h"
+#include "src/status.h"
 
 namespace causal_attention {
 namespace internal {
@@ -31,6 +32,30 @@ void BshdToBhsd(const float* src, size_t batch, size_t seq, size_t seq_alloc,
 // dst [B, S, H, W] = src [B, H, S, W].
 void BhsdToBshd(const float* src, size_t batch, size_t seq, size_t heads,
                 size_t width, float* dst);
+
+// A forward or backward kernel on kBHSD tensors (the signatures of
+// AttentionWithLogSumExp and AttentionBackward).
+using ForwardFn = Status (*)(const AttentionShape&, const AttentionOptions&,
+                             const float*, const float*, const float*, float*,
+                             float*, float*);
+using BackwardFn = Status (*)(const AttentionShape&, const AttentionOptions&,
+                              const float*, const float*, const float*,
+                              const float*, const float*, const float*, float*,
+                              float*, float*, float*);
+// Runs `fn` on the call's tensors (kBHSD), or on kBHSD copies of them
+// (kBSHD), writing its outputs back in kBSHD. Weights, log-sum-exp and
+// grad_sinks have one layout and are passed through. kOutOfMemory when the
+// copies cannot be allocated.
+Status ForwardInLayout(ForwardFn fn, const AttentionShape& shape,
+                           const AttentionOptions& options, const float* q,
+                           const float* k, const float* v, float* out,
+                           float* weights, float* log_sum_exp);
+Status BackwardInLayout(BackwardFn fn, const AttentionShape& shape,
+                            const AttentionOptions& options,
+                            const float* grad_out, const float* q,
+                            const float* k, const float* v, const float* out,
+                            const float* log_sum_exp, float* grad_q,
+                            float* grad_k, float* grad_v, float* grad_sinks);
 
 // One malloc of `floats` floats, freed on destruction; null when it fails
 // (or when the byte size overflows).

@@ -117,7 +117,46 @@ void RunRule(benchmark::State& state, Shape s, Rule rule) {
   state.SetLabel(ActiveTargetName());
 }
 
+// The backward of a causal call, plain or with a window of 512 or a
+// softcap of 50 (out and log-sum-exp from the forward, once).
+void RunBackwardRule(benchmark::State& state, Shape s, Rule rule) {
+  SetNumThreads(1);
+  AttentionShape shape{s.b, s.h, s.t, s.t, s.d, s.d};
+  const size_t n = static_cast<size_t>(s.b * s.h * s.t * s.d);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> q(n), k(n), v(n), out(n), dout(n), gq(n), gk(n), gv(n);
+  std::vector<float> lse(static_cast<size_t>(s.b * s.h * s.t));
+  for (size_t i = 0; i < n; ++i) {
+    q[i] = dist(rng), k[i] = dist(rng), v[i] = dist(rng), dout[i] = dist(rng);
+  }
+  AttentionOptions o;
+  if (rule == Rule::kWindow512) o.window_left = 511;
+  if (rule == Rule::kSoftcap) o.softcap = 50.0f;
+  if (AttentionWithLogSumExp(shape, o, q.data(), k.data(), v.data(),
+                             out.data(), nullptr, lse.data()) != Status::kOk) {
+    state.SkipWithError("forward");
+  }
+  for (auto _ : state) {
+    const Status st =
+        AttentionBackward(shape, o, dout.data(), q.data(), k.data(), v.data(),
+                          out.data(), lse.data(), gq.data(), gk.data(),
+                          gv.data());
+    if (st != Status::kOk) state.SkipWithError(StatusMessage(st));
+    benchmark::DoNotOptimize(gq.data());
+  }
+  state.SetLabel(ActiveTargetName());
+}
+
 void RegisterRules() {
+  for (Rule rule : {Rule::kPlain, Rule::kWindow512, Rule::kSoftcap}) {
+    const char* names[] = {"plain", "window512", "", "softcap"};
+    const std::string name = std::string("Rules/Backward_T4096_H8_D64_") +
+                             names[static_cast<int>(rule)];
+    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+      RunBackwardRule(st, Shape{1, 8, 4096, 64}, rule);
+    })->Unit(benchmark::kMillisecond);
+  }
   struct Case {
     const char* name;
     Shape shape;

@@ -367,6 +367,18 @@ void FuzzLayer(Input& in, bool raw) {
     p.w_out = wo.data();
     p.b_out = bo.data();
   }
+  // Issue 19's options through the layer: the sinks as its parameter, the
+  // layout left as drawn now and then (the layer refuses kBSHD).
+  causal_attention::AttentionShape rules_shape{
+      o.batch, p.num_heads, o.tokens, length + o.tokens, p.head_dim,
+      p.head_dim};
+  Rules rules;
+  rules.Draw(in, raw, rules_shape, &o.attention);
+  if (in.Byte() >= 8) o.attention.layout = causal_attention::Layout::kBHSD;
+  if (in.Byte() >= 8) {
+    p.sinks = o.attention.sinks;
+    o.attention.sinks = nullptr;
+  }
   const size_t n_w = o.batch * heads * o.tokens * (length + o.tokens);
   std::vector<float> y(rows * dm), y_ref(rows * dm), w(n_w), w_ref(n_w), s(n_w),
       s_ref(n_w), q(rows * dm), q_ref(rows * dm);

@@ -98,6 +98,7 @@ TEST_P(AttentionRulesTest, HeadSizesAndDecodeShapes) {
     s.heads = s.kv_heads * (1 + iter % 4);
     s.query_len = iter % 3 == 0 ? 1 : iter % 3 == 1 ? 3 : 67;
     s.key_len = iter % 2 ? 700 : 301;  // decode calls split into chunks
+    if (iter % 3 != 2) s.kv_capacity = s.key_len + 9;  // a KV cache
     s.head_dim = s.value_dim = dims[iter % 4];
     RuleProblem p(s, &rng);
     p.DrawOptions(RuleMix{}, &rng);

@@ -35,10 +35,13 @@ struct RuleProblem {
   std::vector<uint8_t> allowed;
 
   RuleProblem(const AttentionShape& s, std::mt19937* rng) : shape(s) {
+    // A KV cache's unused rows (kv_capacity > key_len) hold values too: a
+    // kernel that read them would differ from the reference.
     const int64_t kvh = s.kv_heads ? s.kv_heads : s.heads;
+    const int64_t cap = s.kv_capacity ? s.kv_capacity : s.key_len;
     q = RandomVector(s.batch * s.heads * s.query_len * s.head_dim, rng);
-    k = RandomVector(s.batch * kvh * s.key_len * s.head_dim, rng);
-    v = RandomVector(s.batch * kvh * s.key_len * s.value_dim, rng);
+    k = RandomVector(s.batch * kvh * cap * s.head_dim, rng);
+    v = RandomVector(s.batch * kvh * cap * s.value_dim, rng);
   }
   RuleProblem(const RuleProblem&) = delete;
   RuleProblem& operator=(const RuleProblem&) = delete;
