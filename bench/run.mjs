@@ -10,6 +10,7 @@
 //   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
 //                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode] [--training]
 //   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json)
+//   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (the options table only, bench/lib/options.mjs)
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
 // RESULTS.md).
@@ -36,6 +37,7 @@ import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
+import { renderOptions, runOptionsTable } from './lib/options.mjs';
 import { renderReport, renderResultsMd } from './lib/report.mjs';
 import { interleave, openCase } from './lib/runner.mjs';
 import {
@@ -118,6 +120,16 @@ if (flag('training')) {
 
 const machine = machineInfo(root);
 for (const line of machineLines(machine)) log(line);
+
+// The options table alone (masks, padding, windows, softcap, sinks, layout).
+if (flag('options')) {
+  const options = await runOptionsTable({ policy, log, quick, seed: SEED, only: option('rows')?.split(',') });
+  console.log([...machineLines(machine), '', 'Attention options against our plain call, one thread, wasm, Node ' +
+    `${machine.node}:`, '', renderOptions(options)].join('\n'));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/options.json'), JSON.stringify(options, null, 2));
+  process.exit(0);
+}
 
 if (flag('decode')) {
   const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
@@ -318,6 +330,9 @@ const training = quick || only ? null : await runTrainingTable({
   policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log,
 });
 
+// Masks, padding, windows, softcap, sinks, layout (issue 19).
+const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
+
 log('Measuring the wasm SIMD128 limit again...');
 simd.end = measureSimdLimit({}, [simd.chains]);
 simd.end2 = await measureSimdLimitThreads(2, simd.chains);
@@ -396,6 +411,7 @@ const results = {
   browser,
   native,
   training,
+  options,
 };
 console.log(renderReport(results));
 

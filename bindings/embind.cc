@@ -77,10 +77,48 @@ void SetSeedHi(AttentionOptions& o, double v) {
            (static_cast<uint64_t>(static_cast<uint32_t>(v)) << 32);
 }
 
+// The optional query offset as NaN = empty (the default of the causal
+// alignment); integers travel as doubles (exact below 2^53).
+double GetQueryOffset(const AttentionOptions& o) {
+  return o.query_offset.has_value() ? static_cast<double>(*o.query_offset)
+                                    : std::nan("");
+}
+void SetQueryOffset(AttentionOptions& o, double v) {
+  if (std::isnan(v)) {
+    o.query_offset.reset();
+  } else {
+    o.query_offset = static_cast<int64_t>(v);
+  }
+}
+// The mask's four parts as flat fields (kind, data, dims[4]).
+int GetMaskKind(const AttentionOptions& o) {
+  return static_cast<int>(o.mask.kind);
+}
+void SetMaskKind(AttentionOptions& o, int v) {
+  o.mask.kind = static_cast<MaskKind>(v);
+}
+double GetMaskData(const AttentionOptions& o) {
+  return static_cast<double>(reinterpret_cast<uintptr_t>(o.mask.data));
+}
+void SetMaskData(AttentionOptions& o, double v) {
+  o.mask.data = reinterpret_cast<const void*>(static_cast<uintptr_t>(v));
+}
+template <int A>
+double GetMaskDim(const AttentionOptions& o) {
+  return static_cast<double>(o.mask.dims[A]);
+}
+template <int A>
+void SetMaskDim(AttentionOptions& o, double v) {
+  o.mask.dims[A] = static_cast<int64_t>(v);
+}
+
 #define CA_SIZE(S, f) &GetSize<S, &S::f>, &SetSize<S, &S::f>
 #define CA_ENUM(S, E, f) &GetEnum<S, E, &S::f>, &SetEnum<S, E, &S::f>
 #define CA_IN(S, f) \
   &GetPointer<S, const float*, &S::f>, &SetPointer<S, const float*, &S::f>
+#define CA_KEY_LENGTHS(S, f)                     \
+  &GetPointer<S, const int32_t*, &S::f>, \
+      &SetPointer<S, const int32_t*, &S::f>
 #define CA_OUT(S, f) \
   &GetPointer<S, float*, &S::f>, &SetPointer<S, float*, &S::f>
 
@@ -99,17 +137,20 @@ int CallAttention(const AttentionShape& shape, const AttentionOptions& options,
                              Out(weights), Out(log_sum_exp)));
 }
 
+// grad_sinks may be 0 (no sinks).
 template <Status (*Fn)(const AttentionShape&, const AttentionOptions&,
                        const float*, const float*, const float*, const float*,
-                       const float*, const float*, float*, float*, float*)>
+                       const float*, const float*, float*, float*, float*,
+                       float*)>
 int CallAttentionBackward(const AttentionShape& shape,
                           const AttentionOptions& options, uintptr_t grad_out,
                           uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
                           uintptr_t log_sum_exp, uintptr_t grad_q,
-                          uintptr_t grad_k, uintptr_t grad_v) {
+                          uintptr_t grad_k, uintptr_t grad_v,
+                          uintptr_t grad_sinks) {
   return static_cast<int>(Fn(shape, options, In(grad_out), In(q), In(k), In(v),
                              In(out), In(log_sum_exp), Out(grad_q), Out(grad_k),
-                             Out(grad_v)));
+                             Out(grad_v), Out(grad_sinks)));
 }
 
 int CallLayerForward(const AttentionLayerParams& params,
@@ -151,6 +192,8 @@ std::string GemmKernelName() {
 std::string Message(int status) {
   return StatusMessage(static_cast<Status>(status));
 }
+// What the last refused call on this thread refused, naming the argument.
+std::string Detail() { return StatusDetail(); }
 float CallDefaultScale(double head_dim) {
   return DefaultScale(static_cast<int64_t>(head_dim));
 }
@@ -195,6 +238,13 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   enum_<MaskStrategy>("MaskStrategy")
       .value("kNegInf", MaskStrategy::kNegInf)
       .value("kRenormalize", MaskStrategy::kRenormalize);
+  enum_<Layout>("Layout")
+      .value("kBHSD", Layout::kBHSD)
+      .value("kBSHD", Layout::kBSHD);
+  enum_<MaskKind>("MaskKind")
+      .value("kNone", MaskKind::kNone)
+      .value("kBoolean", MaskKind::kBoolean)
+      .value("kAdditive", MaskKind::kAdditive);
 
   using Shape = AttentionShape;
   value_object<Shape>("AttentionShape")
@@ -214,7 +264,20 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("dropout", &Options::dropout)
       .field("training", &Options::training)
       .field("seedLo", &GetSeedLo, &SetSeedLo)
-      .field("seedHi", &GetSeedHi, &SetSeedHi);
+      .field("seedHi", &GetSeedHi, &SetSeedHi)
+      .field("layout", CA_ENUM(Options, Layout, layout))
+      .field("queryOffset", &GetQueryOffset, &SetQueryOffset)
+      .field("keyLengths", CA_KEY_LENGTHS(Options, key_lengths))
+      .field("windowLeft", CA_SIZE(Options, window_left))
+      .field("windowRight", CA_SIZE(Options, window_right))
+      .field("softcap", &Options::softcap)
+      .field("sinks", CA_IN(Options, sinks))
+      .field("maskKind", &GetMaskKind, &SetMaskKind)
+      .field("mask", &GetMaskData, &SetMaskData)
+      .field("maskBatch", &GetMaskDim<0>, &SetMaskDim<0>)
+      .field("maskHeads", &GetMaskDim<1>, &SetMaskDim<1>)
+      .field("maskQueries", &GetMaskDim<2>, &SetMaskDim<2>)
+      .field("maskKeys", &GetMaskDim<3>, &SetMaskDim<3>);
   value_object<RopeScaling>("RopeScaling")
       .field("factor", &RopeScaling::factor)
       .field("lowFreqFactor", &RopeScaling::low_freq_factor)
@@ -235,7 +298,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("wValue", CA_IN(Params, w_value))
       .field("bValue", CA_IN(Params, b_value))
       .field("wOut", CA_IN(Params, w_out))
-      .field("bOut", CA_IN(Params, b_out));
+      .field("bOut", CA_IN(Params, b_out))
+      .field("sinks", CA_IN(Params, sinks));
   value_object<KVCacheView>("KVCacheView")
       .field("keys", CA_OUT(KVCacheView, keys))
       .field("values", CA_OUT(KVCacheView, values))
@@ -272,7 +336,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("wValue", CA_OUT(Grads, w_value))
       .field("bValue", CA_OUT(Grads, b_value))
       .field("wOut", CA_OUT(Grads, w_out))
-      .field("bOut", CA_OUT(Grads, b_out));
+      .field("bOut", CA_OUT(Grads, b_out))
+      .field("sinks", CA_OUT(Grads, sinks));
 
   function("attention", &CallAttention<AttentionWithLogSumExp>);
   function("attentionReference",
@@ -292,4 +357,5 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("allowRelaxedGemmKernel", &AllowRelaxedGemmKernel);
   function("gemmKernelName", &GemmKernelName);
   function("statusMessage", &Message);
+  function("statusDetail", &Detail);
 }

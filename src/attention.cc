@@ -18,6 +18,14 @@
 //  * Otherwise: (b·H + h, query block of kQueryBlock rows) over all keys,
 //    handed to the pool largest-first.
 //
+// The rules of AttentionOptions (visibility.h; query offset, key lengths,
+// windows, boolean masks) decide which (query block, key tile) pairs run at
+// all (the plan's Tile rule: invisible pairs are skipped, in both paths and
+// in the decode split) and, in partial tiles, which keys of a row count;
+// rows that need more than a scale (softcap, a mask, a window's begin) take
+// ScoreRulesRow (attention_forward-inl.h); sinks join a row's softmax state
+// when it is finished (AddSink). Layout kBSHD runs on kBHSD copies.
+//
 // Two computations per work item:
 //  * Tiled (no weights requested, mask strategy -inf): for each key tile
 //    of the item's range that its block sees (the plan's Tile rule)
@@ -43,6 +51,7 @@
 #include <vector>
 
 #include "src/internal.h"
+#include "src/layout.h"
 #include "src/size_math.h"
 #include "src/thread_pool.h"
 
@@ -50,6 +59,7 @@
 #define HWY_TARGET_INCLUDE "src/attention.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "src/attention_forward-inl.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
@@ -63,148 +73,6 @@ HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
-constexpr size_t kQueryBlock = 32;  // query rows per work item
-constexpr size_t kKeyBlock = 64;    // keys per tile (a multiple of 2 vectors)
-constexpr float kRenormalizeGuard = -60.0f;
-
-// The forward's additions to the shared plan (attention_plan-inl.h).
-struct Plan : AttentionPlan {
-  bool renormalize;
-  const float* q;
-  const float* k;
-  const float* v;
-  float* out;
-  float* weights;
-  float* lse;  // [B·H·Tq] log-sum-exp per row, or null
-
-  Plan(const AttentionShape& shape, const AttentionOptions& options,
-       const float* q_, const float* k_, const float* v_, float* out_,
-       float* weights_, float* lse_)
-      : AttentionPlan(shape, options),
-        renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
-                    options.causal != CausalMask::kNone),
-        q(q_),
-        k(k_),
-        v(v_),
-        out(out_),
-        weights(weights_),
-        lse(lse_) {}
-};
-
-// The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
-// all reading the same KV head, and that KV head's tensors. One query
-// head's block, or (decode-shaped calls) a whole group: G heads' rows are
-// consecutive in q and out.
-struct Block {
-  size_t row0, rows;
-  // The query indices [i0, i1) of the rows: one head's block, or every
-  // query of the group's heads (a group's block starts at a head's row 0).
-  size_t i0, i1;
-  const float* q;  // the block's first query row
-  const float* k;  // the KV head's keys
-  const float* v;  // the KV head's values
-
-  Block(const Plan& p, size_t row0_, size_t rows_)
-      : row0(row0_),
-        rows(rows_),
-        i0(row0_ % p.tq),
-        i1(HWY_MIN(i0 + rows_, p.tq)),
-        q(p.q + row0_ * p.d) {
-    const size_t kv = internal::KvHeadOf(p.shape, row0_ / p.tq);
-    k = p.k + kv * p.kv_stride * p.d;
-    v = p.v + kv * p.kv_stride * p.dv;
-  }
-
-  // Row index of query r of the block in [B·H·Tq] (dropout counter, output).
-  size_t Row(size_t r) const { return row0 + r; }
-  // Keys [0, VisibleEnd) that query r of the block sees.
-  size_t VisibleEnd(const Plan& p, size_t r) const {
-    return p.VisibleEnd((row0 + r) % p.tq);
-  }
-};
-
-// Where a tiled work item leaves its rows: finished output rows, or (one
-// chunk of a split decode call) partial states: state[r] and o + r·ldo for
-// row r of the block.
-struct PartialRows {
-  SoftmaxState* state;
-  float* o;
-  size_t ldo;
-};
-
-// Per-thread scratch, carved from one allocation per call.
-struct Workspace {
-  float* keys;  // [kKeyBlock][d_pad] key tile rows padded to whole vectors
-                // (SCALAR target: [d][kKeyBlock], the tile transposed)
-  float* qpad;  // [kQueryBlock][d_pad] query rows, padded (odd head sizes)
-  float* zero;  // [d_pad] zeros: the key row read for missing keys
-  float* vp;    // [kKeyBlock][dv_panel] value tile, padded to the panel
-  float* s;     // [kQueryBlock][kKeyBlock] score / probability tile
-  float* o;     // [kQueryBlock][dv_panel] output accumulators
-  float* rows;  // [kQueryBlock][tk]     weight rows when the caller has none
-
-  // Assigns the buffers from carver (a null base: only counts).
-  Workspace(const Plan& p, bool need_rows, WorkspaceCarver* carver) {
-    keys = carver->Take(kKeyBlock * p.d_pad);
-    qpad = carver->Take(kQueryBlock * p.d_pad);
-    zero = carver->Take(p.d_pad);
-    vp = carver->Take(kKeyBlock * p.dv_panel);
-    s = carver->Take(kQueryBlock * kKeyBlock);
-    o = carver->Take(kQueryBlock * p.dv_panel);
-    rows = carver->Take(need_rows ? kQueryBlock * RoundUp(p.tk, 16) : 0);
-    if (zero) memset(zero, 0, p.d_pad * sizeof(float));
-  }
-};
-
-// kt[c][j] = k[k0 + j][c] for j < kn; zero up to the panel boundary.
-HWY_INLINE void PackKeys(const float* HWY_RESTRICT k, size_t d, size_t kn,
-                         float* HWY_RESTRICT kt) {
-  const size_t width = RoundUp(kn, PanelWidth());
-  for (size_t j = 0; j < kn; ++j) {
-    const float* row = k + j * d;
-    for (size_t c = 0; c < d; ++c) kt[c * kKeyBlock + j] = row[c];
-  }
-  for (size_t c = 0; c < d; ++c) {
-    for (size_t j = kn; j < width; ++j) kt[c * kKeyBlock + j] = 0.0f;
-  }
-}
-
-// ws.s[r][j] = q row r · key j for the `kn` keys starting at `k`. q has
-// row stride ldq and, on vector targets, rows padded to whole vectors
-// (see QueryRows).
-HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
-                             const float* k, size_t rows, size_t kn,
-                             const Workspace& ws) {
-#if HWY_TARGET == HWY_SCALAR
-  // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
-  PackKeys(k, p.d, kn, ws.keys);
-  MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
-               ws.s, kKeyBlock);
-#else
-  size_t ldk;
-  k = PaddedRows(k, kn, p.d, p.d_pad, ws.keys, &ldk);
-  if (rows == 1) {  // a decode step's lone row: block over keys instead
-    DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
-  } else {
-    DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
-  }
-#endif
-}
-
-// The block's query rows as ScoreKeyTile reads them: the user's rows, or a
-// padded copy when the head size is not a multiple of the vector length.
-HWY_INLINE const float* QueryRows(const Plan& p, const Block& b,
-                                  const Workspace& ws, size_t* ldq) {
-  return PaddedRows(b.q, b.rows, p.d, p.d_pad, ws.qpad, ldq);
-}
-
-// The value rows of keys [k0, k0 + kn) with a stride that the microkernel
-// can read whole panels from (padded copies when Dv is not a multiple).
-HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
-                                  size_t kn, float* vp, size_t* ldv) {
-  return PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, vp, ldv);
-}
-
 // ---------------------------------------------------------------------------
 // Tiled path: online softmax over keys [key_begin, key_end), no weights.
 // Writes finished rows to p.out, or partial states to *partial.
@@ -215,32 +83,50 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
   const float* q = QueryRows(p, b, ws, &ldq);
 
   SoftmaxState st[kQueryBlock];
-  size_t end[kQueryBlock], tile_end[kQueryBlock];
+  size_t begin[kQueryBlock], end[kQueryBlock], tile_end[kQueryBlock];
   for (size_t r = 0; r < rows; ++r) {
     st[r] = SoftmaxState::Empty();
+    begin[r] = b.VisibleBegin(p, r);
     end[r] = HWY_MIN(b.VisibleEnd(p, r), key_end);
   }
-  // The keys any row of the block sees.
-  const size_t range_end =
-      HWY_MAX(key_begin, HWY_MIN(p.KeysSeenBy(b.i0, b.i1).end, key_end));
+  // The keys any row of the block sees, from the first tile of the item's
+  // grid [key_begin, key_begin + n·kKeyBlock) that holds one.
+  const IndexRange seen = p.KeysSeenBy(b.b, b.i0, b.i1);
+  const size_t range_end = HWY_MAX(key_begin, HWY_MIN(seen.end, key_end));
+  const size_t first = seen.begin > key_begin
+                           ? key_begin + (seen.begin - key_begin) /
+                                             kKeyBlock * kKeyBlock
+                           : key_begin;
   memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
 
-  for (size_t k0 = key_begin; k0 < range_end; k0 += kKeyBlock) {
+  for (size_t k0 = first; k0 < range_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, range_end - k0);
-    const TileVisibility vis = p.Tile(b.i0, b.i1, k0, k0 + kn);
+    const TileVisibility vis = b.Tile(p, k0, k0 + kn);
     if (vis == TileVisibility::kInvisible) continue;
     // 1-2. S = Q·Kᵀ for every row of the block.
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.d, rows, kn, ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
-      const size_t ve =
-          vis == TileVisibility::kFull ? kn : EndInTile(end[r], k0, kn);
+      const bool full = vis == TileVisibility::kFull;
+      const size_t vb = full ? 0 : BeginInTile(begin[r], k0, kn);
+      const size_t ve = full ? kn : EndInTile(end[r], k0, kn);
       float* srow = ws.s + r * kKeyBlock;
+      float* orow = ws.o + r * p.dv_panel;
       tile_end[r] = 0;
-      if (ve == 0 || st[r].non_finite ||
-          !OnlineSoftmaxTile(srow, ve, p.scale, &st[r], ws.o + r * p.dv_panel,
-                             p.dv_panel)) {
-        continue;
+      if (ve <= vb || st[r].non_finite) continue;
+      if (!p.score_rules && vb == 0) {
+        if (!OnlineSoftmaxTile(srow, ve, p.scale, &st[r], orow, p.dv_panel)) {
+          continue;
+        }
+      } else {
+        bool non_finite = false;
+        const float mx = ScoreRulesRow(p, b, r, k0, srow, vb, ve, &non_finite);
+        if (non_finite) {
+          st[r].non_finite = true;
+          continue;
+        }
+        if (mx == -std::numeric_limits<float>::infinity()) continue;
+        OnlineSoftmaxScaledTile(srow, ve, mx, &st[r], orow, p.dv_panel);
       }
       tile_end[r] = ve;
       if (p.drop) {
@@ -271,6 +157,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
       partial->state[r] = st[r];
       memcpy(partial->o + r * partial->ldo, o, p.dv * sizeof(float));
     } else {
+      AddSink(&st[r], p.Sink(b.Row(r) / p.tq), ws.o + r * p.dv_panel, p.dv);
       FinishSoftmaxRow(st[r], o, p.dv, p.out + b.Row(r) * p.dv);
       if (p.lse) p.lse[b.Row(r)] = st[r].LogSumExp();
     }
@@ -318,6 +205,33 @@ HWY_INLINE bool FinishWeightRow(const Plan& p, float* w, size_t scored,
   return true;
 }
 
+// FinishWeightRow for rows that need the score rules, a window's begin or a
+// sink (mask strategy kNegInf): w[begin, end) holds the raw scores of query
+// r's visible range. Writes the weights of [0, end) (zeros outside the
+// visible keys). Returns false for a non-finite row; sets *end = 0 when no
+// key is visible after the masks.
+HWY_INLINE bool FinishRuledWeightRow(const Plan& p, const Block& b, size_t r,
+                                     float* w, size_t begin, size_t* end,
+                                     float* lse) {
+  bool non_finite = false;
+  const float mx = ScoreRulesRow(p, b, r, 0, w, begin, *end, &non_finite);
+  if (non_finite) {
+    *lse = SoftmaxState{0.0f, 0.0f, true}.LogSumExp();
+    return false;
+  }
+  if (mx == -std::numeric_limits<float>::infinity()) {
+    *end = 0;
+    return true;
+  }
+  const float sink = p.Sink(b.Row(r) / p.tq);
+  const float m = HWY_MAX(mx, sink);
+  float sum = ExpSumRow(w, *end, m);
+  if (p.sinks) sum += std::exp(sink - m);
+  ScaleRow(w, *end, 1.0f / sum);
+  *lse = SoftmaxState{m, sum, false}.LogSumExp();
+  return true;
+}
+
 void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   const size_t rows = b.rows;
   size_t ldq;
@@ -332,10 +246,13 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     ldw = RoundUp(p.tk, 16);
   }
 
-  size_t end[kQueryBlock], scored[kQueryBlock], tile_end[kQueryBlock];
+  size_t begin[kQueryBlock], end[kQueryBlock], scored[kQueryBlock],
+      tile_end[kQueryBlock];
   bool ok[kQueryBlock];
   for (size_t r = 0; r < rows; ++r) {
+    begin[r] = b.VisibleBegin(p, r);
     end[r] = b.VisibleEnd(p, r);
+    if (end[r] <= begin[r]) end[r] = 0;
     // A row that sees nothing is zeros; renormalise scores the full row.
     scored[r] = end[r] == 0 ? 0 : p.renormalize ? p.tk : end[r];
   }
@@ -358,7 +275,13 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   for (size_t r = 0; r < rows; ++r) {
     float* w = w0 + r * ldw;
     float lse = SoftmaxState::Empty().LogSumExp();  // -inf: no visible key
-    ok[r] = end[r] == 0 || FinishWeightRow(p, w, scored[r], end[r], &lse);
+    if (end[r] == 0) {
+      ok[r] = true;
+    } else if (p.score_rules || p.sinks || begin[r] > 0) {
+      ok[r] = FinishRuledWeightRow(p, b, r, w, begin[r], &end[r], &lse);
+    } else {
+      ok[r] = FinishWeightRow(p, w, scored[r], end[r], &lse);
+    }
     if (p.lse) p.lse[b.Row(r)] = lse;
     if (ok[r] && end[r] > 0 && p.drop) {
       DropoutRow(w, end[r], 0, dropout::MakeRowKey(p.seed, b.Row(r)),
@@ -376,7 +299,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
 
   // 5. O = W·V over each row's visible keys.
   memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
-  const size_t value_end = p.KeysSeenBy(b.i0, b.i1).end;
+  const size_t value_end = p.KeysSeenBy(b.b, b.i0, b.i1).end;
   for (size_t k0 = 0; k0 < value_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, value_end - k0);
     for (size_t r = 0; r < rows; ++r) {
@@ -409,6 +332,7 @@ void MergeDecodeChunks(const Plan& p, const DecodeSplit& split,
       const size_t at = c * total_rows + row;
       MergeSoftmaxState(&acc, o_acc, states[at], partial_o + at * p.dv, p.dv);
     }
+    AddSink(&acc, p.Sink(row / p.tq), o_acc, p.dv);
     FinishSoftmaxRow(acc, o_acc, p.dv, p.out + row * p.dv);
     if (p.lse) p.lse[row] = acc.LogSumExp();
   }
@@ -502,6 +426,7 @@ namespace causal_attention {
 HWY_EXPORT(AttentionImpl);
 HWY_EXPORT(TargetNameImpl);
 
+
 Status Attention(const AttentionShape& shape, const AttentionOptions& options,
                  const float* q, const float* k, const float* v, float* out,
                  float* weights) {
@@ -512,11 +437,15 @@ Status AttentionWithLogSumExp(const AttentionShape& shape,
                               const AttentionOptions& options, const float* q,
                               const float* k, const float* v, float* out,
                               float* weights, float* log_sum_exp) {
-  const Status st = ValidateAttention(shape, options, weights != nullptr);
+  Status st = ValidateAttention(shape, options);
   if (st != Status::kOk) return st;
+  if (weights && (st = ValidateAttentionWeights(shape)) != Status::kOk) {
+    return st;
+  }
   if (!q || !k || !v || !out) return Status::kNullPointer;
-  return HWY_DYNAMIC_DISPATCH(AttentionImpl)(shape, options, q, k, v, out,
-                                             weights, log_sum_exp);
+  return internal::ForwardInLayout(&HWY_DYNAMIC_DISPATCH(AttentionImpl), shape,
+                                   options, q, k, v, out, weights,
+                                   log_sum_exp);
 }
 
 const char* ActiveTargetName() {

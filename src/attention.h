@@ -47,7 +47,33 @@ enum class CausalMask : int32_t { kNone = 0, kTopLeft = 1, kBottomRight = 2 };
 //                 row's max, the float route would underflow, so that row is
 //                 normalised over its visible keys directly: the same value
 //                 in exact arithmetic. With causal == kNone it is a no-op.
+//                 The route is defined for a visible prefix [0, end) of each
+//                 row without extra logits: with causal, sinks, a mask, a
+//                 window_left or a softcap are refused (kInvalidOption,
+//                 StatusDetail() names the option); key_lengths,
+//                 window_right and query_offset combine with it.
 enum class MaskStrategy : int32_t { kNegInf = 0, kRenormalize = 1 };
+
+// Memory layout of q, k, v and out (weights stay [B, H, Tq, Tk] and
+// log-sum-exp [B, H, Tq] in both).
+//   kBHSD: q [B, H, Tq, D], k/v [B, Hkv, Tk, D], out [B, H, Tq, Dv].
+//   kBSHD: q [B, Tq, H, D], k/v [B, Tk, Hkv, D], out [B, Tq, H, Dv]: the
+//          layout projections produce (ONNX's 3-D [B, S, H·D]).
+enum class Layout : int32_t { kBHSD = 0, kBSHD = 1 };
+
+// What an AttentionMask's data holds.
+enum class MaskKind : int32_t { kNone = 0, kBoolean = 1, kAdditive = 2 };
+
+// A mask broadcast to [batch, heads, query_len, key_len]. Stored row-major
+// and dense with sizes dims = [b, h, q, k], each 1 (broadcast) or the full
+// size. Read tile by tile, never expanded.
+struct AttentionMask {
+  MaskKind kind = MaskKind::kNone;
+  // kBoolean: uint8_t, non-zero = may attend; kAdditive: float added to the
+  // score (after scale and softcap), -inf allowed.
+  const void* data = nullptr;
+  int64_t dims[4] = {1, 1, 1, 1};
+};
 
 struct AttentionShape {
   int64_t batch = 1;
@@ -77,6 +103,32 @@ struct AttentionOptions {
   // the same seed gives the same mask on every target, thread count and
   // code path.
   uint64_t seed = 0;
+
+  // --- Which keys a query sees (besides `causal`) ---------------------------
+  // A key is visible when causal, the window, key_lengths and a boolean mask
+  // all allow it. A row that sees no key gives zero output, zero weights and
+  // log-sum-exp -inf (with sinks too).
+  Layout layout = Layout::kBHSD;
+  // Query i sits at position i + offset (keys at 0..key_len-1). Empty: 0 for
+  // kTopLeft (and kNone), key_len - query_len for kBottomRight (per batch
+  // item b: key_lengths[b] - query_len when key_lengths is set). Causal
+  // masks use it (query at p sees keys j <= p); with kNone causal the
+  // positions still place the window.
+  std::optional<int64_t> query_offset;
+  // [batch], each in [0, key_len]: keys j >= key_lengths[b] are invisible
+  // to batch item b (ONNX nonpad_kv_seqlen). Null: every key.
+  const int32_t* key_lengths = nullptr;
+  // -1 unbounded; else in [0, 2^60]: a query at position p sees key j only if
+  // p - window_left <= j <= p + window_right (with or without causal).
+  int64_t window_left = -1;
+  int64_t window_right = -1;
+  // > 0: each score s (after scale) becomes softcap·tanh(s / softcap) before
+  // any additive mask is added. 0: off.
+  float softcap = 0.0f;
+  // [heads] logits or null: row weights exp(s_j) / (exp(sink_h) + sum_j
+  // exp(s_j)); the log-sum-exp includes the sink term.
+  const float* sinks = nullptr;
+  AttentionMask mask;
 };
 
 // Scaled dot-product attention:
@@ -138,12 +190,14 @@ constexpr int64_t kDecodeChunk = 256;
 // 1/sqrt(head_dim) rounded to float: the scale when options.scale is empty.
 float DefaultScale(int64_t head_dim);
 
-// Checks shape and options without computing anything. `weights`: whether
-// the call writes the [batch, heads, query_len, key_len] weights (or scores
-// of that shape), whose size must then fit size_t too; without them no such
-// tensor exists (the kernels tile keys), so long contexts need not fit it.
+// Checks shape and options without computing anything (StatusDetail()
+// names what it refused). The [B, H, Tq, Tk] weights are not sized here:
+// they exist only when asked for (ValidateAttentionWeights).
 Status ValidateAttention(const AttentionShape& shape,
-                         const AttentionOptions& options, bool weights);
+                         const AttentionOptions& options);
+// kTooLarge when a [batch, heads, query_len, key_len] float tensor's byte
+// size does not fit size_t.
+Status ValidateAttentionWeights(const AttentionShape& shape);
 
 // The keep/drop decision of dropout for one attention weight; exposed so
 // that tests and other implementations can reproduce the mask exactly.

@@ -36,6 +36,8 @@
 #include <cmath>
 #include <limits>
 
+#include "src/internal.h"
+#include "src/layout.h"
 #include "src/size_math.h"
 #include "src/thread_pool.h"
 
@@ -43,6 +45,7 @@
 #define HWY_TARGET_INCLUDE "src/attention_backward.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
@@ -222,6 +225,58 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
   }
 }
 
+// GradRow for a key row when the score rules apply (softcap, a mask):
+// queries [i0, i1) of the tile starting at query q0, key `key` of head h of
+// batch item b. The scores become the forward's (scale, softcap, the
+// additive mask), P and dS follow with the softcap's derivative
+// 1 - tanh² applied to dS, and the pairs a mask hides get zeros.
+HWY_INLINE void RuledGradRow(const Plan& p, size_t b, size_t h, size_t q0,
+                             size_t key, RowTerms t, float* st, float* dpt,
+                             size_t i0, size_t i1) {
+  float slope[kQueryTile];
+  bool hidden[kQueryTile];
+  if (p.softcap > 0.0f) {
+    // x = cap·tanh(scale·s / cap), slope = 1 - tanh² (vectors, then lanes).
+    const float cap = p.softcap, inv = p.scale / p.softcap;
+    const auto capped = [&](auto d, size_t i) {
+      const auto th = hn::Tanh(d, hn::Mul(hn::LoadU(d, st + i), hn::Set(d, inv)));
+      hn::StoreU(hn::Mul(th, hn::Set(d, cap)), d, st + i);
+      hn::StoreU(hn::NegMulAdd(th, th, hn::Set(d, 1.0f)), d, slope + i);
+    };
+    const DF df;
+    const D1 d1;
+    size_t i = i0;
+    for (; i + hn::Lanes(df) <= i1; i += hn::Lanes(df)) capped(df, i);
+    for (; i < i1; ++i) capped(d1, i);
+  } else {
+    for (size_t i = i0; i < i1; ++i) {
+      st[i] *= p.scale;
+      slope[i] = 1.0f;
+    }
+  }
+  for (size_t i = i0; i < i1; ++i) {
+    hidden[i] = false;
+    if (p.has_mask) {
+      const size_t mrow = p.vis.MaskRow(b, h, q0 + i);
+      if (p.vis.HasAdditiveMask()) {
+        st[i] += p.vis.MaskAdd(mrow, key);
+        hidden[i] = st[i] == -std::numeric_limits<float>::infinity();
+      } else {
+        hidden[i] = !p.vis.MaskAllows(mrow, key);
+      }
+    }
+  }
+  t.scale = 1.0f;
+  GradRow(t, st, dpt, i0, i1);
+  for (size_t i = i0; i < i1; ++i) {
+    if (hidden[i]) {
+      st[i] = dpt[i] = 0.0f;
+    } else {
+      dpt[i] *= slope[i];
+    }
+  }
+}
+
 // One (batch, kv head, key chunk) item.
 void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
                const Workspace& ws) {
@@ -267,11 +322,12 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
     }
   }
 
-  size_t start[kKeyTile], end[kQueryTile];
+  size_t start[kKeyTile], stop[kKeyTile], end[kQueryTile];
   for (size_t kt = p.chunk_tile[chunk]; kt < p.chunk_tile[chunk + 1]; ++kt) {
     const size_t k0 = kt * kKeyTile;
     const size_t kn = HWY_MIN(kKeyTile, p.tk - k0);
-    const size_t first = p.QueriesSeeing(k0, k0 + kn).begin;
+    const IndexRange seeing = p.QueriesSeeing(b, k0, k0 + kn);
+    const size_t first = seeing.begin;
     memset(ws.dk, 0, kn * p.d_panel * sizeof(float));
     memset(ws.dvs, 0, kn * p.dv_panel * sizeof(float));
     size_t ldk, ldv;
@@ -283,18 +339,21 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
     for (size_t g = 0; g < p.group && first < p.tq; ++g) {
       const size_t bh = b * p.heads + kvh * p.group + g;
       float* dq_rows = dq_sums(g);
-      for (size_t q0 = first / kQueryTile * kQueryTile; q0 < p.tq;
+      const size_t h = kvh * p.group + g;
+      for (size_t q0 = first / kQueryTile * kQueryTile; q0 < seeing.end;
            q0 += kQueryTile) {
         const size_t qn = HWY_MIN(kQueryTile, p.tq - q0);
-        const TileVisibility vis = p.Tile(q0, q0 + qn, k0, k0 + kn);
+        const TileVisibility vis = p.Tile(b, h, q0, q0 + qn, k0, k0 + kn);
         if (vis == TileVisibility::kInvisible) continue;
         const bool full = vis == TileVisibility::kFull;
         const size_t row0 = bh * p.tq + q0;  // [B·H·Tq] index of query q0
         for (size_t j = 0; j < kn; ++j) {
-          start[j] = full ? 0 : BeginInTile(p.FirstQuery(k0 + j), q0, qn);
+          start[j] = full ? 0 : BeginInTile(p.FirstQuery(b, k0 + j), q0, qn);
+          stop[j] = full ? qn : EndInTile(p.QueryEnd(b, k0 + j), q0, qn);
+          if (stop[j] < start[j]) stop[j] = start[j];
         }
         for (size_t i = 0; i < qn; ++i) {
-          end[i] = full ? kn : EndInTile(p.VisibleEnd(q0 + i), k0, kn);
+          end[i] = full ? kn : EndInTile(p.VisibleEnd(b, q0 + i), k0, kn);
         }
         size_t ldq, ldo;
         const float* q_rows =
@@ -319,8 +378,16 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
                    p.keep_scale};
         for (size_t j = 0; j < kn; ++j) {
           t.col = static_cast<uint32_t>(k0 + j);
-          GradRow(t, ws.st + j * kQueryTile, ws.dpt + j * kQueryTile, start[j],
-                  qn);
+          float* st_row = ws.st + j * kQueryTile;
+          float* dp_row = ws.dpt + j * kQueryTile;
+          if (!p.score_rules && !p.vis.HasBooleanMask()) {
+            GradRow(t, st_row, dp_row, start[j], qn);
+          } else {
+            RuledGradRow(p, b, h, q0, k0 + j, t, st_row, dp_row, start[j],
+                         stop[j]);
+          }
+          // Queries past the key's window see it not: no contribution.
+          for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
         }
         // 3. dV += (P∘M)ᵀ·dO, dK += dSᵀ·Q.
         MatMulAddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows, ldo,
@@ -383,18 +450,47 @@ void SplitChunks(Plan* p) {
   for (size_t i = 0; i < p->chunks; ++i) {
     const size_t k0 = p->chunk_tile[i] * kKeyTile;
     const size_t k1 = HWY_MIN(p->chunk_tile[i + 1] * kKeyTile, p->tk);
-    p->first_query[i] = p->QueriesSeeing(k0, k1).begin;
+    size_t first = p->tq;  // the first query of any batch item
+    for (size_t b = 0; b < p->batch; ++b) {
+      first = HWY_MIN(first, p->QueriesSeeing(b, k0, k1).begin);
+    }
+    p->first_query[i] = first;
     p->partial_row[i] = row;
     if (i > 0) row += p->tq - p->first_query[i];
   }
   p->rows_per_head = row;
 }
 
+// grad_sinks[h] = -sum over rows i of head h (every batch item) of
+// exp(sink_h - L_i) · D_i, D_i = dO_i·O_i: the sink's logit takes
+// exp(sink - L) of each row's mass away from its keys. Rows that saw no key
+// (L = -inf) add nothing. Accumulated in double in a fixed order.
+void SinkGradients(const Plan& p, float* grad_sinks) {
+  for (size_t h = 0; h < p.heads; ++h) {
+    double sum = 0.0;
+    for (size_t b = 0; b < p.batch; ++b) {
+      for (size_t i = 0; i < p.tq; ++i) {
+        const size_t row = (b * p.heads + h) * p.tq + i;
+        const float l = p.lse[row];
+        if (l == -std::numeric_limits<float>::infinity()) continue;
+        double dd = 0.0;
+        for (size_t c = 0; c < p.dv; ++c) {
+          dd += static_cast<double>(p.dout[row * p.dv + c]) *
+                static_cast<double>(p.out[row * p.dv + c]);
+        }
+        sum -= std::exp(static_cast<double>(p.sinks[h]) - l) * dd;
+      }
+    }
+    grad_sinks[h] = static_cast<float>(sum);
+  }
+}
+
 Status Run(const AttentionShape& shape, const AttentionOptions& options,
            const float* grad_out, const float* q, const float* k,
            const float* v, const float* out, const float* lse, float* grad_q,
-           float* grad_k, float* grad_v) {
+           float* grad_k, float* grad_v, float* grad_sinks) {
   Plan p(shape, options, grad_out, q, k, v, out, lse, grad_q, grad_k, grad_v);
+  if (p.sinks) SinkGradients(p, grad_sinks);
   SplitChunks(&p);
 
   ThreadPool& pool = GlobalPool();
@@ -447,9 +543,9 @@ Status AttentionBackwardImpl(const AttentionShape& shape,
                              const float* grad_out, const float* q,
                              const float* k, const float* v, const float* out,
                              const float* lse, float* grad_q, float* grad_k,
-                             float* grad_v) {
+                             float* grad_v, float* grad_sinks) {
   return backward::Run(shape, options, grad_out, q, k, v, out, lse, grad_q,
-                       grad_k, grad_v);
+                       grad_k, grad_v, grad_sinks);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -462,18 +558,21 @@ namespace causal_attention {
 
 HWY_EXPORT(AttentionBackwardImpl);
 
+
 Status AttentionBackward(const AttentionShape& shape,
                          const AttentionOptions& options, const float* grad_out,
                          const float* q, const float* k, const float* v,
                          const float* out, const float* log_sum_exp,
-                         float* grad_q, float* grad_k, float* grad_v) {
+                         float* grad_q, float* grad_k, float* grad_v,
+                         float* grad_sinks) {
   const Status st =
       ValidateAttentionBackward(shape, options, grad_out, q, k, v, out,
                                 log_sum_exp, grad_q, grad_k, grad_v);
   if (st != Status::kOk) return st;
-  return HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl)(shape, options, grad_out,
-                                                     q, k, v, out, log_sum_exp,
-                                                     grad_q, grad_k, grad_v);
+  if (options.sinks && !grad_sinks) return Status::kNullPointer;
+  return internal::BackwardInLayout(
+      &HWY_DYNAMIC_DISPATCH(AttentionBackwardImpl), shape, options, grad_out,
+      q, k, v, out, log_sum_exp, grad_q, grad_k, grad_v, grad_sinks);
 }
 
 }  // namespace causal_attention

@@ -52,13 +52,23 @@ namespace causal_attention {
 // Runs on NumThreads() threads; each thread owns the grad_k / grad_v of its
 // key chunk and the grad_q partial sums are added in a fixed order, so the
 // result is bit-identical for every thread count.
+// The rules of AttentionOptions apply as in the forward: only visible pairs
+// contribute (tiles outside a window, past key_lengths[b] or all false in
+// a boolean mask are skipped); with softcap the scores are the capped ones
+// and dS is multiplied by the cap's slope 1 - tanh²(s / softcap); an
+// additive mask is part of S (its gradient is not computed). Gradients come
+// back in the layout of the inputs (options.layout; kBSHD runs on kBHSD
+// copies, layout.h). With options.sinks, grad_sinks [heads] is written (not
+// accumulated): grad_sink_h = -Σ_{b,i} exp(sink_h - L_i)·D_i over the rows of
+// head h that see a key; it may be null when options.sinks is null.
 // Accuracy: |g - ref| <= 2e-5·(1 + |ref|) against AttentionBackwardReference
 // on the tested shapes (tests/native/attention_backward_test.cc).
 Status AttentionBackward(const AttentionShape& shape,
                          const AttentionOptions& options, const float* grad_out,
                          const float* q, const float* k, const float* v,
                          const float* out, const float* log_sum_exp,
-                         float* grad_q, float* grad_k, float* grad_v);
+                         float* grad_q, float* grad_k, float* grad_v,
+                         float* grad_sinks = nullptr);
 
 // The oracle: the formulas above in plain scalar loops accumulating in
 // double, one (query, key) pair at a time.
@@ -67,7 +77,8 @@ Status AttentionBackwardReference(const AttentionShape& shape,
                                   const float* grad_out, const float* q,
                                   const float* k, const float* v,
                                   const float* out, const float* log_sum_exp,
-                                  float* grad_q, float* grad_k, float* grad_v);
+                                  float* grad_q, float* grad_k, float* grad_v,
+                                  float* grad_sinks = nullptr);
 
 // Checks shape (kv_heads included), options and pointers without computing
 // anything.

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits>
+
 #include "hwy/highway.h"
 #include "src/attention.h"
 #include "src/dropout.h"
@@ -36,6 +38,7 @@
 #include "src/simd-inl.h"
 #include "src/size_math.h"
 #include "src/status.h"
+#include "src/visibility.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
@@ -68,6 +71,13 @@ struct AttentionPlan {
   size_t d_panel;    // d rounded up to whole panels (broadcast kernels)
   size_t dv_panel;   // dv likewise
   float scale;
+  internal::Visibility vis;  // the rule, per element (visibility.h)
+  bool has_mask;   // a boolean or additive mask
+  float softcap;   // > 0: scores become softcap·tanh(s / softcap)
+  const float* sinks;  // [heads] or null
+  // Scores need more than scale before the softmax (softcap, an additive
+  // mask, keys masked inside a row's range).
+  bool score_rules;
   bool drop;  // dropout active (training and p > 0)
   uint32_t threshold;
   float keep_scale;
@@ -91,40 +101,87 @@ struct AttentionPlan {
         d_panel(RoundUp(d, PanelWidth())),
         dv_panel(RoundUp(dv, PanelWidth())),
         scale(internal::ResolvedScale(s, o)),
+        vis(s, o),
+        has_mask(o.mask.kind != MaskKind::kNone),
+        softcap(o.softcap),
+        sinks(o.sinks),
+        score_rules(has_mask || o.softcap > 0.0f),
         drop(internal::DropoutActive(o)),
         threshold(dropout::Threshold(o.dropout)),
         keep_scale(dropout::KeepScale(o.dropout)),
         seed(o.seed) {}
 
-  // --- The visibility rule -------------------------------------------------
-  // Per element: query i sees keys [0, VisibleEnd(i)); key j is seen by
-  // queries [FirstQuery(j), tq). Both grow with their index (the block and
-  // tile rules below rely on it).
-  size_t VisibleEnd(size_t i) const {
-    return internal::VisibleEnd(shape, causal, i);
-  }
-  size_t FirstQuery(size_t j) const {
-    return internal::FirstVisibleQuery(shape, causal, j);
-  }
+  // --- The visibility rule (visibility.h) ---------------------------------
+  // Per element: query i of batch item b sees keys [VisibleBegin,
+  // VisibleEnd) (a boolean mask removes some inside); key j is seen by
+  // queries [FirstQuery, QueryEnd). All four never decrease with their
+  // index (the block and tile rules below rely on it).
+  size_t VisibleBegin(size_t b, size_t i) const { return vis.Begin(b, i); }
+  size_t VisibleEnd(size_t b, size_t i) const { return vis.End(b, i); }
+  size_t FirstQuery(size_t b, size_t j) const { return vis.FirstQuery(b, j); }
+  size_t QueryEnd(size_t b, size_t j) const { return vis.QueryEnd(b, j); }
 
-  // The keys that any of queries [i0, i1) sees (i0 < i1).
-  IndexRange KeysSeenBy(size_t /*i0*/, size_t i1) const {
-    return {0, VisibleEnd(i1 - 1)};
+  // The keys that any of queries [i0, i1) sees (i0 < i1); begin >= end: none.
+  IndexRange KeysSeenBy(size_t b, size_t i0, size_t i1) const {
+    return {VisibleBegin(b, i0), VisibleEnd(b, i1 - 1)};
   }
   // The queries that see any of keys [j0, j1) (j0 < j1).
-  IndexRange QueriesSeeing(size_t j0, size_t /*j1*/) const {
-    return {FirstQuery(j0), tq};
+  IndexRange QueriesSeeing(size_t b, size_t j0, size_t j1) const {
+    return {FirstQuery(b, j0), QueryEnd(b, j1 - 1)};
   }
 
-  // Query block [i0, i1) against key tile [j0, j1) (both non-empty).
-  TileVisibility Tile(size_t i0, size_t i1, size_t j0, size_t j1) const {
-    if (VisibleEnd(i1 - 1) <= j0) return TileVisibility::kInvisible;
-    if (VisibleEnd(i0) >= j1) return TileVisibility::kFull;
-    return TileVisibility::kPartial;
+  // Query block [i0, i1) of head h of batch item b against key tile [j0,
+  // j1) (both non-empty). A boolean mask tile that is all false is
+  // invisible; one that is all true keeps the range rule's verdict.
+  TileVisibility Tile(size_t b, size_t h, size_t i0, size_t i1, size_t j0,
+                      size_t j1) const {
+    if (VisibleEnd(b, i1 - 1) <= j0 || VisibleBegin(b, i0) >= j1) {
+      return TileVisibility::kInvisible;
+    }
+    TileVisibility range = VisibleBegin(b, i1 - 1) <= j0 &&
+                                   VisibleEnd(b, i0) >= j1
+                               ? TileVisibility::kFull
+                               : TileVisibility::kPartial;
+    if (!vis.HasBooleanMask()) return range;
+    bool any = false, all = true;
+    for (size_t i = i0; i < i1 && (all || !any); ++i) {
+      const size_t row = vis.MaskRow(b, h, i);
+      for (size_t j = j0; j < j1; ++j) {
+        const bool allows = vis.MaskAllows(row, j);
+        any |= allows;
+        all &= allows;
+      }
+    }
+    if (!any) return TileVisibility::kInvisible;
+    return all ? range : TileVisibility::kPartial;
   }
 
-  // Visible pairs of key j: the work it brings (the chunk split's weight).
-  size_t QueriesOfKey(size_t j) const { return tq - FirstQuery(j); }
+  // Visible pairs of key j over the batch (before a mask): the work it
+  // brings (the chunk split's weight).
+  size_t QueriesOfKey(size_t j) const {
+    size_t n = 0;
+    for (size_t b = 0; b < batch; ++b) {
+      const size_t first = FirstQuery(b, j), end = QueryEnd(b, j);
+      n += end > first ? end - first : 0;
+    }
+    return n;
+  }
+  // The keys any query of any batch item sees.
+  IndexRange AllKeysSeen() const {
+    IndexRange r{tk, 0};
+    for (size_t b = 0; b < batch; ++b) {
+      const IndexRange k = KeysSeenBy(b, 0, tq);
+      if (k.begin >= k.end) continue;
+      r.begin = HWY_MIN(r.begin, k.begin);
+      r.end = HWY_MAX(r.end, k.end);
+    }
+    if (r.begin >= r.end) r = {0, 0};
+    return r;
+  }
+  // The sink logit of query head bh (in [B·H]); -inf without sinks.
+  float Sink(size_t bh) const {
+    return sinks ? sinks[bh % heads] : -std::numeric_limits<float>::infinity();
+  }
 };
 
 // A row's visible range [0, end) or [begin, n) as offsets into the tile
@@ -189,7 +246,7 @@ struct DecodeSplit {
   explicit DecodeSplit(const AttentionPlan& p)
       : groups(p.bh_count / p.group),
         group_rows(p.group * p.tq),
-        keys(p.KeysSeenBy(0, p.tq)) {
+        keys(p.AllKeysSeen()) {
     const size_t chunk = static_cast<size_t>(kDecodeChunk);
     chunks = HWY_MAX(size_t{1}, (keys.end - keys.begin + chunk - 1) / chunk);
   }

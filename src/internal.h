@@ -74,6 +74,23 @@ inline size_t KvHeadOf(const AttentionShape& s, size_t bh) {
   return bh / h * static_cast<size_t>(KvHeads(s)) + bh % h / group;
 }
 
+// The row (in units of the row's width) of query / output row (b, h, i) and
+// of key / value row (b, kvh, j) in the layout of attention.h.
+inline size_t QueryRowIndex(const AttentionShape& s, Layout layout, size_t b,
+                            size_t h, size_t i) {
+  const size_t heads = static_cast<size_t>(s.heads);
+  const size_t tq = static_cast<size_t>(s.query_len);
+  return layout == Layout::kBSHD ? (b * tq + i) * heads + h
+                                 : (b * heads + h) * tq + i;
+}
+inline size_t KeyRowIndex(const AttentionShape& s, Layout layout, size_t b,
+                          size_t kvh, size_t j) {
+  const size_t kv_heads = static_cast<size_t>(KvHeads(s));
+  const size_t cap = static_cast<size_t>(KvCapacity(s));
+  return layout == Layout::kBSHD ? (b * cap + j) * kv_heads + kvh
+                                 : (b * kv_heads + kvh) * cap + j;
+}
+
 inline float ResolvedScale(const AttentionShape& s, const AttentionOptions& o) {
   return o.scale.has_value() ? *o.scale : DefaultScale(s.head_dim);
 }

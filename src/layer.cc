@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include <memory>
+#include <vector>
 
 #include "src/attention.h"
 #include "src/attention_backward.h"
@@ -46,7 +47,7 @@ using AttentionBackwardFn = Status (*)(const AttentionShape&,
                                        const AttentionOptions&, const float*,
                                        const float*, const float*, const float*,
                                        const float*, const float*, float*,
-                                       float*, float*);
+                                       float*, float*, float*);
 
 struct FreeDeleter {
   void operator()(float* p) const { free(p); }
@@ -93,11 +94,10 @@ struct Projections {
 // The checks the forward and the backward share, in one order: the sizes,
 // the KV cache (a backward's training step sees its own tokens: none),
 // RoPE's settings, then the attention shape (KV heads dividing heads, every
-// size fitting; the [B, H, T, Tk] ones only when `weights`: the forward's
-// weights or scores) and options. Builds *shape: the call's keys are the
-// cache's past ones and the new tokens. Pointers are each caller's own check.
+// size fitting) and options. Builds *shape: the call's keys are the cache's
+// past ones and the new tokens. Pointers are each caller's own check.
 Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
-                  bool backward, bool weights, AttentionShape* shape) {
+                  bool backward, AttentionShape* shape) {
   if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
       o.tokens < 1 || p.num_kv_heads < 0) {
     return Status::kInvalidShape;
@@ -121,15 +121,28 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
                           p.head_dim,
                           internal::ResolveKvHeads(p.num_kv_heads, p.num_heads),
                           c.keys ? c.capacity : 0};
-  return ValidateAttention(*shape, o.attention, weights);
+  // The layer splits heads itself (layout bhsd); its sinks are a parameter.
+  if (o.attention.layout != Layout::kBHSD || o.attention.sinks) {
+    return internal::Refuse(Status::kInvalidOption,
+                            "layer options: attention.layout must be bhsd and "
+                            "attention.sinks null (use params.sinks)");
+  }
+  return ValidateAttention(*shape, o.attention);
+}
+
+// The layer's attention options: the caller's, with the params' sinks.
+AttentionOptions LayerAttentionOptions(const AttentionLayerParams& p,
+                                       const LayerOptions& o) {
+  AttentionOptions a = o.attention;
+  a.sinks = p.sinks;
+  return a;
 }
 
 Status LayerForward(LinearFn linear, AttentionFn attention,
                     const AttentionLayerParams& p, const LayerOptions& o,
                     const float* x, const LayerOutputs& out) {
   AttentionShape shape;
-  Status st = CheckLayer(p, o, /*backward=*/false,
-                         /*weights=*/out.weights || out.scores, &shape);
+  Status st = CheckLayer(p, o, /*backward=*/false, &shape);
   if (st != Status::kOk) return st;
   const KVCacheView& cache = o.cache;
   if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
@@ -203,7 +216,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   }
   // 3. Attention.
   st =
-      attention(shape, o.attention, q, k, v, ctx, out.weights, out.log_sum_exp);
+      attention(shape, LayerAttentionOptions(p, o), q, k, v, ctx, out.weights,
+                out.log_sum_exp);
   if (st != Status::kOk) return st;
   // 4. Merge heads, output projection.
   if (!p.w_out) {
@@ -221,7 +235,7 @@ Status LayerBackward(LinearBackwardFn linear_backward,
                      const float* grad_y, float* grad_x,
                      const AttentionLayerGrads& g) {
   AttentionShape shape;
-  Status st = CheckLayer(p, o, /*backward=*/true, /*weights=*/false, &shape);
+  Status st = CheckLayer(p, o, /*backward=*/true, &shape);
   if (st != Status::kOk) return st;
   const Projections projections(shape);
   const size_t* heads = projections.heads;
@@ -272,10 +286,15 @@ Status LayerBackward(LinearBackwardFn linear_backward,
     Permute(grad_y, b, t, heads[0], hd, /*split=*/true, dout);
   }
   // 3. Attention (gradients of shared KV heads summed over their group).
-  st = attention_backward(shape, o.attention, dout, saved.queries, saved.keys,
-                          saved.values, saved.context, saved.log_sum_exp,
-                          dheads[0], dheads[1], dheads[2]);
+  if (p.sinks && !g.sinks) return Status::kNullPointer;
+  std::vector<float> grad_sinks(p.sinks ? static_cast<size_t>(p.num_heads) : 0);
+  st = attention_backward(shape, LayerAttentionOptions(p, o), dout,
+                          saved.queries, saved.keys, saved.values,
+                          saved.context, saved.log_sum_exp, dheads[0],
+                          dheads[1], dheads[2],
+                          p.sinks ? grad_sinks.data() : nullptr);
   if (st != Status::kOk) return st;
+  for (size_t h = 0; h < grad_sinks.size(); ++h) g.sinks[h] += grad_sinks[h];
   // 1. Merge, RoPE transposed (Q, K), projections, in the order Q, K, V
   // (grad_x summed in that order).
   const float* w[3] = {p.w_query, p.w_key, p.w_value};

@@ -45,6 +45,10 @@ struct AttentionLayerParams {
   const float* b_value = nullptr;
   const float* w_out = nullptr;
   const float* b_out = nullptr;
+  // [num_heads] learned attention-sink logits (gpt-oss) or null: passed to
+  // the attention call as its options' sinks (which the layer's options
+  // must leave null).
+  const float* sinks = nullptr;
 };
 
 // A KV cache the layer appends to (not owned), in Attention's cache layout:
@@ -126,6 +130,7 @@ struct AttentionLayerGrads {
   float* b_value = nullptr;
   float* w_out = nullptr;
   float* b_out = nullptr;
+  float* sinks = nullptr;  // [num_heads]: required when params.sinks is set
 };
 
 // The backward pass of AttentionLayerForward, given dL/dy (grad_y [batch,

@@ -80,6 +80,36 @@ HWY_INLINE bool OnlineSoftmaxTile(float* HWY_RESTRICT s, size_t n, float scale,
   return true;
 }
 
+// As OnlineSoftmaxTile for scores s[0, n) already scaled (and capped and
+// masked: -inf entries give 0) whose max is tile_max > -inf.
+HWY_INLINE void OnlineSoftmaxScaledTile(float* HWY_RESTRICT s, size_t n,
+                                        float tile_max, SoftmaxState* st,
+                                        float* HWY_RESTRICT o, size_t o_len) {
+  const float m_new = HWY_MAX(st->m, tile_max);
+  const float corr = std::exp(st->m - m_new);
+  const float sum = ExpSumRow(s, n, m_new);
+  if (corr != 1.0f) ScaleRow(o, o_len, corr);
+  st->l = st->l * corr + sum;
+  st->m = m_new;
+}
+
+// Adds an attention sink (a logit with a zero value row) to a row that saw
+// keys: l gains exp(sink - m) with m raised to the sink when larger (o
+// rescaled). A row that saw nothing (l = 0) or a non-finite one is left
+// alone: zero output and log-sum-exp -inf, with sinks too.
+HWY_INLINE void AddSink(SoftmaxState* st, float sink, float* HWY_RESTRICT o,
+                        size_t o_len) {
+  if (st->non_finite || st->l == 0.0f ||
+      sink == -std::numeric_limits<float>::infinity()) {
+    return;
+  }
+  const float m_new = HWY_MAX(st->m, sink);
+  const float corr = std::exp(st->m - m_new);
+  if (corr != 1.0f) ScaleRow(o, o_len, corr);
+  st->l = st->l * corr + std::exp(sink - m_new);
+  st->m = m_new;
+}
+
 // acc ⊕= part, with their outputs o_acc, o_part [0, n).
 HWY_INLINE void MergeSoftmaxState(SoftmaxState* acc, float* HWY_RESTRICT o_acc,
                                   const SoftmaxState& part,

@@ -28,6 +28,7 @@
 #include "src/internal.h"
 #include "src/linear.h"
 #include "src/matmul.h"
+#include "src/visibility.h"
 
 namespace causal_attention {
 namespace {
@@ -42,15 +43,6 @@ void SoftmaxRow(const double* s, size_t n, double* w) {
     sum += w[j];
   }
   for (size_t j = 0; j < n; ++j) w[j] /= sum;
-}
-
-// log sum_j exp(s_j) over s[0, n), n >= 1, max-subtracted.
-double LogSumExpRow(const double* s, size_t n) {
-  double m = -std::numeric_limits<double>::infinity();
-  for (size_t j = 0; j < n; ++j) m = std::fmax(m, s[j]);
-  double sum = 0.0;
-  for (size_t j = 0; j < n; ++j) sum += std::exp(s[j] - m);
-  return m + std::log(sum);
 }
 
 }  // namespace
@@ -68,17 +60,22 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
                                        const float* q, const float* k,
                                        const float* v, float* out,
                                        float* weights, float* log_sum_exp) {
-  const Status st = ValidateAttention(shape, options, weights != nullptr);
+  Status st = ValidateAttention(shape, options);
   if (st != Status::kOk) return st;
+  if (weights && (st = ValidateAttentionWeights(shape)) != Status::kOk) {
+    return st;
+  }
   if (!q || !k || !v || !out) return Status::kNullPointer;
 
-  const size_t bh_count = static_cast<size_t>(shape.batch * shape.heads);
+  const size_t batch = static_cast<size_t>(shape.batch);
+  const size_t heads = static_cast<size_t>(shape.heads);
   const size_t tq = static_cast<size_t>(shape.query_len);
   const size_t tk = static_cast<size_t>(shape.key_len);
   const size_t d = static_cast<size_t>(shape.head_dim);
   const size_t dv = static_cast<size_t>(shape.value_dim);
-  const size_t cap = static_cast<size_t>(internal::KvCapacity(shape));
+  const Layout layout = options.layout;
   const double scale = internal::ResolvedScale(shape, options);
+  const double cap = options.softcap;
   const bool renormalize =
       options.mask_strategy == MaskStrategy::kRenormalize &&
       options.causal != CausalMask::kNone;
@@ -86,87 +83,123 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
   const uint32_t threshold = dropout::Threshold(options.dropout);
   const double keep_scale = dropout::KeepScale(options.dropout);
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const internal::Visibility vis(shape, options);
 
   std::vector<double> s(tk), w(tk), acc(dv);
-  for (size_t bh = 0; bh < bh_count; ++bh) {
-    const float* qh = q + bh * tq * d;
-    const size_t kv = internal::KvHeadOf(shape, bh);
-    const float* kh = k + kv * cap * d;
-    const float* vh = v + kv * cap * dv;
+  std::vector<char> seen(tk);
+  for (size_t bh = 0; bh < batch * heads; ++bh) {
+    const size_t b = bh / heads, h = bh % heads;
+    const size_t kv = internal::KvHeadOf(shape, bh) % internal::KvHeads(shape);
     for (size_t i = 0; i < tq; ++i) {
-      const size_t ve = internal::VisibleEnd(shape, options.causal, i);
+      const float* qi =
+          q + internal::QueryRowIndex(shape, layout, b, h, i) * d;
+      const size_t row = bh * tq + i;  // [B, H, Tq] index
+      const size_t lo = vis.Begin(b, i), hi = vis.End(b, i);
+      const size_t mrow = vis.MaskRow(b, h, i);
+      size_t n_seen = 0;
+      for (size_t j = 0; j < tk; ++j) {
+        seen[j] = j >= lo && j < hi &&
+                  (!vis.HasBooleanMask() || vis.MaskAllows(mrow, j));
+        n_seen += seen[j];
+      }
       // kRenormalize scores every key (the book's first softmax sees them).
       // A row that sees no key is all zeros, whatever its scores.
-      const size_t n_scores = ve == 0 ? 0 : renormalize ? tk : ve;
       std::fill(w.begin(), w.end(), 0.0);
       bool non_finite = false;
 
-      // 1. Scores.
-      for (size_t j = 0; j < n_scores; ++j) {
+      // 1. Scores (scale, softcap, additive mask); -inf where not seen.
+      for (size_t j = 0; j < tk; ++j) {
+        s[j] = -inf;
+        if (n_seen == 0 || !(seen[j] || renormalize)) continue;
+        const float* kj =
+            k + internal::KeyRowIndex(shape, layout, b, kv, j) * d;
         double dot = 0.0;
         for (size_t c = 0; c < d; ++c) {
-          dot += static_cast<double>(qh[i * d + c]) *
-                 static_cast<double>(kh[j * d + c]);
+          dot += static_cast<double>(qi[c]) * static_cast<double>(kj[c]);
         }
-        s[j] = dot * scale;
-        if (!std::isfinite(s[j])) non_finite = true;
+        double x = dot * scale;
+        if (!std::isfinite(x)) non_finite = true;
+        if (cap > 0.0) x = cap * std::tanh(x / cap);
+        if (vis.HasAdditiveMask()) x += vis.MaskAdd(mrow, j);
+        s[j] = x;
       }
+      double row_max = -inf;
+      for (size_t j = 0; j < tk; ++j) {
+        if (seen[j]) row_max = std::fmax(row_max, s[j]);
+      }
+      // An additive mask of -inf on every seen key: the row sees nothing.
+      const bool any = n_seen > 0 && row_max > -inf;
+      const double sink =
+          options.sinks ? static_cast<double>(options.sinks[h]) : -inf;
+      double lse = -inf;
 
-      if (ve > 0 && !non_finite) {
+      if (any && !non_finite) {
         if (renormalize) {
-          // 2-4. Softmax over all keys, mask, renormalise.
+          // 2-4. Softmax over all scored keys, mask, renormalise.
           SoftmaxRow(s.data(), tk, w.data());
           double visible = 0.0;
           for (size_t j = 0; j < tk; ++j) {
-            if (j >= ve) w[j] = 0.0;
+            if (!seen[j]) w[j] = 0.0;
             visible += w[j];
           }
-          if (visible > 0.0) {
-            for (size_t j = 0; j < ve; ++j) w[j] /= visible;
-          } else {
-            SoftmaxRow(s.data(), ve, w.data());
+          if (!(visible > 0.0)) {
+            for (size_t j = 0; j < tk; ++j) {
+              w[j] = seen[j] ? std::exp(s[j] - row_max) : 0.0;
+              visible += w[j];
+            }
           }
+          for (size_t j = 0; j < tk; ++j) w[j] /= visible;
+          double sum = 0.0;  // L over the seen keys (as for kNegInf)
+          for (size_t j = 0; j < tk; ++j) {
+            if (seen[j]) sum += std::exp(s[j] - row_max);
+          }
+          lse = row_max + std::log(sum);
         } else {
-          // 2-4. Softmax over the visible keys.
-          SoftmaxRow(s.data(), ve, w.data());
+          // 2-4. Softmax over the seen keys (and the sink).
+          const double m = std::fmax(row_max, sink);
+          double sum = std::exp(sink - m);
+          for (size_t j = 0; j < tk; ++j) {
+            w[j] = seen[j] ? std::exp(s[j] - m) : 0.0;
+            sum += w[j];
+          }
+          for (size_t j = 0; j < tk; ++j) w[j] /= sum;
+          lse = m + std::log(sum);
         }
         // 5. Dropout.
         if (drop) {
-          const dropout::RowKey key =
-              dropout::MakeRowKey(options.seed, bh * tq + i);
-          for (size_t j = 0; j < ve; ++j) {
+          const dropout::RowKey key = dropout::MakeRowKey(options.seed, row);
+          for (size_t j = 0; j < tk; ++j) {
             const bool keep =
                 dropout::Hash24(key, static_cast<uint32_t>(j)) >= threshold;
             w[j] = keep ? w[j] * keep_scale : 0.0;
           }
         }
       }
+      if (non_finite && n_seen > 0) lse = nan;
 
-      // 5. Weighted sum of values over the visible keys.
+      // 5. Weighted sum of values over the seen keys.
       std::fill(acc.begin(), acc.end(), non_finite ? nan : 0.0);
       if (!non_finite) {
-        for (size_t j = 0; j < ve; ++j) {
+        for (size_t j = 0; j < tk; ++j) {
+          if (!seen[j]) continue;
+          const float* vj =
+              v + internal::KeyRowIndex(shape, layout, b, kv, j) * dv;
           for (size_t c = 0; c < dv; ++c) {
-            acc[c] += w[j] * static_cast<double>(vh[j * dv + c]);
+            acc[c] += w[j] * static_cast<double>(vj[c]);
           }
         }
       }
-      float* out_row = out + (bh * tq + i) * dv;
+      float* out_row =
+          out + internal::QueryRowIndex(shape, layout, b, h, i) * dv;
       for (size_t c = 0; c < dv; ++c) out_row[c] = static_cast<float>(acc[c]);
-      if (log_sum_exp) {
-        double lse = -std::numeric_limits<double>::infinity();
-        if (non_finite) {
-          lse = nan;
-        } else if (ve > 0) {
-          lse = LogSumExpRow(s.data(), ve);
-        }
-        log_sum_exp[bh * tq + i] = static_cast<float>(lse);
-      }
+      if (log_sum_exp) log_sum_exp[row] = static_cast<float>(lse);
       if (weights) {
-        float* w_row = weights + (bh * tq + i) * tk;
+        float* w_row = weights + row * tk;
         for (size_t j = 0; j < tk; ++j) {
-          w_row[j] = non_finite ? std::numeric_limits<float>::quiet_NaN()
-                                : static_cast<float>(w[j]);
+          w_row[j] = non_finite && n_seen > 0
+                         ? std::numeric_limits<float>::quiet_NaN()
+                         : static_cast<float>(w[j]);
         }
       }
     }
@@ -179,11 +212,13 @@ Status AttentionBackwardReference(const AttentionShape& shape,
                                   const float* grad_out, const float* q,
                                   const float* k, const float* v,
                                   const float* out, const float* log_sum_exp,
-                                  float* grad_q, float* grad_k, float* grad_v) {
+                                  float* grad_q, float* grad_k, float* grad_v,
+                                  float* grad_sinks) {
   const Status st =
       ValidateAttentionBackward(shape, options, grad_out, q, k, v, out,
                                 log_sum_exp, grad_q, grad_k, grad_v);
   if (st != Status::kOk) return st;
+  if (options.sinks && !grad_sinks) return Status::kNullPointer;
 
   const size_t batch = static_cast<size_t>(shape.batch);
   const size_t heads = static_cast<size_t>(shape.heads);
@@ -193,41 +228,57 @@ Status AttentionBackwardReference(const AttentionShape& shape,
   const size_t tk = static_cast<size_t>(shape.key_len);
   const size_t d = static_cast<size_t>(shape.head_dim);
   const size_t dv = static_cast<size_t>(shape.value_dim);
+  const Layout layout = options.layout;
   const double scale = internal::ResolvedScale(shape, options);
+  const double cap = options.softcap;
   const bool drop = internal::DropoutActive(options);
   const uint32_t threshold = dropout::Threshold(options.dropout);
   const double keep_scale = dropout::KeepScale(options.dropout);
+  const internal::Visibility vis(shape, options);
 
   std::vector<double> dq(d), dk(batch * kv_heads * tk * d, 0.0),
-      dvv(batch * kv_heads * tk * dv, 0.0);
+      dvv(batch * kv_heads * tk * dv, 0.0), dsink(heads, 0.0);
   for (size_t b = 0; b < batch; ++b) {
     for (size_t h = 0; h < heads; ++h) {
       const size_t bh = b * heads + h;
-      const size_t bkv = b * kv_heads + h / group;
-      const float* kh = k + bkv * tk * d;
-      const float* vh = v + bkv * tk * dv;
-      double* dkh = dk.data() + bkv * tk * d;
-      double* dvh = dvv.data() + bkv * tk * dv;
+      const size_t kvh = h / group;
       for (size_t i = 0; i < tq; ++i) {
-        const size_t row = bh * tq + i;
-        const float* qi = q + row * d;
-        const float* doi = grad_out + row * dv;
-        const float* oi = out + row * dv;
+        const size_t row = bh * tq + i;  // [B, H, Tq] index
+        const size_t qrow = internal::QueryRowIndex(shape, layout, b, h, i);
+        const float* qi = q + qrow * d;
+        const float* doi = grad_out + qrow * dv;
+        const float* oi = out + qrow * dv;
         const double lse = log_sum_exp[row];
         std::fill(dq.begin(), dq.end(), 0.0);
         double di = 0.0;  // D_i = dO_i · O_i
         for (size_t c = 0; c < dv; ++c) {
           di += static_cast<double>(doi[c]) * static_cast<double>(oi[c]);
         }
+        // d L_i / d sink_h = exp(sink_h - L_i), and dLoss/dL_i = D_i.
+        if (options.sinks && lse > -std::numeric_limits<double>::infinity()) {
+          dsink[h] -= std::exp(options.sinks[h] - lse) * di;
+        }
         const dropout::RowKey key = dropout::MakeRowKey(options.seed, row);
-        const size_t ve = internal::VisibleEnd(shape, options.causal, i);
-        for (size_t j = 0; j < ve; ++j) {
+        const size_t mrow = vis.MaskRow(b, h, i);
+        for (size_t j = vis.Begin(b, i); j < vis.End(b, i); ++j) {
+          if (vis.HasBooleanMask() && !vis.MaskAllows(mrow, j)) continue;
+          const size_t krow = internal::KeyRowIndex(shape, layout, b, kvh, j);
+          const float* kj = k + krow * d;
+          const float* vj = v + krow * dv;
           double s = 0.0;
           for (size_t c = 0; c < d; ++c) {
-            s +=
-                static_cast<double>(qi[c]) * static_cast<double>(kh[j * d + c]);
+            s += static_cast<double>(qi[c]) * static_cast<double>(kj[c]);
           }
-          double x = s * scale - lse;
+          s *= scale;
+          double g = 1.0;  // d(score) / d(scale · q·k)
+          if (cap > 0.0) {
+            const double t = std::tanh(s / cap);
+            s = cap * t;
+            g = 1.0 - t * t;
+          }
+          if (vis.HasAdditiveMask()) s += vis.MaskAdd(mrow, j);
+          if (s == -std::numeric_limits<double>::infinity()) continue;
+          double x = s - lse;
           if (x > 0.0) x = 0.0;  // not fmin: NaN must stay NaN
           const double p = std::exp(x);
           double m = 1.0;
@@ -238,19 +289,20 @@ Status AttentionBackwardReference(const AttentionShape& shape,
           }
           double dp = 0.0;  // dO_i · v_j
           for (size_t c = 0; c < dv; ++c) {
-            dp += static_cast<double>(doi[c]) *
-                  static_cast<double>(vh[j * dv + c]);
+            dp += static_cast<double>(doi[c]) * static_cast<double>(vj[c]);
           }
           const double pm = p * m;
-          for (size_t c = 0; c < dv; ++c) dvh[j * dv + c] += pm * doi[c];
-          const double ds = p * (dp * m - di);
+          double* dkj = dk.data() + krow * d;
+          double* dvj = dvv.data() + krow * dv;
+          for (size_t c = 0; c < dv; ++c) dvj[c] += pm * doi[c];
+          const double ds = p * (dp * m - di) * g;
           for (size_t c = 0; c < d; ++c) {
-            dq[c] += ds * static_cast<double>(kh[j * d + c]);
-            dkh[j * d + c] += ds * static_cast<double>(qi[c]);
+            dq[c] += ds * static_cast<double>(kj[c]);
+            dkj[c] += ds * static_cast<double>(qi[c]);
           }
         }
         for (size_t c = 0; c < d; ++c) {
-          grad_q[row * d + c] = static_cast<float>(scale * dq[c]);
+          grad_q[qrow * d + c] = static_cast<float>(scale * dq[c]);
         }
       }
     }
@@ -260,6 +312,9 @@ Status AttentionBackwardReference(const AttentionShape& shape,
   }
   for (size_t i = 0; i < dvv.size(); ++i)
     grad_v[i] = static_cast<float>(dvv[i]);
+  if (options.sinks) {
+    for (size_t h = 0; h < heads; ++h) grad_sinks[h] = static_cast<float>(dsink[h]);
+  }
   return Status::kOk;
 }
 

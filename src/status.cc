@@ -12,8 +12,9 @@ const char* StatusMessage(Status status) {
     case Status::kTooLarge:
       return "tensor too large: its byte size does not fit in size_t";
     case Status::kInvalidOption:
-      return "invalid option: causal/mask strategy out of range, dropout "
-             "outside [0, 1) or non-finite scale";
+      return "invalid option: an enum out of range, dropout outside [0, 1), "
+             "a non-finite scale or another option out of its range "
+             "(StatusDetail names it)";
     case Status::kNullPointer:
       return "null pointer for a required tensor";
     case Status::kOutOfMemory:
@@ -21,5 +22,18 @@ const char* StatusMessage(Status status) {
   }
   return "unknown status";
 }
+
+namespace {
+thread_local const char* last_detail = "";
+}  // namespace
+
+const char* StatusDetail() { return last_detail; }
+
+namespace internal {
+Status Refuse(Status status, const char* detail) {
+  last_detail = detail;
+  return status;
+}
+}  // namespace internal
 
 }  // namespace causal_attention

@@ -6,6 +6,7 @@ import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table,
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
+import { renderOptions } from './options.mjs';
 import { renderTrainingText } from './training.mjs';
 import { flops, shapeName } from './shapes.mjs';
 import { gflops } from './timing.mjs';
@@ -385,6 +386,7 @@ export function renderReport(results) {
     ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
+    ...(results.options ? ['', 'Attention options against our plain call, one thread, wasm:', '', renderOptions(results.options)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
   ].join('\n');
@@ -426,6 +428,8 @@ export function renderResultsMd(results) {
     ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
+    ...(results.options ? ['', '## Attention options (masks, padding, windows, softcap, sinks, layout) against our plain call, one thread, wasm', '',
+      renderOptions(results.options)] : []),
     '',
     '## Reproduce',
     '',
@@ -435,6 +439,7 @@ export function renderResultsMd(results) {
     'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
     'node bench/run.mjs --decode     # only the decode table (KV cache); leaves this file alone',
     'node bench/run.mjs --training   # the training table alone (forward + backward)',
+    'node bench/run.mjs --options    # the attention options table alone (issue 19)',
     'node bench/run.mjs --render     # this file again from bench/out/results.json (report changes only)',
     '```',
     '',

@@ -62,7 +62,11 @@ export interface AttentionComputation {
    * (the last query sees every key, as in decoding with cached keys).
    */
   causal?: CausalAlignment;
-  /** Default 'neg-inf'. 'renormalize': softmax, multiply by the triangle, renormalise rows. */
+  /**
+   * Default 'neg-inf'. 'renormalize': softmax, multiply by the triangle,
+   * renormalise rows; with causal it takes none of queryOffset, keyLengths,
+   * window, mask, softcap or sinks (a RangeError names them).
+   */
   maskStrategy?: MaskStrategy;
   /** Multiplies Q·Kᵀ. Default 1/sqrt(headDim). Must be finite. */
   scale?: number;
@@ -77,6 +81,70 @@ export interface AttentionComputation {
    * PyTorch's (PyTorch's own differ across devices).
    */
   seed?: number | bigint;
+  /**
+   * Where the heads sit. Default 'bhsd': q [B, H, Tq, D], k and v
+   * [B, Hkv, Tk, D|Dv], output [B, H, Tq, Dv]. 'bshd': q [B, Tq, H, D], k
+   * and v [B, Tk, Hkv, D|Dv], output [B, Tq, H, Dv] — what a projection
+   * gives, ONNX's 3-D [B, S, H·D]. The gradients come back in the same
+   * layout; weights stay [B, H, Tq, Tk] and logSumExp [B, H, Tq].
+   */
+  layout?: AttentionLayout;
+  /**
+   * Integer, may be negative: query i sits at position i + queryOffset (keys
+   * at 0..keyLength−1); the causal rule and the window read positions.
+   * Default: 0 for causal true / 'top-left' / false, keyLength − queryLength
+   * for 'bottom-right' (per batch item keyLengths[b] − queryLength with
+   * keyLengths). A causal frontier after a cache of n keys: queryOffset n.
+   */
+  queryOffset?: number;
+  /**
+   * Valid keys per batch item: an Int32Array or Array of `batch` integers in
+   * [0, keyLength]; keys at or past keyLengths[b] are invisible to item b
+   * (padding; ONNX nonpad_kv_seqlen, FlashAttention seqused_k).
+   */
+  keyLengths?: Int32Array | readonly number[];
+  /**
+   * A query at position p sees key j only if p − left ≤ j ≤ p + right;
+   * non-negative integers, a side left out is unbounded. Applies with or
+   * without causal. Mistral's sliding_window W is `{ left: W − 1 }`.
+   */
+  window?: AttentionWindow;
+  /**
+   * A Uint8Array (non-zero: may attend) or a Float32Array (added to the
+   * scores after scale and softcap; -Infinity allowed), shaped maskShape and
+   * broadcast right-aligned to [batch, heads, queryLength, keyLength] as NumPy
+   * does: a rank-2 mask is [Tq, Tk], rank 3 [H, Tq, Tk], each size 1 or the
+   * full one. Read tile by tile, never expanded.
+   */
+  mask?: Uint8Array | Float32Array;
+  /** The mask's shape, rank 1–4; required with mask, its product the mask's length. */
+  maskShape?: readonly number[];
+  /**
+   * A number > 0: each score s (after scale) becomes softcap · tanh(s / softcap)
+   * before a mask is added (Gemma 2: 50).
+   */
+  softcap?: number;
+  /**
+   * One logit per head, a Float32Array [heads]: each row's weights become
+   * exp(s_j) / (exp(sinks[h]) + Σ exp(s_j)) (gpt-oss; onnxruntime's
+   * head_sink), so a row may give less than all of its weight to its keys;
+   * logSumExp includes the sink. attentionBackward also returns gradSinks.
+   */
+  sinks?: Float32Array;
+}
+
+/**
+ * The tensors' layout: 'bhsd' [batch, heads, seq, dim] (the default) or
+ * 'bshd' [batch, seq, heads, dim].
+ */
+export type AttentionLayout = 'bhsd' | 'bshd';
+
+/** A sliding window around each query's position; a side left out is unbounded. */
+export interface AttentionWindow {
+  /** Keys at most this many positions before the query. */
+  left?: number;
+  /** Keys at most this many positions after the query. */
+  right?: number;
 }
 
 /** Options of {@link CausalAttentionRuntime.attention}: the computation and what to return. */
@@ -97,7 +165,10 @@ export interface AttentionResult {
   output: Float32Array;
   /** [batch, heads, queryLength, keyLength]; present when returnWeights was true. */
   weights?: Float32Array;
-  /** [batch, heads, queryLength]; present when returnLogSumExp was true (-Infinity: a row that sees no key). */
+  /**
+   * [batch, heads, queryLength]; present when returnLogSumExp was true
+   * (-Infinity: a row that sees no key, whose output and weights are zero).
+   */
   logSumExp?: Float32Array;
   /** With returnLogSumExp, when dropout ran: its mask's seed (drawn when none was given), for the backward. */
   seed?: bigint;
@@ -123,6 +194,8 @@ export interface AttentionGradients {
   gradK: Float32Array;
   /** [batch, kvHeads, keyLength, valueDim]. */
   gradV: Float32Array;
+  /** [heads]: present when options.sinks was given. */
+  gradSinks?: Float32Array;
 }
 
 /** Options of {@link CausalAttentionRuntime.createKVCache}: the sizes the cache holds. */
@@ -141,7 +214,8 @@ export interface KVCacheOptions {
 
 /** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
 export type KVCacheAttentionOptions =
-  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim'>;
+  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim' | 'layout' | 'queryOffset' |
+    'keyLengths'>;
 
 /**
  * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm

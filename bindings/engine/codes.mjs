@@ -42,12 +42,14 @@ const RANGE_ERRORS = new Set([
  * Throws for a non-OK status of wasm call `what`: a RangeError for sizes,
  * options and memory (the caller's values), an Error otherwise (a null
  * pointer means a bug in this package, never the caller's input).
- * @param {{ statusMessage(status: number): string }} mod
+ * @param {{ statusMessage(status: number): string, statusDetail?(): string }} mod
  * @param {string} what the call, first in the message
  * @param {number} status
  */
 export function checkStatus(mod, what, status) {
   if (status === Status.OK) return;
-  const message = `${what}: ${mod.statusMessage(status)} (status ${status})`;
+  // The core names the refused argument (statusDetail, a core with issue 19).
+  const detail = mod.statusDetail?.() ?? '';
+  const message = `${what}: ${mod.statusMessage(status)}${detail ? `: ${detail}` : ''} (status ${status})`;
   throw RANGE_ERRORS.has(status) ? new RangeError(message) : new Error(message);
 }

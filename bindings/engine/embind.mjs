@@ -40,6 +40,19 @@
  * @property {boolean} training
  * @property {number} seedLo
  * @property {number} seedHi
+ * @property {number} layout Layout: kBHSD 0, kBSHD 1
+ * @property {number} queryOffset NaN: the default for the causal alignment
+ * @property {Ptr} keyLengths int32 [batch]; 0: none
+ * @property {number} windowLeft -1: unbounded
+ * @property {number} windowRight -1: unbounded
+ * @property {number} softcap 0: none
+ * @property {Ptr} sinks float [heads]; 0: none
+ * @property {number} maskKind MaskKind: kNone 0, kBoolean 1 (uint8), kAdditive 2 (float32)
+ * @property {Ptr} mask dense [maskBatch, maskHeads, maskQueries, maskKeys]
+ * @property {number} maskBatch 1 (broadcast) or batch
+ * @property {number} maskHeads 1 or heads
+ * @property {number} maskQueries 1 or queryLength
+ * @property {number} maskKeys 1 or keyLength
  */
 
 /**
@@ -147,6 +160,7 @@
  * @param {Ptr} gradQ
  * @param {Ptr} gradK
  * @param {Ptr} gradV
+ * @param {Ptr} [gradSinks] [heads], with options.sinks (a core with issue 19)
  * @returns {number} a Status
  */
 
@@ -175,6 +189,7 @@
  * @property {(allow: boolean) => void} allowRelaxedGemmKernel
  * @property {() => string} gemmKernelName
  * @property {(status: number) => string} statusMessage
+ * @property {() => string} [statusDetail] the argument the last refused call named (a core with issue 19)
  * @property {{ unusedWorkers: Array<{ unref?(): void, terminate(): void }>,
  *   runningWorkers: Array<{ unref?(): void, terminate(): void }>, terminateAllThreads(): void }} [PThread]
  *   emcc's pthread pool (pthreads build only)
@@ -196,6 +211,12 @@ export class Structs {
   /** @param {StructDefaults} defaults */
   constructor(defaults) {
     this.#defaults = defaults;
+    /**
+     * Whether the core has issue 19's options (masks, key lengths, windows,
+     * softcap, sinks, the bshd layout): its AttentionOptions has their fields.
+     * @readonly
+     */
+    this.modern = 'layout' in defaults.AttentionOptions;
   }
 
   /**
@@ -247,11 +268,14 @@ export class Structs {
       ropeBase: p.ropeBase ?? d.ropeBase, ropeScaling: p.ropeScaling ?? d.ropeScaling,
       wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
       wValue: next(), bValue: next(), wOut: next(), bOut: next(),
+      // Issue 19's sinks (the engine sets the pointer when there are some).
+      ...(this.modern && { sinks: 0 }),
     };
   }
 
   /**
-   * AttentionLayerGrads from `next`, in PROJECTIONS' order.
+   * AttentionLayerGrads from `next`, in PROJECTIONS' order (and the sinks'
+   * gradient, none here: the engine sets it).
    * @param {() => Ptr} next
    * @returns {Projections<Ptr>}
    */
@@ -259,6 +283,7 @@ export class Structs {
     return {
       wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
       wValue: next(), bValue: next(), wOut: next(), bOut: next(),
+      ...(this.modern && { sinks: 0 }),
     };
   }
 

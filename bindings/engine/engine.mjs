@@ -43,6 +43,16 @@ import { product } from './validate.mjs';
  * @property {Float32Array} [weightsOut]
  * @property {boolean} [returnLogSumExp]
  * @property {number} [rowsLength]
+ * @property {VisibilityArrays | null} [arrays] issue 19's arrays, staged after q, k, v
+ * @property {string[]} [uses] issue 19's options given, by public name
+ */
+
+/** @typedef {import('./validate.mjs').VisibilityArrays} VisibilityArrays */
+
+/**
+ * An array the engine stages: Float32Array tensors; Int32Array key lengths
+ * and Uint8Array boolean masks (issue 19).
+ * @typedef {Float32Array | Int32Array | Uint8Array} Staged
  */
 
 /**
@@ -58,19 +68,22 @@ import { product } from './validate.mjs';
  * fields by their Embind names, arrays where the struct has pointers
  * (null: none); left-out sizes take the core's defaults.
  * @typedef {{ numHeads: number, headDim: number, numKVHeads?: number, ropeBase?: number,
- *   ropeScaling?: RopeScaling | null } & Projections<Float32Array | null>} LayerParamArrays
+ *   ropeScaling?: RopeScaling | null, sinks?: Float32Array | null } & Projections<Float32Array | null>} LayerParamArrays
  */
 
 /**
  * The call options of a layer forward: src/layer.h's LayerOptions; a null
- * or left-out cache is the core's default (none).
- * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null }} LayerCallOptions
+ * or left-out cache is the core's default (none); `arrays` the key lengths
+ * and mask of issue 19 (staged, their pointers set in `attention`), `uses`
+ * its options given (refused by a core without them).
+ * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
+ *   arrays?: VisibilityArrays | null, uses?: string[] }} LayerCallOptions
  */
 
 /**
- * The gradients a layer backward accumulates into, by projection (absent or
- * null: the module has no such parameter).
- * @typedef {Partial<Projections<Float32Array | null>>} LayerGradArrays
+ * The gradients a layer backward accumulates into, by projection, and the
+ * sinks' (absent or null: the module has no such parameter).
+ * @typedef {Partial<Projections<Float32Array | null>> & { sinks?: Float32Array | null }} LayerGradArrays
  */
 
 /**
@@ -202,33 +215,46 @@ export class Engine {
    * @returns {AttentionResult}
    */
   attention(fn, c, q, k, v) {
-    const [qp, kp, vp, op, wp, lp] = this.#stage(fn, [q, k, v],
+    this.#checkSupported(c.uses);
+    const a = c.arrays;
+    const [qp, kp, vp, klp, mp, sp, op, wp, lp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
+    setPointers(c.options, klp, mp, sp);
     return this.#attend(fn, c, qp, kp, vp, op, wp, lp);
   }
 
   /**
    * attentionBackward or attentionBackwardReference on copies of its inputs.
    * @param {'attentionBackward' | 'attentionBackwardReference'} fn
-   * @param {{ shape: ShapeFields, options: AttentionOptions }} c
+   * @param {{ shape: ShapeFields, options: AttentionOptions, arrays?: VisibilityArrays | null, uses?: string[] }} c
    * @param {Float32Array} gradOutput
    * @param {Float32Array} q
    * @param {Float32Array} k
    * @param {Float32Array} v
    * @param {Float32Array} output
    * @param {Float32Array} logSumExp
-   * @returns {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array }}
+   * @returns {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }}
    */
   attentionBackward(fn, c, gradOutput, q, k, v, output, logSumExp) {
-    const [dop, qp, kp, vp, op, lp, gqp, gkp, gvp] = this.#stage(fn,
-      [gradOutput, q, k, v, output, logSumExp], [q.length, k.length, v.length]);
+    this.#checkSupported(c.uses);
+    const a = c.arrays;
+    const sinks = a?.sinks ?? null;
+    const [dop, qp, kp, vp, op, lp, klp, mp, sp, gqp, gkp, gvp, gsp] = this.#stage(fn,
+      [gradOutput, q, k, v, output, logSumExp, a?.keyLengths, a?.mask, sinks],
+      [q.length, k.length, v.length, sinks ? sinks.length : 0]);
+    setPointers(c.options, klp, mp, sp);
+    // A core before issue 19 takes no gradSinks (and was refused sinks above).
+    const tail = this.#structs.modern ? [gsp] : [];
     this.#check(fn, this.#mod[fn](this.#structs.attentionShape(c.shape), c.options,
-      dop, qp, kp, vp, op, lp, gqp, gkp, gvp));
-    return {
+      dop, qp, kp, vp, op, lp, gqp, gkp, gvp, ...tail));
+    /** @type {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }} */
+    const result = {
       gradQ: this.#copyOut(gqp, q.length),
       gradK: this.#copyOut(gkp, k.length),
       gradV: this.#copyOut(gvp, v.length),
     };
+    if (sinks) result.gradSinks = this.#copyOut(gsp, sinks.length);
+    return result;
   }
 
   /**
@@ -240,6 +266,7 @@ export class Engine {
    */
   layerForward(c) {
     const p = c.params;
+    this.#checkSupported(c.options.uses);
     const options = this.#structs.layerOptions(c.options);
     const { batch, tokens } = options;
     const dModel = p.numHeads * p.headDim;
@@ -250,13 +277,17 @@ export class Engine {
     const rowsLength = batch * p.numHeads * tokens;
     const heads = c.returnQKV || c.keep;
     // Staged in the order the structs take them: x, the projections
-    // (layerParams), then the outputs (layerOutputs' field order).
-    const next = reader(this.#stage('forward', [c.x, ...PROJECTIONS.map((key) => p[key])],
+    // (layerParams), the sinks, key lengths and mask, then the outputs
+    // (layerOutputs' field order).
+    const a = c.options.arrays;
+    const next = reader(this.#stage('forward',
+      [c.x, ...PROJECTIONS.map((key) => p[key]), p.sinks, a?.keyLengths, a?.mask],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
         ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
         c.keep ? outLength : 0, c.keep ? rowsLength : 0]));
     const x = next();
     const params = this.#structs.layerParams(p, c.dIn, next);
+    this.#layerVisibility(params, options, next);
     const outputs = this.#structs.layerOutputs(next);
     this.#check('forward', this.#mod.layerForward(params, options, x, outputs));
     /** @type {LayerForwardResult} */
@@ -289,22 +320,29 @@ export class Engine {
    */
   layerBackward(c) {
     const { params: p, grads: g, saved: s } = c;
+    this.#checkSupported(c.options.uses);
     const options = this.#structs.layerOptions(c.options);
     const gradXLength = options.batch * options.tokens * c.dIn;
-    // The order the call takes them: x, params, saved, gradY, grads, gradX.
+    const a = c.options.arrays;
+    // The order the call takes them: x, params, saved, gradY, grads, then
+    // the sinks' gradient, the sinks, key lengths and mask; gradX.
     const next = reader(this.#stage('backward',
       [c.x, ...PROJECTIONS.map((key) => p[key]), ...ACTIVATIONS.map((key) => s[key]), c.gradY,
-        ...PROJECTIONS.map((key) => g[key])],
+        ...PROJECTIONS.map((key) => g[key]), g.sinks, p.sinks, a?.keyLengths, a?.mask],
       [gradXLength]));
     const x = next();
     const params = this.#structs.layerParams(p, c.dIn, next);
     const saved = this.#structs.layerActivations(next);
     const gradY = next();
     const grads = this.#structs.layerGrads(next);
+    const gradSinks = next();
+    if (this.#structs.modern) Object.assign(grads, { sinks: gradSinks });
+    this.#layerVisibility(params, options, next);
     const gradX = next();
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
     const out = /** @type {LayerGradArrays} */ ({});
     for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length);
+    if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length);
     return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
   }
 
@@ -430,8 +468,11 @@ export class Engine {
    * @returns {AttentionResult}
    */
   attendCache(c, q, block) {
-    const [qp, op, wp, lp] = this.#stage('attention', [q],
+    this.#checkSupported(c.uses);
+    const a = c.arrays;
+    const [qp, klp, mp, sp, op, wp, lp] = this.#stage('attention', [q, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
+    setPointers(c.options, klp, mp, sp);
     return this.#attend('attention', c, qp, block.keys, block.values, op, wp, lp);
   }
 
@@ -463,6 +504,45 @@ export class Engine {
   }
 
   /**
+   * A layer call's sinks (AttentionLayerParams.sinks), key lengths and mask
+   * (its attention options, a copy: the caller's are kept for the backward)
+   * from `next`, in that order. A core before issue 19 has no such fields
+   * (and was refused the options that need them).
+   * @param {import('./embind.mjs').AttentionLayerParams} params
+   * @param {import('./embind.mjs').LayerOptions} options
+   * @param {() => Ptr} next
+   */
+  #layerVisibility(params, options, next) {
+    const sinks = next();
+    const keyLengths = next();
+    const mask = next();
+    if (!this.#structs.modern) return;
+    Object.assign(params, { sinks });
+    options.attention = { ...options.attention, keyLengths, mask, sinks: 0 };
+  }
+
+  /**
+   * Whether the core has issue 19's options.
+   * @returns {boolean}
+   */
+  get modern() {
+    return this.#structs.modern;
+  }
+
+  /**
+   * Refuses issue 19's options by name where the loaded core predates them
+   * (its AttentionOptions has no such fields: Embind would drop them and the
+   * call would silently compute something else).
+   * @param {string[] | undefined} uses
+   */
+  #checkSupported(uses) {
+    if (uses && uses.length > 0 && !this.#structs.modern) {
+      throw new RangeError(`options.${uses[0]} is not supported by this build's core (it predates masks, ` +
+        'padding, windows, softcap and sinks); rebuild with a core that has them');
+    }
+  }
+
+  /**
    * @param {string} what
    * @param {number} status
    */
@@ -474,16 +554,24 @@ export class Engine {
    * Copies arrays into the arena in order and reserves the outputs after
    * them; null entries and 0 counts give pointer 0. The view is re-read
    * after the reservation, which may grow memory.
+   * Float32Arrays go through the float view; Int32Array and Uint8Array
+   * inputs (key lengths, boolean masks) through a view of their own type,
+   * each in whole 4-byte slots.
    * @param {string} what
-   * @param {ReadonlyArray<Float32Array | null | undefined>} inputs
+   * @param {ReadonlyArray<Staged | null | undefined>} inputs
    * @param {number[]} outputCounts
    * @returns {Ptr[]}
    */
   #stage(what, inputs, outputCounts) {
-    const counts = [...inputs.map((a) => a?.length ?? 0), ...outputCounts];
+    const counts = [...inputs.map((a) => (a ? Math.ceil(a.byteLength / 4) : 0)), ...outputCounts];
     const ptrs = this.#heap.reserve(what, counts);
     const f32 = this.#heap.f32();
-    inputs.forEach((a, i) => { if (a) f32.set(a, ptrs[i] >>> 2); });
+    inputs.forEach((a, i) => {
+      if (!a) return;
+      if (a instanceof Float32Array) f32.set(a, ptrs[i] >>> 2);
+      else if (a instanceof Int32Array) new Int32Array(f32.buffer, ptrs[i], a.length).set(a);
+      else new Uint8Array(f32.buffer, ptrs[i], a.length).set(a);
+    });
     return ptrs;
   }
 
@@ -499,6 +587,19 @@ export class Engine {
     out.set(this.#heap.f32().subarray(ptr >>> 2, (ptr >>> 2) + length));
     return out;
   }
+}
+
+/**
+ * Issue 19's pointers into a call's AttentionOptions (0: none).
+ * @param {AttentionOptions} options
+ * @param {Ptr} keyLengths
+ * @param {Ptr} mask
+ * @param {Ptr} sinks
+ */
+function setPointers(options, keyLengths, mask, sinks) {
+  options.keyLengths = keyLengths;
+  options.mask = mask;
+  options.sinks = sinks;
 }
 
 /**

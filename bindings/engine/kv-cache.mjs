@@ -22,7 +22,7 @@ export const CACHE_RESERVE = Symbol('KVCache reserve');
 const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity'];
 const ATTENTION_OPTIONS = [
   'heads', 'queryLength', 'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
-  'returnWeights', 'returnLogSumExp', 'out', 'weightsOut',
+  'returnWeights', 'returnLogSumExp', 'out', 'weightsOut', 'window', 'softcap', 'sinks', 'mask', 'maskShape',
 ];
 
 /**

@@ -6,7 +6,7 @@
 import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkKvGroups, checkOptionNames, checkSeed, checkShape, checkTensor, describe,
-  product, resolveAttentionOptions, resolveAttentionOutputs,
+  product, resolveAttentionOptions, resolveAttentionOutputs, renormalizes, resolveVisibility, VISIBILITY_OPTIONS,
 } from './validate.mjs';
 import { crossEntropy } from '../nn/loss.mjs';
 import { defineModules } from '../nn/modules.mjs';
@@ -29,7 +29,7 @@ import { MT19937 } from '../nn/random.mjs';
 // the backward's.
 const SHAPE_AND_MASK_OPTIONS = [
   'batch', 'heads', 'kvHeads', 'queryLength', 'keyLength', 'headDim', 'valueDim',
-  'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
+  'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed', ...VISIBILITY_OPTIONS,
 ];
 const ATTENTION_OPTIONS = [
   ...SHAPE_AND_MASK_OPTIONS, 'returnWeights', 'returnLogSumExp', 'out', 'weightsOut',
@@ -73,6 +73,7 @@ export class Runtime {
     const modules = defineModules({
       generator: this.#generator,
       checkAlive,
+      modern: engine.modern,
       layerForward: engine.layerForward.bind(engine),
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
@@ -404,7 +405,8 @@ function resolveAttentionCall(q, k, v, options, generator) {
  * @param {Float32Array} output
  * @param {Float32Array | null | undefined} logSumExp
  * @param {AttentionComputation | undefined} options
- * @returns {{ shape: ShapeFields, options: CoreAttentionOptions }}
+ * @returns {{ shape: ShapeFields, options: CoreAttentionOptions,
+ *   arrays: import('./validate.mjs').VisibilityArrays | null, uses: string[] }}
  */
 function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
   const o = checkOptionNames('options', options, SHAPE_AND_MASK_OPTIONS);
@@ -426,5 +428,7 @@ function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
     throw new TypeError(
       "options.seed is required when dropout ran (training with dropout > 0): pass the forward's seed (its result's seed)");
   }
-  return { shape, options: resolveAttentionOptions('options', o, null) };
+  const core = resolveAttentionOptions('options', o, null);
+  const { fields, arrays, uses } = resolveVisibility('options', o, shape, renormalizes(o));
+  return { shape, options: { ...core, ...fields }, arrays, uses };
 }

@@ -4,6 +4,7 @@
 // here touches wasm: callers validate everything before the first wasm call.
 
 import { CAUSAL, MASK_STRATEGY } from './codes.mjs';
+import { formatBytes } from './heap.mjs';
 
 /** @import { AttentionComputation, AttentionOptions, CausalAlignment } from '../index.d.ts' */
 /** @import { ShapeFields } from './embind.mjs' */
@@ -278,6 +279,11 @@ export function resolveAttentionOptions(prefix, o, generator) {
     causal: /** @type {number} */ (causalCodes.get(causal)),
     maskStrategy: /** @type {number} */ (MASK_STRATEGY.get(maskStrategy)),
     scale, dropout, training, seedLo: seed[0], seedHi: seed[1],
+    // Issue 19's fields, none in use (resolveVisibility sets them): the
+    // bhsd layout, the default query offset, no key lengths, no window, no
+    // softcap, no sinks, no mask.
+    layout: 0, queryOffset: NaN, keyLengths: 0, windowLeft: -1, windowRight: -1, softcap: 0, sinks: 0,
+    maskKind: 0, mask: 0, maskBatch: 1, maskHeads: 1, maskQueries: 1, maskKeys: 1,
   };
 }
 
@@ -292,9 +298,18 @@ export function resolveAttentionOptions(prefix, o, generator) {
  */
 export function resolveAttentionOutputs(prefix, o, s, generator) {
   const options = resolveAttentionOptions(prefix, o, generator);
+  const { fields, arrays, uses } = resolveVisibility(prefix, o, s, renormalizes(o));
+  if (fields) Object.assign(options, fields);
   const outLength = product(s.batch, s.heads, s.queryLength, s.valueDim);
   const weightsLength = product(s.batch, s.heads, s.queryLength, s.keyLength);
   const returnWeights = checkBoolean(`${prefix}.returnWeights`, o.returnWeights ?? false);
+  // The one tensor that grows as T²: allocated only when asked for (long
+  // contexts run without it), so name it when it cannot fit.
+  if (returnWeights && !(weightsLength * 4 < 2 ** 31)) {
+    throw new RangeError(`${prefix}.returnWeights: the weights [batch ${s.batch}, heads ${s.heads}, queryLength ${s.queryLength}, ` +
+      `keyLength ${s.keyLength}] would take ${formatBytes(weightsLength * 4)}, more than a wasm32 heap holds (2 GiB); ` +
+      'without returnWeights no such matrix is allocated');
+  }
   const out = o.out === undefined ? undefined
     : checkTensor(`${prefix}.out`, o.out, outLength,
       `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × valueDim ${s.valueDim}`);
@@ -306,7 +321,7 @@ export function resolveAttentionOutputs(prefix, o, s, generator) {
     weightsOut = checkTensor(`${prefix}.weightsOut`, o.weightsOut, weightsLength,
       `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × keyLength ${s.keyLength}`);
   }
-  return { shape: s, options, outLength, weightsLength, returnWeights, out, weightsOut };
+  return { shape: s, options, outLength, weightsLength, returnWeights, out, weightsOut, arrays, uses };
 }
 
 /**
@@ -330,4 +345,175 @@ export function product(...dims) {
   let p = 1;
   for (const d of dims) p *= d;
   return Number.isSafeInteger(p) ? p : Infinity;
+}
+
+/** The public names of the options issue 19 added, as ca.attention reads them. */
+export const VISIBILITY_OPTIONS = /** @type {const} */ ([
+  'layout', 'queryOffset', 'keyLengths', 'window', 'mask', 'maskShape', 'softcap', 'sinks',
+]);
+/** src/attention.h's Layout codes. */
+export const LAYOUT = new Map([['bhsd', 0], ['bshd', 1]]);
+/** src/attention.h's MaskKind codes. */
+export const MASK_KIND = Object.freeze({ none: 0, boolean: 1, additive: 2 });
+
+/**
+ * The arrays a resolved call stages next to q, k and v (null: none).
+ * @typedef {object} VisibilityArrays
+ * @property {Int32Array | null} keyLengths [batch]
+ * @property {Uint8Array | Float32Array | null} mask dense, maskShape right-aligned to rank 4
+ * @property {Float32Array | null} sinks [heads]
+ */
+
+/**
+ * The options of issue 19 (layout, queryOffset, keyLengths, window, mask +
+ * maskShape, softcap, sinks), checked against a call's shape: the core's
+ * AttentionOptions fields for them (pointers 0, filled in by the engine when
+ * it stages `arrays`), the arrays, and `uses`, the options given (a core
+ * without them refuses those by name instead of ignoring them). Without any
+ * of them, fields and arrays are null.
+ * @param {string} prefix
+ * @param {Record<string, any>} o
+ * @param {{ batch: number, heads: number, queryLength: number, keyLength: number }} s
+ * @param {boolean} renormalizing whether the call takes the book's 'renormalize' route (renormalizes())
+ */
+export function resolveVisibility(prefix, o, s, renormalizing) {
+  /** @type {string[]} */
+  const uses = [];
+  for (const key of VISIBILITY_OPTIONS) if (o[key] !== undefined) uses.push(key);
+  // None given (most calls): resolveAttentionOptions' defaults stand.
+  if (uses.length === 0) return { fields: null, arrays: null, uses };
+  const fields = {
+    layout: 0, queryOffset: NaN, keyLengths: 0, windowLeft: -1, windowRight: -1, softcap: 0, sinks: 0,
+    maskKind: MASK_KIND.none, mask: 0, maskBatch: 1, maskHeads: 1, maskQueries: 1, maskKeys: 1,
+  };
+  /** @type {VisibilityArrays} */
+  const arrays = { keyLengths: null, mask: null, sinks: null };
+  if (o.layout !== undefined) {
+    fields.layout = /** @type {number} */ (LAYOUT.get(checkOneOf(`${prefix}.layout`, o.layout, [...LAYOUT.keys()])));
+  }
+  if (o.queryOffset !== undefined) {
+    fields.queryOffset = checkInteger(`${prefix}.queryOffset`, o.queryOffset, -(2 ** 31));
+    if (fields.queryOffset >= 2 ** 31) {
+      throw new RangeError(`${prefix}.queryOffset must be below 2^31, got ${fields.queryOffset}`);
+    }
+  }
+  if (o.keyLengths !== undefined) {
+    const value = o.keyLengths;
+    if (!(value instanceof Int32Array || Array.isArray(value))) {
+      throw new TypeError(`${prefix}.keyLengths must be an Int32Array or an Array of batch ${s.batch} integers, got ${describe(value)}`);
+    }
+    if (value.length !== s.batch) {
+      throw new RangeError(`${prefix}.keyLengths must have length ${s.batch} (batch), got length ${value.length}`);
+    }
+    const lengths = new Int32Array(s.batch);
+    for (let b = 0; b < s.batch; b++) {
+      const n = value[b];
+      if (!Number.isInteger(n) || n < 0 || n > s.keyLength) {
+        const Err = typeof n === 'number' ? RangeError : TypeError;
+        throw new Err(`${prefix}.keyLengths[${b}] must be an integer in [0, keyLength ${s.keyLength}], got ${describe(n)}`);
+      }
+      lengths[b] = n;
+    }
+    arrays.keyLengths = lengths;
+  }
+  if (o.window !== undefined) {
+    const w = checkOptionNames(`${prefix}.window`, o.window, ['left', 'right']);
+    if (w.left !== undefined) fields.windowLeft = checkWindowSide(`${prefix}.window.left`, w.left);
+    if (w.right !== undefined) fields.windowRight = checkWindowSide(`${prefix}.window.right`, w.right);
+  }
+  if (o.softcap !== undefined) fields.softcap = checkSoftcap(`${prefix}.softcap`, o.softcap);
+  if (o.sinks !== undefined) {
+    arrays.sinks = checkTensor(`${prefix}.sinks`, o.sinks, s.heads, `one logit per head: heads ${s.heads}`);
+  }
+  if (o.mask !== undefined || o.maskShape !== undefined) {
+    Object.assign(fields, resolveMask(prefix, o.mask, o.maskShape, s));
+    arrays.mask = o.mask;
+  }
+  // The book's route: a softmax over every key, then the causal prefix
+  // renormalised. The core refuses sinks, masks, a left window and softcap
+  // there; the other rules would change which keys "every" and the prefix
+  // mean, so they are refused too (with causal false the route is plain).
+  if (renormalizing) {
+    const visibility = uses.filter((key) => key !== 'layout');
+    if (visibility.length > 0) {
+      throw new RangeError(`${prefix}.maskStrategy 'renormalize' (the book's softmax over every key) is only defined for the causal mask alone, ` +
+        `got it with ${visibility.map((key) => `${prefix}.${key}`).join(', ')}; use maskStrategy 'neg-inf'`);
+    }
+  }
+  return { fields, arrays, uses };
+}
+
+/**
+ * A softcap: a finite number > 0 that stays so as a float32.
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {number}
+ */
+export function checkSoftcap(name, value) {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a finite number > 0, got ${describe(value)}`);
+  }
+  if (!(value > 0 && Number.isFinite(Math.fround(value)) && Math.fround(value) > 0)) {
+    throw new RangeError(`${name} must be a finite number > 0 (a float32), got ${describe(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Whether options take the book's 'renormalize' route: that strategy with a
+ * causal mask (without one it is the plain softmax).
+ * @param {{ maskStrategy?: unknown, causal?: unknown }} o
+ */
+export function renormalizes(o) {
+  return o.maskStrategy === 'renormalize' && (o.causal ?? true) !== false;
+}
+
+/**
+ * @param {string} name
+ * @param {unknown} value
+ */
+function checkWindowSide(name, value) {
+  const n = checkInteger(name, value, 0);
+  if (n >= 2 ** 31) throw new RangeError(`${name} must be below 2^31, got ${n}`);
+  return n;
+}
+
+/**
+ * A mask and its shape: the kind from its type, the stored sizes with
+ * maskShape right-aligned to [batch, heads, queryLength, keyLength].
+ * @param {string} prefix
+ * @param {unknown} mask
+ * @param {unknown} maskShape
+ * @param {{ batch: number, heads: number, queryLength: number, keyLength: number }} s
+ */
+function resolveMask(prefix, mask, maskShape, s) {
+  if (mask === undefined) {
+    throw new TypeError(`${prefix}.maskShape is only used with ${prefix}.mask`);
+  }
+  if (!(mask instanceof Uint8Array || mask instanceof Float32Array)) {
+    throw new TypeError(`${prefix}.mask must be a Uint8Array (non-zero = may attend) or a Float32Array (added to the scores), got ${describe(mask)}`);
+  }
+  if (maskShape === undefined) {
+    throw new TypeError(`${prefix}.maskShape must be given with ${prefix}.mask: an Array of 1–4 sizes, e.g. [queryLength ${s.queryLength}, keyLength ${s.keyLength}]`);
+  }
+  const dims = checkShape(`${prefix}.maskShape`, maskShape, 1, 4);
+  const length = product(...dims);
+  if (mask.length !== length) {
+    throw new RangeError(`${prefix}.mask must have length ${length} (maskShape [${dims.join(', ')}]), got length ${mask.length}`);
+  }
+  const target = [s.batch, s.heads, s.queryLength, s.keyLength];
+  const names = ['batch', 'heads', 'queryLength', 'keyLength'];
+  const sizes = [1, 1, 1, 1];
+  dims.forEach((d, i) => {
+    const axis = 4 - dims.length + i;
+    if (d !== 1 && d !== target[axis]) {
+      throw new RangeError(`${prefix}.maskShape [${dims.join(', ')}] does not broadcast to [batch ${s.batch}, heads ${s.heads}, ` +
+        `queryLength ${s.queryLength}, keyLength ${s.keyLength}]: maskShape[${i}] must be 1 or ${names[axis]} ${target[axis]}, got ${d}`);
+    }
+    sizes[axis] = d;
+  });
+  return {
+    maskKind: mask instanceof Uint8Array ? MASK_KIND.boolean : MASK_KIND.additive,
+    maskBatch: sizes[0], maskHeads: sizes[1], maskQueries: sizes[2], maskKeys: sizes[3],
+  };
 }

@@ -31,6 +31,23 @@ export interface ForwardOptions {
    * size before resetCache(), is a RangeError. Such a forward has no backward.
    */
   useCache?: boolean;
+  /**
+   * A padded batch: the valid tokens of each sequence (an Int32Array or
+   * Array of `batch` integers in [0, keys]); keys at or past keyLengths[b]
+   * are invisible to sequence b (its padded query rows still come out, from
+   * the keys they see). Keys are this call's tokens, after the cached ones
+   * with useCache. See {@link AttentionComputation.keyLengths}.
+   */
+  keyLengths?: Int32Array | readonly number[];
+  /**
+   * A mask over [batch, heads, tokens, keys] (broadcast right-aligned from
+   * maskShape): a Uint8Array (non-zero: may attend) or a Float32Array (added
+   * to the scores), e.g. a document mask for packed sequences. See
+   * {@link AttentionComputation.mask}.
+   */
+  mask?: Uint8Array | Float32Array;
+  /** The mask's shape, rank 1–4; required with mask. */
+  maskShape?: readonly number[];
 }
 
 /** What forward() returns with any of the return* options. */
@@ -173,6 +190,18 @@ export interface GroupedQueryAttention extends MultiHeadAttention {
   readonly freqConfig: Readonly<RopeFreqConfig> | null;
   /** Positions RoPE covers: at most this many tokens per forward (and in the cache). */
   readonly contextLength: number;
+  /** Tokens each query sees, itself included (options.slidingWindow), or null: every earlier one. */
+  readonly slidingWindow: number | null;
+  /** The attention logits' softcap (options.softcap), or null. */
+  readonly softcap: number | null;
+  /**
+   * With options.sinks: the learned sink logit of each head [numHeads]
+   * (state-dict name `sinks`, zeros at construction; trained by backward,
+   * its gradient in sinksGrad), else null.
+   */
+  sinks: Float32Array | null;
+  /** The gradient of sinks (null before the first backward, or without sinks). */
+  sinksGrad: Float32Array | null;
 }
 
 /**
@@ -203,4 +232,18 @@ export interface GroupedQueryAttentionOptions {
   ropeBase?: number;
   /** Llama 3.1 / 3.2's frequency adjustment; default none (null). */
   freqConfig?: RopeFreqConfig | null;
+  /**
+   * A sliding window of W tokens as Hugging Face configs mean sliding_window:
+   * each token sees itself and the W − 1 before it (Mistral 7B v0.1: 4096;
+   * Gemma 2: 4096 and Gemma 3: 512 on their local layers; gpt-oss: 128 on
+   * alternate layers), with useCache too. An integer >= 1; default none.
+   */
+  slidingWindow?: number;
+  /** Softcap of the attention logits, a number > 0 (Gemma 2: 50); default none. */
+  softcap?: number;
+  /**
+   * true: a learned sink logit per head (gpt-oss's self_attn.sinks), the
+   * parameter `sinks` [numHeads], zeros at construction. Default false.
+   */
+  sinks?: boolean;
 }

@@ -15,7 +15,7 @@
 import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from '../engine/kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
-  resolveAttentionOptions,
+  renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
 import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
@@ -38,10 +38,13 @@ import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
  * @property {() => LayerParams} layerParams
  * @property {() => LayerGrads} layerGrads
  * @property {(grads: LayerGrads, sums: LayerGrads) => void} keepLayerGrads
+ * @property {() => { window?: { left: number }, softcap?: number }} [layerRules] the
+ *   module's own attention rules (GroupedQueryAttention's slidingWindow and softcap)
  */
 
 const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
+  'keyLengths', 'mask', 'maskShape',
 ];
 
 /** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
@@ -185,8 +188,21 @@ class AttentionLayer extends Module {
         `batch ${batch} × tokens ${tokens} × output width ${parts.outputDim}`);
     }
     const params = parts.layerParams();
+    // Padding (keyLengths), a mask over this call's keys (the cached ones
+    // first), the module's window and softcap; checked before the cache
+    // grows. After a cache of n tokens the new ones sit at n.., however
+    // short a batch item's keys.
+    const held = useCache ? this.cacheLength : 0;
+    const visibility = resolveVisibility('options',
+      { keyLengths: o.keyLengths, mask: o.mask, maskShape: o.maskShape, ...parts.layerRules?.() },
+      { batch, heads: params.numHeads, queryLength: tokens, keyLength: held + tokens },
+      renormalizes({ maskStrategy: o.maskStrategy, causal }));
+    Object.assign(attention, visibility.fields);
+    if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
     const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
-    const layerOptions = { batch, tokens, attention, cache: cache?.[CACHE_VIEW]() };
+    const layerOptions = {
+      batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, uses: visibility.uses,
+    };
     const keep = this.training && !useCache;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,

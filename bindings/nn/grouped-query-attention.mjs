@@ -3,8 +3,13 @@
 // heads and rotary position embedding, checked and seeded in the book's
 // __init__ order.
 
-import { checkFinite, checkInteger, checkOptionNames, describe } from '../engine/validate.mjs';
+import {
+  checkBoolean, checkFinite, checkInteger, checkOptionNames, checkSoftcap, describe,
+} from '../engine/validate.mjs';
 import { ProjectedAttention } from './attention.mjs';
+import { bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+
+/** @import { LayerGrads, LayerParams } from './module.mjs' */
 
 /** @import { GroupedQueryAttentionOptions, RopeFreqConfig } from '../index.d.ts' */
 
@@ -18,7 +23,11 @@ import { ProjectedAttention } from './attention.mjs';
  * (default 4096, compute_rope_params'), the frequencies adjusted by
  * freqConfig as Llama 3.1 and 3.2 do (compute_rope_params' freq_config:
  * { factor, lowFreqFactor, highFreqFactor, originalContextLength }; none
- * by default), the causal mask, out_proj.
+ * by default), the causal mask, out_proj; the options of the models after
+ * Llama: slidingWindow W (each token sees itself and the W − 1 before, as
+ * Hugging Face configs mean it: Mistral, Gemma 2 and 3, gpt-oss), softcap
+ * (Gemma 2's attention logit softcapping) and sinks (gpt-oss's learned
+ * per-head sink logits, the parameter `sinks`).
  */
 export class GroupedQueryAttention extends ProjectedAttention {
   /**
@@ -29,7 +38,8 @@ export class GroupedQueryAttention extends ProjectedAttention {
    * @param {GroupedQueryAttentionOptions} [options]
    */
   constructor(dIn, dOut, numHeads, numKVGroups, options) {
-    const o = checkOptionNames('options', options, ['contextLength', 'ropeBase', 'freqConfig']);
+    const o = checkOptionNames('options', options,
+      ['contextLength', 'ropeBase', 'freqConfig', 'slidingWindow', 'softcap', 'sinks']);
     checkInteger('dIn', dIn);
     checkInteger('dOut', dOut);
     checkInteger('numHeads', numHeads);
@@ -52,10 +62,69 @@ export class GroupedQueryAttention extends ProjectedAttention {
     }
     const freqConfig = o.freqConfig === undefined || o.freqConfig === null
       ? null : checkFreqConfig('options.freqConfig', o.freqConfig);
+    const slidingWindow = o.slidingWindow === undefined ? null : checkInteger('options.slidingWindow', o.slidingWindow);
+    const softcap = o.softcap === undefined ? null : checkSoftcap('options.softcap', o.softcap);
+    const sinks = checkBoolean('options.sinks', o.sinks ?? false);
+    const used = [['slidingWindow', slidingWindow !== null], ['softcap', softcap !== null], ['sinks', sinks]]
+      .find(([, on]) => on);
+    if (used && !bindingOf(new.target).engine.modern) {
+      throw new RangeError(`options.${used[0]} is not supported by this build's core (it predates windows, softcap ` +
+        'and sinks); rebuild with a core that has them');
+    }
     super(dIn, dOut, contextLength, 0, true, false, numHeads, numKVGroups);
     this.ropeBase = ropeBase;
     /** Llama 3.1's RoPE frequency adjustment (frozen), or null. */
     this.freqConfig = freqConfig;
+    /** Tokens each query sees, itself included (Hugging Face's sliding_window), or null: all. */
+    this.slidingWindow = slidingWindow;
+    /** The attention logits' softcap (Gemma 2: 50), or null. */
+    this.softcap = softcap;
+    /**
+     * gpt-oss's learned sink logit per head [numHeads] (state-dict name
+     * `sinks`), or null. Zeros: gpt-oss's reference allocates it empty for
+     * the checkpoint to fill (Hugging Face's _init_weights draws N(0, 0.02)
+     * later, model-wide); zeros draw nothing, so the projections' seeded
+     * initialisation stays PyTorch's.
+     * @type {Float32Array | null}
+     */
+    this.sinks = null;
+    /** @type {Float32Array | null} */
+    this.sinksGrad = null;
+    if (sinks) {
+      this.sinks = new Float32Array(numHeads);
+      this.registerParameter('sinks');
+    }
+  }
+
+  /** @returns {{ window?: { left: number }, softcap?: number }} */
+  layerRules() {
+    return {
+      ...(this.slidingWindow !== null && { window: { left: this.slidingWindow - 1 } }),
+      ...(this.softcap !== null && { softcap: this.softcap }),
+    };
+  }
+
+  /** @returns {LayerParams} */
+  layerParams() {
+    const p = super.layerParams();
+    if (this.sinks) p.sinks = this.sinks;
+    return p;
+  }
+
+  /** @returns {LayerGrads} */
+  layerGrads() {
+    const g = super.layerGrads();
+    if (this.sinks) g.sinks = gradOrZeros(this.sinksGrad, this.sinks.length);
+    return g;
+  }
+
+  /**
+   * @param {LayerGrads} grads
+   * @param {LayerGrads} sums
+   */
+  keepLayerGrads(grads, sums) {
+    super.keepLayerGrads(grads, sums);
+    if (this.sinks) keepGrad(this, 'sinks', /** @type {Float32Array} */ (grads.sinks), /** @type {Float32Array} */ (sums.sinks));
   }
 }
 

@@ -2,7 +2,9 @@
 // KV heads, a KV cache's capacity and decode-shaped calls whose keys are
 // split into chunks), Linear (MatMul) and its backward, AttentionLayerForward
 // (what the JS modules call; with GQA, RoPE and a KV cache it appends to) and
-// AttentionBackward, with random shapes, options (valid and not) and data.
+// AttentionBackward, with random shapes, options (valid and not: issue 19's
+// layout, query offset, key lengths, windows, softcap, sinks and masks
+// too) and data.
 // Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds access
 // or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
@@ -114,6 +116,89 @@ causal_attention::AttentionOptions FuzzOptions(Input& in) {
   return o;
 }
 
+// Issue 19's rules for a shape: layout, query offset, key lengths, windows,
+// softcap, sinks and a mask (boolean or additive, dims broadcast or not),
+// valid and not; the buffers they point to, each at its exact size.
+struct Rules {
+  std::vector<int32_t> key_lengths;
+  std::vector<float> sinks, additive;
+  std::vector<uint8_t> allowed;
+  std::vector<float> grad_sinks, grad_sinks_ref;
+
+  void Draw(Input& in, bool raw, const causal_attention::AttentionShape& s,
+            causal_attention::AttentionOptions* o) {
+    using causal_attention::MaskKind;
+    if (in.Byte() < 64) return;  // the plain call, often
+    if (in.Bool()) {
+      const int64_t layout = in.Byte() < 8 ? in.Range(-1, 3) : in.Range(0, 1);
+      o->layout = static_cast<causal_attention::Layout>(layout);
+    }
+    if (in.Byte() < 64) {
+      o->query_offset =
+          in.Byte() < 8 ? static_cast<int64_t>(in.U32()) << in.Range(0, 31)
+                        : in.Range(-80, 160) - 80;
+    }
+    const size_t batch = s.batch > 0 ? static_cast<size_t>(s.batch) : 0;
+    if (in.Byte() < 80 && batch > 0) {
+      key_lengths.resize(batch);
+      for (int32_t& l : key_lengths) {
+        l = static_cast<int32_t>(in.Range(in.Byte() < 8 ? -2 : 0,
+                                          s.key_len + (in.Byte() < 8 ? 3 : 0)));
+      }
+      o->key_lengths = key_lengths.data();
+    }
+    if (in.Bool()) o->window_left = in.Range(-2, 90);
+    if (in.Bool()) o->window_right = in.Range(in.Byte() < 8 ? -3 : -1, 90);
+    if (in.Byte() < 80) {
+      o->softcap = in.Byte() < 16 ? in.Float(true)
+                                  : (in.Float(false) + 1.0f) * 5.0f + 0.1f;
+    }
+    const size_t heads = s.heads > 0 ? static_cast<size_t>(s.heads) : 1;
+    if (in.Byte() < 80) {
+      sinks = in.Floats(heads, raw);
+      o->sinks = sinks.data();
+    }
+    if (in.Byte() < 100) {
+      const int64_t full[4] = {s.batch, s.heads, s.query_len, s.key_len};
+      size_t n = 1;
+      for (int a = 0; a < 4; ++a) {
+        const uint8_t mode = in.Byte();
+        o->mask.dims[a] = mode < 8 ? in.Range(1, 5)
+                          : mode < 128 ? 1
+                                       : std::max<int64_t>(1, full[a]);
+        n *= static_cast<size_t>(o->mask.dims[a]);
+      }
+      const uint8_t kind = in.Byte();
+      o->mask.kind = static_cast<MaskKind>(kind < 8 ? in.Range(-1, 4)
+                                                    : 1 + (kind & 1));
+      if (o->mask.kind == MaskKind::kAdditive) {
+        additive = in.Floats(n, raw);
+        for (float& x : additive) {
+          if (in.Byte() < 24) x = -INFINITY;
+        }
+        o->mask.data = additive.data();
+      } else if (in.Byte() >= 4) {  // else a null mask
+        allowed.resize(n);
+        // Runs of one value, so that whole tiles are all false or all true.
+        uint8_t value = in.Byte() & 1;
+        for (size_t i = 0; i < n; ++i) {
+          if (in.Byte() < 6) value ^= 1;
+          allowed[i] = value;
+        }
+        o->mask.data = allowed.data();
+      }
+    }
+    grad_sinks.assign(heads, 0.0f);
+    grad_sinks_ref.assign(heads, 0.0f);
+  }
+  float* GradSinks() {
+    return grad_sinks.empty() ? nullptr : grad_sinks.data();
+  }
+  float* GradSinksRef() {
+    return grad_sinks_ref.empty() ? nullptr : grad_sinks_ref.data();
+  }
+};
+
 // Results are compared only where scores stay moderate.
 bool ScaleIsModerate(const causal_attention::AttentionOptions& o) {
   return !o.scale || std::fabs(*o.scale) <= 2;
@@ -156,12 +241,15 @@ void FuzzAttention(Input& in, bool raw) {
   const auto v = in.Floats(kvh * cap * s.value_dim, raw);
   const size_t n_out = bh * s.query_len * s.value_dim;
   const size_t n_w = bh * s.query_len * s.key_len;
+  causal_attention::AttentionOptions o_rules = o;
+  Rules rules;
+  rules.Draw(in, raw, s, &o_rules);
   std::vector<float> out(n_out), ref_out(n_out), w(n_w), ref_w(n_w);
   const Status a =
-      causal_attention::Attention(s, o, q.data(), k.data(), v.data(),
+      causal_attention::Attention(s, o_rules, q.data(), k.data(), v.data(),
                                   out.data(), weights ? w.data() : nullptr);
   const Status b = causal_attention::AttentionReference(
-      s, o, q.data(), k.data(), v.data(), ref_out.data(), ref_w.data());
+      s, o_rules, q.data(), k.data(), v.data(), ref_out.data(), ref_w.data());
   Check(a == b);
   if (a != Status::kOk || raw || !ScaleIsModerate(o)) return;
   CheckClose(out, ref_out);
@@ -279,6 +367,18 @@ void FuzzLayer(Input& in, bool raw) {
     p.w_out = wo.data();
     p.b_out = bo.data();
   }
+  // Issue 19's options through the layer: the sinks as its parameter, the
+  // layout left as drawn now and then (the layer refuses kBSHD).
+  causal_attention::AttentionShape rules_shape{
+      o.batch, p.num_heads, o.tokens, length + o.tokens, p.head_dim,
+      p.head_dim};
+  Rules rules;
+  rules.Draw(in, raw, rules_shape, &o.attention);
+  if (in.Byte() >= 8) o.attention.layout = causal_attention::Layout::kBHSD;
+  if (in.Byte() >= 8) {
+    p.sinks = o.attention.sinks;
+    o.attention.sinks = nullptr;
+  }
   const size_t n_w = o.batch * heads * o.tokens * (length + o.tokens);
   std::vector<float> y(rows * dm), y_ref(rows * dm), w(n_w), w_ref(n_w), s(n_w),
       s_ref(n_w), q(rows * dm), q_ref(rows * dm);
@@ -316,6 +416,7 @@ void FuzzLayer(Input& in, bool raw) {
 // log-sum-exp included).
 void FuzzBackward(Input& in, bool raw) {
   causal_attention::AttentionShape s;
+  causal_attention::AttentionOptions o;
   const bool bad_shape = in.Byte() < 8;
   s.batch = in.Range(1, 2);
   s.kv_heads = bad_shape ? in.Range(-1, 3) : in.Range(0, 2);
@@ -325,7 +426,7 @@ void FuzzBackward(Input& in, bool raw) {
   s.key_len = in.Bool() ? s.query_len : in.Range(1, 80);
   s.head_dim = in.Range(1, 40);
   s.value_dim = in.Bool() ? s.head_dim : in.Range(1, 40);
-  const causal_attention::AttentionOptions o = FuzzOptions(in);
+  o = FuzzOptions(in);
   const size_t heads = s.heads > 0 ? static_cast<size_t>(s.heads) : 0;
   const size_t kvh = s.kv_heads > 0 ? static_cast<size_t>(s.kv_heads) : heads;
   const size_t b = static_cast<size_t>(s.batch);
@@ -337,6 +438,8 @@ void FuzzBackward(Input& in, bool raw) {
              v = in.Floats(n_v, raw), dout = in.Floats(n_o, raw);
   std::vector<float> out = in.Floats(n_o, raw),
                      lse = in.Floats(b * heads * s.query_len, raw);
+  Rules rules;
+  rules.Draw(in, raw, s, &o);
   const bool valid =
       causal_attention::ValidateAttentionBackward(
           s, o, dout.data(), q.data(), k.data(), v.data(), out.data(),
@@ -349,15 +452,16 @@ void FuzzBackward(Input& in, bool raw) {
   std::vector<float> gq(n_q), gk(n_k), gv(n_v), rq(n_q), rk(n_k), rv(n_v);
   const Status a = causal_attention::AttentionBackward(
       s, o, dout.data(), q.data(), k.data(), v.data(), out.data(), lse.data(),
-      gq.data(), gk.data(), gv.data());
+      gq.data(), gk.data(), gv.data(), rules.GradSinks());
   const Status r = causal_attention::AttentionBackwardReference(
       s, o, dout.data(), q.data(), k.data(), v.data(), out.data(), lse.data(),
-      rq.data(), rk.data(), rv.data());
+      rq.data(), rk.data(), rv.data(), rules.GradSinksRef());
   Check(a == r);
   if (a != Status::kOk || raw || !ScaleIsModerate(o)) return;
   CheckClose(gq, rq, 2e-5);
   CheckClose(gk, rk, 2e-5);
   CheckClose(gv, rv, 2e-5);
+  CheckClose(rules.grad_sinks, rules.grad_sinks_ref, 2e-5);
 }
 
 }  // namespace

@@ -90,7 +90,8 @@ struct Problem {
     g->k.assign(k.size(), -7.0f);
     g->v.assign(v.size(), -7.0f);
     return fn(shape, options, dout.data(), q.data(), k.data(), v.data(),
-              out.data(), lse.data(), g->q.data(), g->k.data(), g->v.data());
+              out.data(), lse.data(), g->q.data(), g->k.data(), g->v.data(),
+              nullptr);
   }
 };
 

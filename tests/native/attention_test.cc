@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "hwy/highway.h"
@@ -299,20 +300,18 @@ TEST(AttentionStatus, RejectsBadArguments) {
                 Status::kInvalidShape);
     }
   }
-  // The weights [B, H, Tq, Tk] are sized only when asked for: 2^70 bytes'
-  // worth is too large with them; without them the kernels tile keys and
-  // only q, k, v and out must fit (on wasm32, long contexts run).
   AttentionShape huge = good;
-  huge.query_len = int64_t{1} << 40;
-  huge.key_len = int64_t{1} << 30;
-  EXPECT_EQ(Attention(huge, opts, p, p, p, out, /*weights=*/out),
-            Status::kTooLarge);
-  EXPECT_EQ(AttentionReference(huge, opts, p, p, p, out, /*weights=*/out),
-            Status::kTooLarge);
-  EXPECT_EQ(ValidateAttention(huge, opts, /*weights=*/false),
-            sizeof(size_t) >= 8 ? Status::kOk : Status::kTooLarge);
-  huge.query_len = int64_t{1} << 62;  // q alone overflows any size_t
+  huge.query_len = int64_t{1} << 61;  // q's bytes overflow size_t
   EXPECT_EQ(Attention(huge, opts, p, p, p, out, nullptr), Status::kTooLarge);
+  EXPECT_STREQ(StatusDetail(), "q: byte size does not fit size_t");
+  // [Tq, Tk] weights that do not fit: refused only when asked for.
+  huge = good;
+  huge.query_len = int64_t{1} << 32;
+  huge.key_len = int64_t{1} << 31;
+  EXPECT_EQ(ValidateAttention(huge, opts), Status::kOk);
+  EXPECT_EQ(Attention(huge, opts, p, p, p, out, out), Status::kTooLarge);
+  EXPECT_EQ(std::string(StatusDetail()).rfind("weights:", 0), 0u)
+      << StatusDetail();
 
   AttentionOptions o = opts;
   o.dropout = 1.0f;

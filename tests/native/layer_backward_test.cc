@@ -26,6 +26,19 @@ using testing_util::RandomVector;
 
 constexpr double kTolerance = 2e-5;
 
+// The outputs a training forward keeps (y and the activations).
+LayerOutputs Kept(float* y, float* q, float* k, float* v, float* ctx,
+                  float* lse) {
+  LayerOutputs out;
+  out.y = y;
+  out.queries = q;
+  out.keys = k;
+  out.values = v;
+  out.context = ctx;
+  out.log_sum_exp = lse;
+  return out;
+}
+
 // A layer (testing_util::RandomLayer), the forward's kept activations and
 // dL/dy.
 struct LayerProblem {
@@ -38,13 +51,8 @@ struct LayerProblem {
     grad_y = RandomVector(n, rng);
     for (auto* a : {&q, &k, &v, &ctx, &y}) a->resize(n);
     lse.resize(c.b * c.heads * c.t);
-    LayerOutputs out;
-    out.y = y.data();
-    out.queries = q.data();
-    out.keys = k.data();
-    out.values = v.data();
-    out.context = ctx.data();
-    out.log_sum_exp = lse.data();
+    const LayerOutputs out =
+        Kept(y.data(), q.data(), k.data(), v.data(), ctx.data(), lse.data());
     EXPECT_EQ(
         AttentionLayerForward(layer.params, layer.options, layer.x.data(), out),
         Status::kOk);
@@ -113,6 +121,66 @@ TEST_P(LayerBackwardTest, MatchesReference) {
   }
   printf("  %s: layer backward worst error %.3g (tolerance %g)\n",
          hwy::TargetName(GetParam()), worst, kTolerance);
+}
+
+// gpt-oss's layer: learned sinks (params.sinks, grads.sinks accumulated),
+// with Gemma's softcap and a sliding window passed through the options.
+TEST_P(LayerBackwardTest, SinksWindowAndSoftcapMatchReference) {
+  std::mt19937 rng(23);
+  testing_util::RandomLayer layer({2, 37, 5, 3, 7, true, true, false}, &rng);
+  const std::vector<float> sinks = RandomVector(3, &rng);
+  layer.params.sinks = sinks.data();
+  layer.options.attention.window_left = 5;
+  layer.options.attention.softcap = 2.0f;
+  const size_t n = 2 * 37 * 3 * 7;
+  std::vector<float> y(n), y_ref(n), q(n), k(n), v(n), ctx(n), lse(2 * 3 * 37);
+  LayerOutputs ref;
+  ref.y = y_ref.data();
+  ASSERT_EQ(AttentionLayerReference(layer.params, layer.options,
+                                    layer.x.data(), ref),
+            Status::kOk);
+  const LayerOutputs out =
+      Kept(y.data(), q.data(), k.data(), v.data(), ctx.data(), lse.data());
+  ASSERT_EQ(
+      AttentionLayerForward(layer.params, layer.options, layer.x.data(), out),
+      Status::kOk);
+  EXPECT_TRUE(NearReference(y, y_ref));
+  LayerActivations saved{q.data(), k.data(), v.data(), ctx.data(), lse.data()};
+  const std::vector<float> grad_y = RandomVector(n, &rng);
+  std::vector<float> gs[2], gx[2], gw[2][4], gb[2][4];
+  for (int which = 0; which < 2; ++which) {
+    AttentionLayerGrads g;
+    gs[which].assign(3, 1.0f);  // accumulated onto
+    g.sinks = gs[which].data();
+    gx[which].resize(layer.x.size());
+    float** w[4] = {&g.w_query, &g.w_key, &g.w_value, &g.w_out};
+    float** b[4] = {&g.b_query, &g.b_key, &g.b_value, &g.b_out};
+    for (int i = 0; i < 4; ++i) {
+      gw[which][i].assign(layer.w[i].size(), 0.0f);
+      gb[which][i].assign(layer.bias[i].size(), 0.0f);
+      *w[i] = gw[which][i].data();
+      *b[i] = gb[which][i].data();
+    }
+    const auto fn =
+        which == 0 ? AttentionLayerBackward : AttentionLayerBackwardReference;
+    ASSERT_EQ(fn(layer.params, layer.options, layer.x.data(), saved,
+                 grad_y.data(), gx[which].data(), g),
+              Status::kOk);
+  }
+  EXPECT_TRUE(NearReference(gs[0], gs[1], kTolerance)) << "sinks";
+  EXPECT_TRUE(NearReference(gx[0], gx[1], kTolerance)) << "grad_x";
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(NearReference(gw[0][i], gw[1][i], kTolerance)) << "w " << i;
+  }
+  bool moved = false;
+  for (float x : gs[0]) moved |= x != 1.0f;
+  EXPECT_TRUE(moved);
+  // Without a gradient for them, the sinks are refused.
+  AttentionLayerGrads none;
+  EXPECT_NE(AttentionLayerBackward(layer.params, layer.options,
+                                   layer.x.data(), saved, grad_y.data(),
+                                   gx[0].data(), none),
+            Status::kOk);
 }
 
 TEST_P(LayerBackwardTest, BitIdenticalForAnyThreadCount) {

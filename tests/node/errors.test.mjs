@@ -66,7 +66,7 @@ const cases = [
     const s = { batch: 1, heads: 1, queryLength: 30000, keyLength: 30000, headDim: 1, returnWeights: true };
     const t = new Float32Array(30000);
     return ca.attention(t, t, t, s);
-  }, RangeError, /^attention needs 3\.35 GiB of wasm memory for its tensors; a wasm32 module holds at most 2\.00 GiB$/],
+  }, RangeError, /^options.returnWeights: the weights \[batch 1, heads 1, queryLength 30000, keyLength 30000\] would take 3\.35 GiB, more than a wasm32 heap holds \(2 GiB\); without returnWeights no such matrix is allocated$/],
   ['attentionReference with a bad tensor', (ca, q, k) => ca.attentionReference(q, k, new Int32Array(24), shape), TypeError, /^v must be a Float32Array, got an Int32Array of length 24$/],
   ['manualSeed with a string', (ca) => ca.manualSeed('x'), TypeError, /^seed must be an integer or a BigInt, got the string "x"$/],
   ['manualSeed negative', (ca) => ca.manualSeed(-1), RangeError, /^seed must be in \[0, 2\^64\), got -1$/],
@@ -255,6 +255,42 @@ const cases = [
   ['cache attention q of the wrong length', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 2 }), RangeError, /^q must have length 16 \(batch 1 × heads 2 × queryLength 2 × headDim 4\), got length 24$/],
   ['cache attention on an empty cache', (ca, q) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 }).attention(q, { heads: 2, queryLength: 3 }), RangeError, /^the cache is empty \(length 0\): append keys and values before attention$/],
   ['cache attention dropout 1', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, dropout: 1 }), RangeError, /^options.dropout must be a number in \[0, 1\), got 1$/],
+  // Issue 19's options (shape: batch 1, heads 2, queryLength 3 = keyLength 3).
+  ['layout unknown', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, layout: 'bsd' }), RangeError, /^options.layout must be one of 'bhsd', 'bshd', got the string "bsd"$/],
+  ['layout a number', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, layout: 1 }), TypeError, /^options.layout must be one of 'bhsd', 'bshd', got 1$/],
+  ['queryOffset fractional', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, queryOffset: 0.5 }), RangeError, /^options.queryOffset must be an integer >= -2147483648, got 0.5$/],
+  ['queryOffset a string', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, queryOffset: '1' }), TypeError, /^options.queryOffset must be an integer >= -2147483648, got the string "1"$/],
+  ['keyLengths of the wrong length', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, keyLengths: [3, 3] }), RangeError, /^options.keyLengths must have length 1 \(batch\), got length 2$/],
+  ['keyLengths past keyLength', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, keyLengths: new Int32Array([4]) }), RangeError, /^options.keyLengths\[0\] must be an integer in \[0, keyLength 3\], got 4$/],
+  ['keyLengths negative', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, keyLengths: [-1] }), RangeError, /^options.keyLengths\[0\] must be an integer in \[0, keyLength 3\], got -1$/],
+  ['keyLengths fractional', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, keyLengths: [1.5] }), RangeError, /^options.keyLengths\[0\] must be an integer in \[0, keyLength 3\], got 1.5$/],
+  ['keyLengths a Float32Array', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, keyLengths: new Float32Array([3]) }), TypeError, /^options.keyLengths must be an Int32Array or an Array of batch 1 integers, got a Float32Array of length 1$/],
+  ['window left negative', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, window: { left: -1 } }), RangeError, /^options.window.left must be an integer >= 0, got -1$/],
+  ['window right fractional', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, window: { right: 1.5 } }), RangeError, /^options.window.right must be an integer >= 0, got 1.5$/],
+  ['window a number', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, window: 4 }), TypeError, /^options.window must be an options object, got 4$/],
+  ['window with a typo', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, window: { size: 4 } }), TypeError, /^options.window has an unknown option 'size'; known options: left, right$/],
+  ['softcap 0', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, softcap: 0 }), RangeError, /^options.softcap must be a finite number > 0 \(a float32\), got 0$/],
+  ['softcap negative', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, softcap: -50 }), RangeError, /^options.softcap must be a finite number > 0 \(a float32\), got -50$/],
+  ['softcap Infinity', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, softcap: Infinity }), RangeError, /^options.softcap must be a finite number > 0 \(a float32\), got Infinity$/],
+  ['softcap NaN', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, softcap: NaN }), RangeError, /^options.softcap must be a finite number > 0 \(a float32\), got NaN$/],
+  ['softcap a string', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, softcap: '50' }), TypeError, /^options.softcap must be a finite number > 0, got the string "50"$/],
+  ['sinks of the wrong length', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, sinks: new Float32Array(3) }), RangeError, /^options.sinks must have length 2 \(one logit per head: heads 2\), got length 3$/],
+  ['sinks an Array', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, sinks: [0, 0] }), TypeError, /^options.sinks must be a Float32Array, got an Array of length 2$/],
+  ['mask an Int8Array', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Int8Array(9), maskShape: [3, 3] }), TypeError, /^options.mask must be a Uint8Array \(non-zero = may attend\) or a Float32Array \(added to the scores\), got an Int8Array of length 9$/],
+  ['mask a Float64Array', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Float64Array(9), maskShape: [3, 3] }), TypeError, /^options.mask must be a Uint8Array .*got a Float64Array of length 9$/],
+  ['mask without maskShape', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Uint8Array(9) }), TypeError, /^options.maskShape must be given with options.mask: an Array of 1–4 sizes, e.g. \[queryLength 3, keyLength 3\]$/],
+  ['maskShape without mask', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, maskShape: [3, 3] }), TypeError, /^options.maskShape is only used with options.mask$/],
+  ['maskShape not matching the mask', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Uint8Array(8), maskShape: [3, 3] }), RangeError, /^options.mask must have length 9 \(maskShape \[3, 3\]\), got length 8$/],
+  ['maskShape of rank 5', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Uint8Array(9), maskShape: [1, 1, 1, 3, 3] }), RangeError, /^options.maskShape must have 1 to 4 dimensions, got 5$/],
+  ['maskShape that does not broadcast', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Float32Array(6), maskShape: [3, 2] }), RangeError, /^options.maskShape \[3, 2\] does not broadcast to \[batch 1, heads 2, queryLength 3, keyLength 3\]: maskShape\[1\] must be 1 or keyLength 3, got 2$/],
+  ['maskShape with a batch axis of another size', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Uint8Array(18), maskShape: [2, 1, 3, 3] }), RangeError, /^options.maskShape \[2, 1, 3, 3\] does not broadcast .*maskShape\[0\] must be 1 or batch 1, got 2$/],
+  ['renormalize with a window', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, maskStrategy: 'renormalize', window: { left: 1 } }), RangeError, /^options.maskStrategy 'renormalize' .* got it with options.window; use maskStrategy 'neg-inf'$/],
+  ['renormalize with softcap', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, maskStrategy: 'renormalize', softcap: 5 }), RangeError, /^options.maskStrategy 'renormalize' .* got it with options.softcap; use maskStrategy 'neg-inf'$/],
+  ['backward keyLengths out of range', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, keyLengths: [9] }), RangeError, /^options.keyLengths\[0\] must be an integer in \[0, keyLength 3\], got 9$/],
+  ['backward sinks of the wrong length', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, sinks: new Float32Array(1) }), RangeError, /^options.sinks must have length 2 \(one logit per head: heads 2\), got length 1$/],
+  ['cache attention keyLengths (the cache fixes them)', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, keyLengths: [3] }), TypeError, /^options has an unknown option 'keyLengths'; known options: /],
+  ['cache attention softcap 0', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, softcap: 0 }), RangeError, /^options.softcap must be a finite number > 0 \(a float32\), got 0$/],
+  ['cache attention mask that does not broadcast', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, mask: new Uint8Array(4), maskShape: [4] }), RangeError, /^options.maskShape \[4\] does not broadcast to \[batch 1, heads 2, queryLength 3, keyLength 3\]: maskShape\[0\] must be 1 or keyLength 3, got 4$/],
   ['cache truncate beyond its length', (ca, q, k, v, ctx) => ctx.cache.truncate(4), RangeError, /^n must be at most the cache's length 3, got 4$/],
   ['cache truncate negative', (ca, q, k, v, ctx) => ctx.cache.truncate(-1), RangeError, /^n must be an integer >= 0, got -1$/],
   ['cache attention out of the wrong length', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, out: new Float32Array(3) }), RangeError, /^options.out must have length 8 \(batch 1 × heads 2 × queryLength 1 × valueDim 4\), got length 3$/],
@@ -272,7 +308,14 @@ const cases = [
   ['GroupedQueryAttention odd head size', (ca) => new ca.GroupedQueryAttention(3, 6, 2, 1), RangeError, /^the head size dOut \/ numHeads must be even for RoPE, got 6 \/ 2 = 3$/],
   ['GroupedQueryAttention ropeBase negative', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { ropeBase: -1 }), RangeError, /^options.ropeBase must be a positive float32, got -1$/],
   ['GroupedQueryAttention ropeBase NaN', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { ropeBase: NaN }), RangeError, /^options.ropeBase must be a finite number, got NaN$/],
-  ['GroupedQueryAttention unknown option', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { dropout: 0.1 }), TypeError, /^options has an unknown option 'dropout'; known options: contextLength, ropeBase, freqConfig$/],
+  ['GroupedQueryAttention unknown option', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { dropout: 0.1 }), TypeError, /^options has an unknown option 'dropout'; known options: contextLength, ropeBase, freqConfig, slidingWindow, softcap, sinks$/],
+  ['GroupedQueryAttention slidingWindow 0', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { slidingWindow: 0 }), RangeError, /^options.slidingWindow must be an integer >= 1, got 0$/],
+  ['GroupedQueryAttention softcap negative', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { softcap: -1 }), RangeError, /^options.softcap must be a finite number > 0 \(a float32\), got -1$/],
+  ['GroupedQueryAttention sinks not boolean', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { sinks: 1 }), TypeError, /^options.sinks must be true or false, got 1$/],
+  ['module forward keyLengths of the wrong length', (ca, q, k, v, ctx) => ctx.module.forward(new Float32Array(18), [6, 3], { keyLengths: [6, 6] }), RangeError, /^options.keyLengths must have length 1 \(batch\), got length 2$/],
+  ['module forward keyLengths past the tokens', (ca, q, k, v, ctx) => ctx.module.forward(new Float32Array(18), [6, 3], { keyLengths: [7] }), RangeError, /^options.keyLengths\[0\] must be an integer in \[0, keyLength 6\], got 7$/],
+  ['module forward mask that does not broadcast', (ca, q, k, v, ctx) => ctx.module.forward(new Float32Array(18), [6, 3], { mask: new Uint8Array(30), maskShape: [6, 5] }), RangeError, /^options.maskShape \[6, 5\] does not broadcast to \[batch 1, heads 2, queryLength 6, keyLength 6\]: maskShape\[1\] must be 1 or keyLength 6, got 5$/],
+  ['module forward mask an Int32Array', (ca, q, k, v, ctx) => ctx.module.forward(new Float32Array(18), [6, 3], { mask: new Int32Array(36), maskShape: [6, 6] }), TypeError, /^options.mask must be a Uint8Array .*got an Int32Array of length 36$/],
   ['GroupedQueryAttention freqConfig missing a field', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 32, lowFreqFactor: 1, highFreqFactor: 4 } }), TypeError, /^options.freqConfig.originalContextLength must be a finite number, got undefined$/],
   ['GroupedQueryAttention freqConfig unknown field', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 32, low_freq_factor: 1 } }), TypeError, /^options.freqConfig has an unknown option 'low_freq_factor'; known options: factor, lowFreqFactor, highFreqFactor, originalContextLength$/],
   ['GroupedQueryAttention freqConfig factor 0', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 0, lowFreqFactor: 1, highFreqFactor: 4, originalContextLength: 8192 } }), RangeError, /^options.freqConfig.factor must be a positive float32, got 0$/],
@@ -557,7 +600,10 @@ describe('the codes at the boundary', () => {
     const shape = {
       batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
     };
-    const options = { causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false, seedLo: 0, seedHi: 0 };
+    const options = {
+      ...mod.structDefaults().AttentionOptions, causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false,
+      seedLo: 0, seedHi: 0,
+    };
     const status = mod.attention(shape, options, 0, 0, 0, 0, 0, 0);
     assert.equal(status, Status.INVALID_SHAPE);
     assert.throws(() => checkStatus(mod, 'attention', status), RangeError);
@@ -568,11 +614,11 @@ describe('the codes at the boundary', () => {
     assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0, 0),
       Status.INVALID_SHAPE);
     // The backward: kvHeads must divide heads, k and v dense (no cache
-    // capacity); every tensor is required.
-    const g = [8, 8, 8, 8, 8, 8, 8, 8, 8];
+    // capacity); every tensor is required (gradSinks, last, only with sinks).
+    const g = [8, 8, 8, 8, 8, 8, 8, 8, 8, 0];
     assert.equal(mod.attentionBackward({ ...shape, heads: 2, kvHeads: 3 }, options, ...g), Status.INVALID_SHAPE);
     assert.equal(mod.attentionBackward({ ...shape, heads: 1, kvCapacity: 4 }, options, ...g), Status.INVALID_SHAPE);
-    assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, options, 8, 8, 8, 8, 8, 0, 8, 8, 8), Status.NULL_POINTER);
+    assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, options, 8, 8, 8, 8, 8, 0, 8, 8, 8, 0), Status.NULL_POINTER);
     assert.equal(mod.attentionBackward({ ...shape, heads: 1 }, { ...options, dropout: 1 }, ...g), Status.INVALID_OPTION);
   });
 });

@@ -41,13 +41,30 @@ export function visibleEnd(causal, i, tq, tk) {
 }
 
 /**
- * attention(q, k, v, options) with the package's option names. With kvHeads,
- * query head h reads KV head ⌊h / (heads / kvHeads)⌋ (PyTorch's enable_gqa).
+ * attention(q, k, v, options) with the package's option names, output and
+ * weights as Float32Arrays (computed in double). With kvHeads, query head h
+ * reads KV head ⌊h / (heads / kvHeads)⌋ (PyTorch's enable_gqa).
  */
 export function referenceAttention(q, k, v, o) {
+  const r = referenceAttention64(q, k, v, o);
+  return { output: Float32Array.from(r.output), weights: Float32Array.from(r.weights), logSumExp: Float32Array.from(r.logSumExp) };
+}
+
+/**
+ * The rules of issue 19 written from its text, not from the C++: query i sits
+ * at position p = i + queryOffset; key j is visible when the causal rule
+ * (j <= p), the window (p - left <= j <= p + right), keyLengths (j <
+ * keyLengths[b]) and a boolean mask all allow it; a score is
+ * softcap·tanh(s·scale / softcap), then the additive mask is added; a sink
+ * adds exp(sink_h) to each row's denominator (and to its log-sum-exp). A row
+ * that sees no key (or only -Infinity scores): zero output and weights,
+ * logSumExp -Infinity. Layout 'bshd': q [B, Tq, H, D], k and v [B, Tk, Hkv,
+ * D|Dv], output [B, Tq, H, Dv]; weights stay [B, H, Tq, Tk].
+ * Returns Float64Arrays: output, weights, logSumExp.
+ */
+export function referenceAttention64(q, k, v, o) {
   const B = o.batch, H = o.heads, tq = o.queryLength, tk = o.keyLength ?? tq;
   const kvHeads = o.kvHeads ?? H;
-  const kvOf = (bh) => Math.floor(bh / H) * kvHeads + Math.floor((bh % H) / (H / kvHeads));
   const d = o.headDim, dv = o.valueDim ?? d;
   const causal = o.causal ?? true;
   const scale = o.scale ?? Math.fround(1 / Math.sqrt(d));
@@ -55,52 +72,90 @@ export function referenceAttention(q, k, v, o) {
   const p = o.dropout ?? 0;
   const drop = (o.training ?? false) && p > 0;
   const keepScale = Math.fround(1 / (1 - Math.fround(p)));
-  const output = new Float32Array(B * H * tq * dv);
-  const weights = new Float32Array(B * H * tq * tk);
-  for (let bh = 0; bh < B * H; bh++) {
-    for (let i = 0; i < tq; i++) {
-      const ve = visibleEnd(causal, i, tq, tk);
-      const n = ve === 0 ? 0 : renormalize ? tk : ve;
-      const s = new Float64Array(n);
-      let bad = false;
-      for (let j = 0; j < n; j++) {
-        let dot = 0;
-        for (let c = 0; c < d; c++) dot += q[(bh * tq + i) * d + c] * k[(kvOf(bh) * tk + j) * d + c];
-        s[j] = dot * scale;
-        if (!Number.isFinite(s[j])) bad = true;
-      }
-      const w = new Float64Array(tk);
-      if (ve > 0 && !bad) {
-        const softmax = (len) => {
-          let m = -Infinity;
-          for (let j = 0; j < len; j++) m = Math.max(m, s[j]);
-          let sum = 0;
-          for (let j = 0; j < len; j++) sum += (w[j] = Math.exp(s[j] - m));
-          for (let j = 0; j < len; j++) w[j] /= sum;
-        };
-        softmax(n);
-        if (renormalize) {
-          for (let j = ve; j < tk; j++) w[j] = 0;
-          let visible = 0;
-          for (let j = 0; j < ve; j++) visible += w[j];
-          if (visible > 0) for (let j = 0; j < ve; j++) w[j] /= visible;
-          else softmax(ve);
+  const bshd = (o.layout ?? 'bhsd') === 'bshd';
+  // Element offsets of row t of head h of batch item b in a tensor of `heads` heads, t rows, w wide.
+  const at = (b, h, t, rows, heads, w) => (bshd ? ((b * rows + t) * heads + h) * w : ((b * heads + h) * rows + t) * w);
+  const left = o.window?.left ?? Infinity, right = o.window?.right ?? Infinity;
+  const softcap = o.softcap;
+  const mask = o.mask;
+  let mstride;
+  if (mask) {
+    const full = [B, H, tq, tk];
+    const dims = [1, 1, 1, 1];
+    o.maskShape.forEach((n, i) => { dims[4 - o.maskShape.length + i] = n; });
+    const sizes = dims.map((n, i) => (n === 1 && full[i] !== 1 ? 0 : 1));
+    mstride = [dims[1] * dims[2] * dims[3] * sizes[0], dims[2] * dims[3] * sizes[1], dims[3] * sizes[2], sizes[3]];
+  }
+  const output = new Float64Array(B * H * tq * dv);
+  const weights = new Float64Array(B * H * tq * tk);
+  const logSumExp = new Float64Array(B * H * tq);
+  for (let b = 0; b < B; b++) {
+    const kl = o.keyLengths ? o.keyLengths[b] : tk;
+    let offset = o.queryOffset;
+    if (offset === undefined) offset = causal === 'bottom-right' ? kl - tq : 0;
+    for (let h = 0; h < H; h++) {
+      const kvh = Math.floor(h / (H / kvHeads));
+      for (let i = 0; i < tq; i++) {
+        const row = (b * H + h) * tq + i;
+        const pos = i + offset;
+        const qo = at(b, h, i, tq, H, d);
+        const s = new Float64Array(tk).fill(-Infinity);
+        const visible = new Uint8Array(tk);
+        let bad = false;
+        for (let j = 0; j < tk; j++) {
+          let ok = j < kl && j >= pos - left && j <= pos + right;
+          if (causal !== false && !renormalize) ok &&= j <= pos;
+          if (renormalize) ok = visibleEnd(causal, i, tq, tk) > 0; // scores of every key: the book's route
+          const mo = mask ? b * mstride[0] + h * mstride[1] + i * mstride[2] + j * mstride[3] : 0;
+          if (mask instanceof Uint8Array) ok &&= mask[mo] !== 0;
+          if (!ok) continue;
+          let dot = 0;
+          const ko = at(b, kvh, j, tk, kvHeads, d);
+          for (let c = 0; c < d; c++) dot += q[qo + c] * k[ko + c];
+          let x = dot * scale;
+          if (!Number.isFinite(x)) bad = true;
+          if (softcap !== undefined) x = softcap * Math.tanh(x / softcap);
+          if (mask instanceof Float32Array) x += mask[mo];
+          s[j] = x;
+          if (x !== -Infinity) visible[j] = 1;
         }
-        if (drop) {
-          for (let j = 0; j < ve; j++) {
-            w[j] = dropoutKeeps(o.seed, bh * tq + i, j, p) ? w[j] * keepScale : 0;
+        const w = new Float64Array(tk);
+        let lse = -Infinity;
+        if (visible.some((x) => x) && !bad) {
+          const sink = o.sinks ? o.sinks[h] : -Infinity;
+          const softmax = (end) => {
+            let m = sink;
+            for (let j = 0; j < end; j++) m = Math.max(m, s[j]);
+            let sum = sink === -Infinity ? 0 : Math.exp(sink - m);
+            for (let j = 0; j < end; j++) sum += (w[j] = Math.exp(s[j] - m));
+            for (let j = 0; j < end; j++) w[j] /= sum;
+            return m + Math.log(sum);
+          };
+          lse = softmax(tk);
+          if (renormalize) {
+            const ve = visibleEnd(causal, i, tq, tk);
+            for (let j = ve; j < tk; j++) w[j] = 0;
+            let total = 0;
+            for (let j = 0; j < ve; j++) total += w[j];
+            if (total > 0) for (let j = 0; j < ve; j++) w[j] /= total;
+            else { s.fill(-Infinity, ve); softmax(ve); }
+          }
+          if (drop) {
+            for (let j = 0; j < tk; j++) w[j] = dropoutKeeps(o.seed, row, j, p) ? w[j] * keepScale : 0;
           }
         }
+        logSumExp[row] = bad ? NaN : lse;
+        const oo = at(b, h, i, tq, H, dv);
+        for (let c = 0; c < dv; c++) {
+          let acc = 0;
+          for (let j = 0; j < tk; j++) if (w[j] !== 0) acc += w[j] * v[at(b, kvh, j, tk, kvHeads, dv) + c];
+          output[oo + c] = bad ? NaN : acc;
+        }
+        for (let j = 0; j < tk; j++) weights[row * tk + j] = bad ? NaN : w[j];
       }
-      for (let c = 0; c < dv; c++) {
-        let acc = 0;
-        for (let j = 0; j < ve; j++) acc += w[j] * v[(kvOf(bh) * tk + j) * dv + c];
-        output[(bh * tq + i) * dv + c] = bad ? NaN : acc;
-      }
-      for (let j = 0; j < tk; j++) weights[(bh * tq + i) * tk + j] = bad ? NaN : w[j];
     }
   }
-  return { output, weights };
+  return { output, weights, logSumExp };
 }
 
 /** Largest |a - b| / (1 + |b|); NaN positions must coincide (else Infinity). */

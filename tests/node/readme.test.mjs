@@ -35,6 +35,10 @@ describe('README examples', () => {
     assert.ok(blocks.length >= 5, `found ${blocks.length} runnable blocks`);
   });
 
+  it("runs the masks example: a sink takes part of a row's weight, every option returns its output", () => {
+    assert.equal(numbers(run(block('sliding_window W'))), '0.7735');
+  });
+
   it('opens with npm install and a short example that prints the book\'s context vectors', () => {
     const intro = readme.slice(0, readme.indexOf('\n## '));
     assert.match(intro, /```sh\nnpm install causal-attention\n```/);

@@ -109,7 +109,23 @@ const remoteGradQ: Float32Array = remoteGrads.gradQ;
 
 await remote.dispose();
 
+// Issue 19's options: padding, windows, masks, softcap, sinks, layout; gradSinks; the modules'.
+const modern = ca.attention(q, q, q, {
+  ...options, layout: 'bshd', queryOffset: -1, keyLengths: [6, 4], window: { left: 2 }, mask: new Uint8Array(36),
+  maskShape: [6, 6], softcap: 50, sinks: new Float32Array(4), returnLogSumExp: true,
+});
+const sinkGrads = ca.attentionBackward(q, q, q, q, modern.output, modern.logSumExp!, { ...options, sinks: new Float32Array(4) });
+const gradSinks: Float32Array | undefined = sinkGrads.gradSinks;
+// @ts-expect-error layout is 'bhsd' or 'bshd'
+ca.attention(q, q, q, { ...options, layout: 'bsd' });
+// @ts-expect-error a KV cache fixes its key lengths
+cache.attention(q.subarray(0, 32), { heads: 4, queryLength: 1, keyLengths: [1, 1] });
+const oss = new ca.GroupedQueryAttention(8, 8, 2, 1, { slidingWindow: 128, softcap: 50, sinks: true });
+const ossSinks: Float32Array | null = oss.sinks;
+const paddedOut = oss.forward(x, [2, 6, 8], { keyLengths: [6, 3], mask: new Float32Array(6), maskShape: [6] });
+
 export {
   sum, maybe, label, gemm, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
   weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, factor, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
+  gradSinks, ossSinks, paddedOut,
 };

@@ -1,0 +1,247 @@
+// The attention forward's own part of the plan, per SIMD target: its
+// tile sizes, its Plan (the shared AttentionPlan plus the call's tensors),
+// the work item's Block of query rows, the per-thread Workspace, and the
+// tile steps both forward paths share: scores of a key tile (1-2), the
+// query and value rows as the microkernels read them, and the score rules
+// of one row (scale, softcap, additive mask, masked keys). Included by
+// attention.cc only.
+
+// Per-target include guard (the toggle pattern of Highway's -inl.h files).
+#if defined(CAUSAL_ATTENTION_SRC_ATTENTION_FORWARD_INL_H_) == \
+    defined(HWY_TARGET_TOGGLE)
+#ifdef CAUSAL_ATTENTION_SRC_ATTENTION_FORWARD_INL_H_
+#undef CAUSAL_ATTENTION_SRC_ATTENTION_FORWARD_INL_H_
+#else
+#define CAUSAL_ATTENTION_SRC_ATTENTION_FORWARD_INL_H_
+#endif
+
+#include <stddef.h>
+#include <string.h>
+
+#include <limits>
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+#include "src/attention_plan-inl.h"
+#include "src/dot-inl.h"
+#include "src/internal.h"
+#include "src/few_rows-inl.h"
+#include "src/matmul-inl.h"
+#include "src/online_softmax-inl.h"
+#include "src/row_passes-inl.h"
+#include "src/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace causal_attention {
+namespace HWY_NAMESPACE {
+
+constexpr size_t kQueryBlock = 32;  // query rows per work item
+constexpr size_t kKeyBlock = 64;    // keys per tile (a multiple of 2 vectors)
+constexpr float kRenormalizeGuard = -60.0f;
+
+// The forward's additions to the shared plan (attention_plan-inl.h).
+struct Plan : AttentionPlan {
+  bool renormalize;
+  const float* q;
+  const float* k;
+  const float* v;
+  float* out;
+  float* weights;
+  float* lse;  // [B·H·Tq] log-sum-exp per row, or null
+
+  Plan(const AttentionShape& shape, const AttentionOptions& options,
+       const float* q_, const float* k_, const float* v_, float* out_,
+       float* weights_, float* lse_)
+      : AttentionPlan(shape, options),
+        renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
+                    options.causal != CausalMask::kNone),
+        q(q_),
+        k(k_),
+        v(v_),
+        out(out_),
+        weights(weights_),
+        lse(lse_) {}
+};
+
+// The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
+// all reading the same KV head, and that KV head's tensors. One query
+// head's block, or (decode-shaped calls) a whole group: G heads' rows are
+// consecutive in q and out.
+struct Block {
+  size_t row0, rows;
+  // The query indices [i0, i1) of the rows: one head's block, or every
+  // query of the group's heads (a group's block starts at a head's row 0).
+  size_t i0, i1;
+  size_t b, h;     // batch item and (first) query head of the block
+  const float* q;  // the block's first query row
+  const float* k;  // the KV head's keys
+  const float* v;  // the KV head's values
+
+  Block(const Plan& p, size_t row0_, size_t rows_)
+      : row0(row0_),
+        rows(rows_),
+        i0(row0_ % p.tq),
+        i1(HWY_MIN(i0 + rows_, p.tq)),
+        b(row0_ / p.tq / p.heads),
+        h(row0_ / p.tq % p.heads),
+        q(p.q + row0_ * p.d) {
+    const size_t kv = internal::KvHeadOf(p.shape, row0_ / p.tq);
+    k = p.k + kv * p.kv_stride * p.d;
+    v = p.v + kv * p.kv_stride * p.dv;
+  }
+
+  // Row index of query r of the block in [B·H·Tq] (dropout counter, output).
+  size_t Row(size_t r) const { return row0 + r; }
+  // Keys [VisibleBegin, VisibleEnd) that query r of the block sees.
+  size_t VisibleBegin(const Plan& p, size_t r) const {
+    return p.VisibleBegin(b, (row0 + r) % p.tq);
+  }
+  size_t VisibleEnd(const Plan& p, size_t r) const {
+    return p.VisibleEnd(b, (row0 + r) % p.tq);
+  }
+  // The block's view of the tile [k0, k1): a decode group's block spans
+  // G heads, so a mask with a heads dimension is read per row (partial).
+  TileVisibility Tile(const Plan& p, size_t k0, size_t k1) const {
+    const TileVisibility v = p.Tile(b, h, i0, i1, k0, k1);
+    if (rows > i1 - i0 && p.vis.HasBooleanMask() && v != TileVisibility::kInvisible) {
+      return TileVisibility::kPartial;
+    }
+    if (rows > i1 - i0 && p.vis.HasBooleanMask()) {
+      // Invisible for head h only: check the group's other heads.
+      for (size_t g = 1; g * (i1 - i0) < rows; ++g) {
+        if (p.Tile(b, h + g, i0, i1, k0, k1) != TileVisibility::kInvisible) {
+          return TileVisibility::kPartial;
+        }
+      }
+    }
+    return v;
+  }
+};
+
+// Where a tiled work item leaves its rows: finished output rows, or (one
+// chunk of a split decode call) partial states: state[r] and o + r·ldo for
+// row r of the block.
+struct PartialRows {
+  SoftmaxState* state;
+  float* o;
+  size_t ldo;
+};
+
+// Per-thread scratch, carved from one allocation per call.
+struct Workspace {
+  float* keys;  // [kKeyBlock][d_pad] key tile rows padded to whole vectors
+                // (SCALAR target: [d][kKeyBlock], the tile transposed)
+  float* qpad;  // [kQueryBlock][d_pad] query rows, padded (odd head sizes)
+  float* zero;  // [d_pad] zeros: the key row read for missing keys
+  float* vp;    // [kKeyBlock][dv_panel] value tile, padded to the panel
+  float* s;     // [kQueryBlock][kKeyBlock] score / probability tile
+  float* o;     // [kQueryBlock][dv_panel] output accumulators
+  float* rows;  // [kQueryBlock][tk]     weight rows when the caller has none
+
+  // Assigns the buffers from carver (a null base: only counts).
+  Workspace(const Plan& p, bool need_rows, WorkspaceCarver* carver) {
+    keys = carver->Take(kKeyBlock * p.d_pad);
+    qpad = carver->Take(kQueryBlock * p.d_pad);
+    zero = carver->Take(p.d_pad);
+    vp = carver->Take(kKeyBlock * p.dv_panel);
+    s = carver->Take(kQueryBlock * kKeyBlock);
+    o = carver->Take(kQueryBlock * p.dv_panel);
+    rows = carver->Take(need_rows ? kQueryBlock * RoundUp(p.tk, 16) : 0);
+    if (zero) memset(zero, 0, p.d_pad * sizeof(float));
+  }
+};
+
+// kt[c][j] = k[k0 + j][c] for j < kn; zero up to the panel boundary.
+HWY_INLINE void PackKeys(const float* HWY_RESTRICT k, size_t d, size_t kn,
+                         float* HWY_RESTRICT kt) {
+  const size_t width = RoundUp(kn, PanelWidth());
+  for (size_t j = 0; j < kn; ++j) {
+    const float* row = k + j * d;
+    for (size_t c = 0; c < d; ++c) kt[c * kKeyBlock + j] = row[c];
+  }
+  for (size_t c = 0; c < d; ++c) {
+    for (size_t j = kn; j < width; ++j) kt[c * kKeyBlock + j] = 0.0f;
+  }
+}
+
+// ws.s[r][j] = q row r · key j for the `kn` keys starting at `k`. q has
+// row stride ldq and, on vector targets, rows padded to whole vectors
+// (see QueryRows).
+HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
+                             const float* k, size_t rows, size_t kn,
+                             const Workspace& ws) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
+  PackKeys(k, p.d, kn, ws.keys);
+  MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
+               ws.s, kKeyBlock);
+#else
+  size_t ldk;
+  k = PaddedRows(k, kn, p.d, p.d_pad, ws.keys, &ldk);
+  if (rows == 1) {  // a decode step's lone row: block over keys instead
+    DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
+  } else {
+    DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+  }
+#endif
+}
+
+// The block's query rows as ScoreKeyTile reads them: the user's rows, or a
+// padded copy when the head size is not a multiple of the vector length.
+HWY_INLINE const float* QueryRows(const Plan& p, const Block& b,
+                                  const Workspace& ws, size_t* ldq) {
+  return PaddedRows(b.q, b.rows, p.d, p.d_pad, ws.qpad, ldq);
+}
+
+// The value rows of keys [k0, k0 + kn) with a stride that the microkernel
+// can read whole panels from (padded copies when Dv is not a multiple).
+HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
+                                  size_t kn, float* vp, size_t* ldv) {
+  return PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, vp, ldv);
+}
+
+// Query r's scores of the tile [k0, k0 + kn) after the score rules: scaled,
+// capped (softcap), the additive mask added, -inf for keys outside its
+// visible part [vb, ve) of the tile or masked out by a boolean mask.
+// Returns their max (-inf: nothing visible), or sets *non_finite when a
+// visible raw score is NaN or ±Inf.
+HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
+                               size_t k0, float* HWY_RESTRICT srow, size_t vb,
+                               size_t ve, bool* non_finite) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const size_t row = b.Row(r);
+  const size_t mrow =
+      p.has_mask ? p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq) : 0;
+  // Keys a boolean mask hides are zeros first: their scores, non-finite or
+  // not, play no part (as in the reference).
+  const bool hides = p.vis.HasBooleanMask();
+  if (hides) {
+    for (size_t j = vb; j < ve; ++j) {
+      if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = 0.0f;
+    }
+  }
+  ScaleMaxRow(srow + vb, ve - vb, p.scale, non_finite);
+  if (*non_finite) return kNegInf;
+  if (p.softcap > 0.0f) {
+    const float cap = p.softcap, inv = 1.0f / p.softcap;
+    TransformRow(srow + vb, ve - vb, [cap, inv](auto d, auto x, size_t) {
+      return hn::Mul(hn::Set(d, cap), hn::Tanh(d, hn::Mul(x, hn::Set(d, inv))));
+    });
+  }
+  if (p.vis.HasAdditiveMask()) {
+    for (size_t j = vb; j < ve; ++j) srow[j] += p.vis.MaskAdd(mrow, k0 + j);
+  } else if (hides) {
+    for (size_t j = vb; j < ve; ++j) {
+      if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = kNegInf;
+    }
+  }
+  for (size_t j = 0; j < vb; ++j) srow[j] = kNegInf;
+  return MaxRow(srow, ve);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace causal_attention
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
