@@ -144,6 +144,12 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   AttentionShape shape;
   Status st = CheckLayer(p, o, /*backward=*/false, &shape);
   if (st != Status::kOk) return st;
+  // The [B, H, T, Tk] tensors exist only when asked for: the weights, the
+  // raw scores.
+  if ((out.weights || out.scores) &&
+      (st = ValidateAttentionWeights(shape)) != Status::kOk) {
+    return st;
+  }
   const KVCacheView& cache = o.cache;
   if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
       (cache.keys != nullptr) != (cache.values != nullptr)) {

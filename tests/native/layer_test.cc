@@ -145,5 +145,26 @@ TEST(Layer, RejectsBadArguments) {
             Status::kNullPointer);
 }
 
+// The [B, H, T, Tk] weights and scores are sized only when asked for, and
+// refused before any work when they cannot exist: 2^20 heads × 2^22 tokens
+// × 2^22 keys × 4 bytes is 2^66 (the projections themselves would fit).
+TEST(Layer, RefusesWeightsThatCannotExist) {
+  std::vector<float> x(1), w(1), y(1), weights(1);
+  AttentionLayerParams p;
+  p.d_in = 1;
+  p.num_heads = int64_t{1} << 20;
+  p.head_dim = 1;
+  p.w_query = p.w_key = p.w_value = w.data();
+  LayerOptions o;
+  o.tokens = int64_t{1} << 22;
+  LayerOutputs out;
+  out.y = y.data();
+  out.weights = weights.data();
+  EXPECT_EQ(AttentionLayerForward(p, o, x.data(), out), Status::kTooLarge);
+  out.weights = nullptr;
+  out.scores = weights.data();
+  EXPECT_EQ(AttentionLayerForward(p, o, x.data(), out), Status::kTooLarge);
+}
+
 }  // namespace
 }  // namespace causal_attention
