@@ -100,7 +100,7 @@ function runNode(file) {
 
 describe('the packed package', () => {
   it('ships the entries, types, wasm, workers and notices, and no sources', () => {
-    for (const f of ['dist/index.mjs', 'dist/node.mjs', 'dist/index.cjs', 'dist/index.d.mts', 'dist/index.d.cts',
+    for (const f of ['dist/browser.mjs', 'dist/index.mjs', 'dist/node.mjs', 'dist/index.cjs', 'dist/index.d.mts', 'dist/index.d.cts',
       'dist/worker.mjs', 'dist/worker-node.mjs', 'dist/wasm/causal_attention.wasm',
       'dist/wasm/causal_attention_threads.wasm', 'dist/wasm/causal_attention_threads.worker.mjs',
       'README.md', 'LICENSE', 'THIRD_PARTY_NOTICES.md', 'package.json']) {

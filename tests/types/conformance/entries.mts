@@ -5,7 +5,8 @@
 // implemented outside index.mjs have the declared signatures. runtime.mts
 // checks what init resolves to.
 import type * as Declared from '../../../bindings/index.d.ts';
-import * as browser from '../../../bindings/index.mjs';
+import * as core from '../../../bindings/index.mjs';
+import * as browser from '../../../bindings/browser.mjs';
 import * as node from '../../../bindings/node.mjs';
 import cjs from '../../../bindings/index.cjs';
 import { crossEntropy } from '../../../bindings/nn/loss.mjs';
@@ -20,10 +21,11 @@ type DeclaredNames = Exclude<keyof typeof Declared, 'default'>;
 type Names<Entry> = { missing: Exclude<DeclaredNames, keyof Entry>; undeclared: Exclude<keyof Entry, DeclaredNames> };
 declare const browserNames: Names<typeof browser>;
 declare const nodeNames: Names<typeof node>;
+declare const coreNames: Names<typeof core>;
 declare const cjsNames: Names<typeof cjs>;
 
 // Every declared value export is there, and nothing undeclared.
-export const names: { missing: never; undeclared: never }[] = [browserNames, nodeNames, cjsNames];
+export const names: { missing: never; undeclared: never }[] = [coreNames, browserNames, nodeNames, cjsNames];
 
 /**
  * Every call the declaration allows, the implementation takes (count,
@@ -39,10 +41,11 @@ type Conforms<Impl extends (...args: any[]) => unknown, Decl extends (...args: a
 // init(options?) with the declared options (what it resolves to: runtime.mts).
 type InitCall = (options?: Declared.InitOptions) => Promise<unknown>;
 export const initTakesOptions: [
+  Conforms<typeof core.init, InitCall>,
   Conforms<typeof browser.init, InitCall>,
   Conforms<typeof node.init, InitCall>,
   Conforms<typeof cjs.init, InitCall>,
-] = [true, true, true];
+] = [true, true, true, true];
 
 // The runtime's methods that are module functions elsewhere, as declared.
 export const crossEntropyConforms:
