@@ -67,11 +67,11 @@ function assembleDist() {
   const wasm = join(root, 'build/wasm');
   for (const [name, threads] of [['causal_attention', false], ['causal_attention_threads', true]]) {
     cpSync(join(wasm, `${name}.wasm`), join(dist, 'wasm', `${name}.wasm`));
-    const glue = readFileSync(join(wasm, `${name}.mjs`), 'utf8');
-    writeFileSync(join(dist, 'wasm', `${name}.mjs`), patchGlue(glue, { name, threads }));
+    const glue = patchGlue(readFileSync(join(wasm, `${name}.mjs`), 'utf8'), { name, threads });
+    writeFileSync(join(dist, 'wasm', `${name}.mjs`), glue);
     if (threads) {
       const worker = readFileSync(join(wasm, `${name}.worker.js`), 'utf8');
-      writeFileSync(join(dist, 'wasm', `${name}.worker.mjs`), patchPthreadWorker(worker, { name }));
+      writeFileSync(join(dist, 'wasm', `${name}.worker.mjs`), patchPthreadWorker(worker, { name, glue }));
     }
   }
   bundleCommonJs(dist);
