@@ -46,6 +46,6 @@ step('API reference (TypeDoc: every export documented)');
 run(node, ['scripts/build.mjs', '--docs'], { cwd: root });
 step('browser tests (headless Chromium)');
 run(node, ['--test', 'tests/browser/'], { cwd: root });
-step('consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)');
+step('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)');
 run(node, ['--test', 'tests/consumers/'], { cwd: root });
 step('all suites passed');
