@@ -205,7 +205,12 @@ export interface CausalAttentionRuntime {
     };
   };
 
-  /** Frees wasm scratch memory and stops worker threads. Idempotent. */
+  /**
+   * Ends this runtime: frees its KV caches, and every later use of it, its
+   * modules and its caches is a TypeError. Other runtimes init() gave keep
+   * working; the last one's dispose() frees the engine (its wasm memory and
+   * worker threads). Idempotent.
+   */
   dispose(): void;
   /**
    * dispose(), for `using ca = await init()`: explicit resource management,
@@ -256,8 +261,12 @@ export interface InitOptions {
 }
 
 /**
- * Loads the engine; calls with the same resolved options share a runtime.
- * Rejects with a TypeError or RangeError for bad options, and with an Error
+ * Loads the engine and resolves to a runtime of the caller's own: every
+ * call a new one, with its own generator (manualSeed) and its own lifetime
+ * (dispose() ends that runtime, its modules and its KV caches only). Calls
+ * with the same resolved options share the loaded engine underneath (in
+ * worker mode, the worker), which the last of their runtimes' dispose()
+ * frees. Rejects with a TypeError or RangeError for bad options, and with an Error
  * naming the file when the .wasm or a worker cannot load. This overload:
  * worker mode, the engine in a dedicated worker.
  */
@@ -276,14 +285,23 @@ export function init(options: InitOptions): Promise<CausalAttentionRuntime | Rem
  * worker, so the caller keeps its arrays; results are copied in the worker
  * and the copies transferred. An argument array the worker returns (`out`,
  * `weightsOut`) is written back into the caller's own array, which the result
- * then holds. Functions and other class instances cannot be sent
- * (TypeError). Errors arrive as the same class with the same message. After
- * dispose(), calls reject with the usual "has been disposed" TypeError.
+ * then holds. Shared, circular and deeply nested arguments arrive as they
+ * are. Functions, other class instances and handles of another worker-mode
+ * runtime cannot be sent (TypeError). Errors arrive as the same class with
+ * the same message, for any argument that can be sent (a detached array is
+ * the empty array the engine sees locally). After dispose(), calls reject
+ * with the usual "has been disposed" TypeError.
  */
 export type RemoteRuntime = Remote<CausalAttentionRuntime> & {
-  /** Disposes the runtime in the worker, then terminates the worker. Idempotent. */
+  /**
+   * Disposes this runtime in the worker; the last runtime sharing the worker
+   * then terminates it. Idempotent.
+   */
   dispose(): Promise<void>;
-  /** Terminates the worker at once (pending calls reject). */
+  /**
+   * The last runtime sharing the worker: terminates it at once (pending
+   * calls reject); otherwise disposes this runtime in the worker.
+   */
   [Symbol.dispose](): void;
   /** Same as dispose(). */
   [Symbol.asyncDispose](): Promise<void>;

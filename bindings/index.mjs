@@ -1,6 +1,7 @@
 // causal-attention: the package entry. init() loads the wasm engine once
-// per resolved options and resolves to a Runtime (engine/runtime.mjs); the
-// API is described in index.d.ts.
+// per resolved options and resolves to a new Runtime over it each time
+// (engine/runtime.mjs): its own generator and lifetime; the API is
+// described in index.d.ts.
 
 import { Engine } from './engine/engine.mjs';
 import {
@@ -10,8 +11,13 @@ import { Runtime } from './engine/runtime.mjs';
 import { checkBoolean, checkInteger, checkOneOf, checkOptionNames, describe } from './engine/validate.mjs';
 import { initRemote } from './remote/remote.mjs';
 
-/** @type {Map<string, Promise<Runtime>>} loads by resolved options, shared */
-const runtimes = new Map();
+/**
+ * The loaded engines by resolved options, shared by the runtimes init()
+ * makes over them (`holders` counts those not yet disposed; the last one's
+ * dispose() disposes the engine and forgets it).
+ * @type {Map<string, Promise<{ engine: Engine, holders: number }>>}
+ */
+const engines = new Map();
 
 /**
  * @param {import('./index.js').InitOptions} [options]
@@ -60,13 +66,26 @@ async function initChecked(build, threads, timeout, gemmKernel) {
   const kind = build === 'auto' ? (availability.ok && n > 1 ? 'threads' : 'single') : build;
   if (kind === 'single') n = 1;
   const key = `${kind}:${n}:${gemmKernel}`;
-  let promise = runtimes.get(key);
-  if (!promise) {
-    const forget = () => runtimes.delete(key);
-    promise = loadModule(kind, n, { timeout }).then((mod) =>
-      new Runtime(new Engine(mod, { relaxedGemm: gemmKernel !== 'simd128' }), kind, forget));
-    runtimes.set(key, promise);
-    promise.catch(forget);
+  for (;;) {
+    let promise = engines.get(key);
+    if (!promise) {
+      const loading = loadModule(kind, n, { timeout }).then((mod) =>
+        ({ engine: new Engine(mod, { relaxedGemm: gemmKernel !== 'simd128' }), holders: 0 }));
+      promise = loading;
+      engines.set(key, loading);
+      loading.catch(() => { if (engines.get(key) === loading) engines.delete(key); });
+    }
+    const shared = await promise;
+    // Disposed while this call awaited (its last holder ended it): load anew.
+    if (shared.engine.disposed) continue;
+    shared.holders++;
+    // Each init() its own runtime: its own generator (manualSeed) and its
+    // own lifetime; the engine (the module, its memory and threads) is
+    // disposed with the last of them.
+    return new Runtime(shared.engine, kind, () => {
+      if (--shared.holders > 0) return;
+      shared.engine.dispose();
+      if (engines.get(key) === promise) engines.delete(key);
+    });
   }
-  return promise;
 }

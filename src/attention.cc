@@ -512,7 +512,7 @@ Status AttentionWithLogSumExp(const AttentionShape& shape,
                               const AttentionOptions& options, const float* q,
                               const float* k, const float* v, float* out,
                               float* weights, float* log_sum_exp) {
-  const Status st = ValidateAttention(shape, options);
+  const Status st = ValidateAttention(shape, options, weights != nullptr);
   if (st != Status::kOk) return st;
   if (!q || !k || !v || !out) return Status::kNullPointer;
   return HWY_DYNAMIC_DISPATCH(AttentionImpl)(shape, options, q, k, v, out,

@@ -138,9 +138,12 @@ constexpr int64_t kDecodeChunk = 256;
 // 1/sqrt(head_dim) rounded to float: the scale when options.scale is empty.
 float DefaultScale(int64_t head_dim);
 
-// Checks shape and options without computing anything.
+// Checks shape and options without computing anything. `weights`: whether
+// the call writes the [batch, heads, query_len, key_len] weights (or scores
+// of that shape), whose size must then fit size_t too; without them no such
+// tensor exists (the kernels tile keys), so long contexts need not fit it.
 Status ValidateAttention(const AttentionShape& shape,
-                         const AttentionOptions& options);
+                         const AttentionOptions& options, bool weights);
 
 // The keep/drop decision of dropout for one attention weight; exposed so
 // that tests and other implementations can reproduce the mask exactly.

@@ -93,10 +93,11 @@ struct Projections {
 // The checks the forward and the backward share, in one order: the sizes,
 // the KV cache (a backward's training step sees its own tokens: none),
 // RoPE's settings, then the attention shape (KV heads dividing heads, every
-// size fitting) and options. Builds *shape: the call's keys are the cache's
-// past ones and the new tokens. Pointers are each caller's own check.
+// size fitting; the [B, H, T, Tk] ones only when `weights`: the forward's
+// weights or scores) and options. Builds *shape: the call's keys are the
+// cache's past ones and the new tokens. Pointers are each caller's own check.
 Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
-                  bool backward, AttentionShape* shape) {
+                  bool backward, bool weights, AttentionShape* shape) {
   if (p.d_in < 1 || p.num_heads < 1 || p.head_dim < 1 || o.batch < 1 ||
       o.tokens < 1 || p.num_kv_heads < 0) {
     return Status::kInvalidShape;
@@ -120,14 +121,15 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
                           p.head_dim,
                           internal::ResolveKvHeads(p.num_kv_heads, p.num_heads),
                           c.keys ? c.capacity : 0};
-  return ValidateAttention(*shape, o.attention);
+  return ValidateAttention(*shape, o.attention, weights);
 }
 
 Status LayerForward(LinearFn linear, AttentionFn attention,
                     const AttentionLayerParams& p, const LayerOptions& o,
                     const float* x, const LayerOutputs& out) {
   AttentionShape shape;
-  Status st = CheckLayer(p, o, /*backward=*/false, &shape);
+  Status st = CheckLayer(p, o, /*backward=*/false,
+                         /*weights=*/out.weights || out.scores, &shape);
   if (st != Status::kOk) return st;
   const KVCacheView& cache = o.cache;
   if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
@@ -219,7 +221,7 @@ Status LayerBackward(LinearBackwardFn linear_backward,
                      const float* grad_y, float* grad_x,
                      const AttentionLayerGrads& g) {
   AttentionShape shape;
-  Status st = CheckLayer(p, o, /*backward=*/true, &shape);
+  Status st = CheckLayer(p, o, /*backward=*/true, /*weights=*/false, &shape);
   if (st != Status::kOk) return st;
   const Projections projections(shape);
   const size_t* heads = projections.heads;

@@ -68,7 +68,7 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
                                        const float* q, const float* k,
                                        const float* v, float* out,
                                        float* weights, float* log_sum_exp) {
-  const Status st = ValidateAttention(shape, options);
+  const Status st = ValidateAttention(shape, options, weights != nullptr);
   if (st != Status::kOk) return st;
   if (!q || !k || !v || !out) return Status::kNullPointer;
 

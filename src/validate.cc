@@ -35,7 +35,8 @@ float DefaultScale(int64_t head_dim) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
 }
 
-Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
+Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o,
+                         bool weights) {
   if (s.batch < 1 || s.heads < 1 || s.query_len < 1 || s.key_len < 1 ||
       s.head_dim < 1 || s.value_dim < 1) {
     return Status::kInvalidShape;
@@ -51,7 +52,8 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
   if (!BytesFit({b, h, tq, s.head_dim}) ||
       !BytesFit({b, kvh, cap, s.head_dim}) ||
       !BytesFit({b, kvh, cap, s.value_dim}) ||
-      !BytesFit({b, h, tq, s.value_dim}) || !BytesFit({b, h, tq, tk})) {
+      !BytesFit({b, h, tq, s.value_dim}) ||
+      (weights && !BytesFit({b, h, tq, tk}))) {
     return Status::kTooLarge;
   }
   const int causal = static_cast<int>(o.causal);
@@ -73,9 +75,10 @@ Status ValidateAttentionBackward(const AttentionShape& s,
                                  const float* out, const float* log_sum_exp,
                                  const float* grad_q, const float* grad_k,
                                  const float* grad_v) {
-  // The forward's checks; k and v dense (a cache's capacity layout is the
-  // forward's only: the backward trains on a call's own keys).
-  const Status st = ValidateAttention(s, o);
+  // The forward's checks (no weights: the backward recomputes them tile by
+  // tile); k and v dense (a cache's capacity layout is the forward's only:
+  // the backward trains on a call's own keys).
+  const Status st = ValidateAttention(s, o, /*weights=*/false);
   if (st != Status::kOk) return st;
   if (s.kv_capacity != 0 && s.kv_capacity != s.key_len) {
     return Status::kInvalidShape;

@@ -141,7 +141,7 @@ export interface KVCacheOptions {
 
 /** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
 export type KVCacheAttentionOptions =
-  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim' | 'returnLogSumExp'>;
+  Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim'>;
 
 /**
  * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm
@@ -160,7 +160,7 @@ export interface KVCache {
   readonly headDim: number;
   /** Size Dv of each value vector. */
   readonly valueDim: number;
-  /** Whether dispose() has run. */
+  /** Whether dispose() has run (answers after it, as the layout does). */
   readonly disposed: boolean;
   /**
    * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
@@ -175,13 +175,23 @@ export interface KVCache {
   /**
    * q [batch, heads, queryLength, headDim] over every cached key → output
    * [batch, heads, queryLength, valueDim]; only q and the output cross.
+   * returnLogSumExp gives each row's log-sum-exp [batch, heads, queryLength]
+   * as ca.attention does: the outputs of one decode split over several
+   * caches merge with it (weights e^(lse_i - max lse)).
    */
   attention(q: Float32Array, options: KVCacheAttentionOptions): AttentionResult;
   /** Keeps the first n tokens. */
   truncate(n: number): this;
   /** Empties it (keeps its memory). */
   reset(): this;
-  /** Frees its wasm memory; idempotent; later use is a TypeError. */
+  /**
+   * Frees its wasm memory; idempotent. Afterwards every method and `length`
+   * throw a TypeError; `disposed` and the layout the cache was created with
+   * (`capacity`, `batch`, `kvHeads`, `headDim`, `valueDim`) still answer, as
+   * a closed file keeps its name: they describe it without using its memory,
+   * so logging or serializing a disposed cache (a worker-mode handle's
+   * snapshot included) does not throw.
+   */
   dispose(): void;
   /** dispose(), for `using`. */
   [Symbol.dispose](): void;

@@ -430,9 +430,9 @@ export class Engine {
    * @returns {AttentionResult}
    */
   attendCache(c, q, block) {
-    const [qp, op, wp] = this.#stage('attention', [q],
-      [c.outLength, c.returnWeights ? c.weightsLength : 0]);
-    return this.#attend('attention', c, qp, block.keys, block.values, op, wp, 0);
+    const [qp, op, wp, lp] = this.#stage('attention', [q],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
+    return this.#attend('attention', c, qp, block.keys, block.values, op, wp, lp);
   }
 
   /**

@@ -1,11 +1,22 @@
-// The wasm heap as seen from JS: one grow-only scratch arena per module
-// (so repeated calls neither leak nor fragment), and Float32Array views
-// re-read after anything that can grow memory (a grown heap detaches the old
-// views, or, with shared memory, leaves them at the old length).
+// The wasm heap as seen from JS: one scratch arena per module (so repeated
+// calls neither leak nor fragment), and Float32Array views re-read after
+// anything that can grow memory (a grown heap detaches the old views, or,
+// with shared memory, leaves them at the old length). The arena holds
+// nothing between calls: a large one goes back to malloc as soon as a later
+// call needs much less, or another allocation (a KV cache) needs the room,
+// so memory a finished call no longer needs is reusable (wasm memory itself
+// never shrinks).
 
 /** Largest heap the modules are linked for (-sMAXIMUM_MEMORY=2GB). */
 const MAX_WASM_BYTES = 2 ** 31;
 const ALIGN = 64;
+/**
+ * Arenas up to this size are kept between calls and over-allocated by a
+ * quarter, so that slowly growing shapes do not reallocate on every call;
+ * a larger one is exactly the call's size and is not kept for calls that
+ * need less than a quarter of it.
+ */
+const KEEP_BYTES = 64 * 2 ** 20;
 
 /** @typedef {import('./embind.mjs').EmbindModule} EmbindModule */
 /** @typedef {import('./embind.mjs').Ptr} Ptr */
@@ -21,6 +32,8 @@ export class Heap {
     this.capacity = 0;
     /** @type {Float32Array | null} */
     this.sharedView = null;
+    /** @type {Map<Ptr, number>} blocks of their own (allocate), by pointer: their bytes */
+    this.blocks = new Map();
   }
 
   /**
@@ -55,13 +68,9 @@ export class Heap {
     let total = 0;
     for (const n of counts) total += alignUp(n * 4);
     checkFits(() => `${what} needs ${formatBytes(total)} of wasm memory for its tensors`, total);
-    if (total > this.capacity) {
-      if (this.ptr) this.mod._free(this.ptr);
-      this.ptr = 0;
-      this.capacity = 0;
-      // Over-allocate a little so slowly growing shapes do not reallocate
-      // on every call.
-      const want = Math.min(MAX_WASM_BYTES - ALIGN, Math.max(total, Math.ceil(total * 1.25)));
+    if (total > this.capacity || (this.capacity > KEEP_BYTES && total < this.capacity / 4)) {
+      this.release();
+      const want = total <= KEEP_BYTES ? Math.min(KEEP_BYTES, Math.ceil(total * 1.25)) : total;
       let ptr = this.mod._malloc(want + ALIGN);
       let size = want;
       if (!ptr && want > total) {
@@ -93,13 +102,20 @@ export class Heap {
    */
   allocate(what, bytes, need = `${formatBytes(bytes)} of wasm memory`) {
     checkFits(() => `${what} needs ${need}`, bytes + ALIGN);
-    const ptr = this.mod._malloc(bytes + ALIGN) >>> 0;
+    let ptr = this.mod._malloc(bytes + ALIGN) >>> 0;
+    if (!ptr && this.ptr) {
+      // The arena holds nothing between calls: give its room to this block.
+      this.release();
+      ptr = this.mod._malloc(bytes + ALIGN) >>> 0;
+    }
     if (!ptr) throw this.#allocationError(what, bytes);
+    this.blocks.set(ptr, bytes);
     return { ptr, base: alignUp(ptr) };
   }
 
   /** @param {Ptr} ptr */
   free(ptr) {
+    this.blocks.delete(ptr);
     this.mod._free(ptr);
   }
 
@@ -109,10 +125,20 @@ export class Heap {
    * @returns {RangeError}
    */
   #allocationError(what, bytes) {
+    let held = 0;
+    for (const n of this.blocks.values()) held += n;
+    const count = this.blocks.size;
+    const holders = count
+      ? `${count} live KV cache${count > 1 ? 's' : ''} (yours or the modules' useCache) ` +
+        `hold${count > 1 ? '' : 's'} ${formatBytes(held)}`
+      : 'no KV cache holds any of it';
     return new RangeError(
       `${what} needs ${formatBytes(bytes)} of wasm memory and the module could ` +
       `not allocate it (heap now ${formatBytes(this.memoryBytes())}, ` +
-      `limit ${formatBytes(MAX_WASM_BYTES)})`);
+      `limit ${formatBytes(MAX_WASM_BYTES)}; ${holders}; no scratch memory is held between calls). ` +
+      'Dispose the KV caches you no longer need (cache.dispose(), a module\'s resetCache()); ' +
+      'wasm memory never shrinks and can fragment, so a fresh runtime (dispose() this one, then init()) ' +
+      'starts with all of it free');
   }
 
   /** Frees the arena (the wasm memory itself cannot shrink). */

@@ -8,7 +8,7 @@
 // layer's (engine.mjs); this class keeps the length and checks the caller.
 
 import {
-  checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
+  checkBoolean, checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
   resolveAttentionOutputs,
 } from './validate.mjs';
 
@@ -22,7 +22,7 @@ export const CACHE_RESERVE = Symbol('KVCache reserve');
 const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity'];
 const ATTENTION_OPTIONS = [
   'heads', 'queryLength', 'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
-  'returnWeights', 'out', 'weightsOut',
+  'returnWeights', 'returnLogSumExp', 'out', 'weightsOut',
 ];
 
 /**
@@ -57,6 +57,8 @@ export class KVCache {
   #engine;
   /** @type {import('../nn/random.mjs').MT19937} */
   #generator;
+  /** @type {() => void} */
+  #checkAlive;
   /** @type {CacheBlock | null} */
   #block = null;
   /** @type {Readonly<CacheLayout>} the block's; kept after dispose() for the getters */
@@ -69,9 +71,11 @@ export class KVCache {
    * @param {import('./engine.mjs').Engine} engine
    * @param {import('../nn/random.mjs').MT19937} generator draws dropout seeds
    * @param {CacheLayout} layout checked (resolveCacheLayout)
+   * @param {() => void} [checkAlive] throws once its runtime is disposed (default: the engine's check)
    */
-  constructor(engine, generator, layout) {
-    engine.checkAlive();
+  constructor(engine, generator, layout, checkAlive = () => engine.checkAlive()) {
+    checkAlive();
+    this.#checkAlive = checkAlive;
     this.#engine = engine;
     this.#generator = generator;
     this.#layout = this.#allocate(layout).layout;
@@ -174,8 +178,12 @@ export class KVCache {
       batch, heads, queryLength, keyLength: this.#length, headDim, valueDim, kvHeads, kvCapacity: capacity,
     };
     // The queries are the newest tokens: the mask's bottom-right alignment.
-    const call = resolveAttentionOutputs('options', { ...o, causal: o.causal ?? 'bottom-right' }, shape,
-      this.#generator);
+    const call = /** @type {import('./engine.mjs').AttentionCall} */ (resolveAttentionOutputs('options',
+      { ...o, causal: o.causal ?? 'bottom-right' }, shape, this.#generator));
+    // The log-sum-exp of each row, as ca.attention gives it: split decodes
+    // over several caches merge their outputs with it.
+    call.returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);
+    call.rowsLength = product(batch, heads, queryLength);
     return this.#engine.attendCache(call, q, block);
   }
 
@@ -248,7 +256,7 @@ export class KVCache {
    * @returns {CacheBlock}
    */
   #live() {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     if (this.#disposed || !this.#block) {
       throw new TypeError('this KV cache has been disposed; create a new one with ca.createKVCache()');
     }

@@ -160,9 +160,16 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
         'or raise init({ timeout })'));
     }, timeout);
   });
-  const ready = (threaded ? createThreads : createSingle)(moduleArg);
-  ready.catch(() => {}); // a failure is reported through `failed` or the timeout
+  // Whichever of these settles after the race is decided (or after the
+  // factory threw) must not surface as an unhandled rejection.
+  failed.catch(() => {});
+  timedOut.catch(() => {});
   try {
+    // Inside the try: a factory that throws at once (no WebAssembly under
+    // `node --jitless` or a page CSP without 'wasm-unsafe-eval') still
+    // clears the timer below.
+    const ready = (threaded ? createThreads : createSingle)(moduleArg);
+    ready.catch(() => {}); // a failure is reported through `failed` or the timeout
     const mod = await Promise.race([ready, failed, timedOut]);
     loading = false;
     if (threaded) {

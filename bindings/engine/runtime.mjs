@@ -41,15 +41,25 @@ export class Runtime {
   #generator = new MT19937();
   /** @type {() => void} */
   #onDispose;
+  #disposed = false;
+  // The KV caches this runtime made (createKVCache, the modules' useCache),
+  // freed by its dispose(): the engine may outlive it. Weak, so that an
+  // undisposed cache can still be collected (its own registry frees it).
+  /** @type {Set<WeakRef<KVCache>>} */
+  #caches = new Set();
+  #forgetCache = new FinalizationRegistry((/** @type {WeakRef<KVCache>} */ ref) => this.#caches.delete(ref));
 
   /**
+   * Each init() makes one: its own generator and its own lifetime over an
+   * engine that runtimes of the same options share (index.mjs counts them).
    * @param {Engine} engine
    * @param {'single' | 'threads'} build
-   * @param {() => void} onDispose forgets the runtime in init()'s cache
+   * @param {() => void} onDispose gives this runtime's hold on the engine back to init()
    */
   constructor(engine, build, onDispose) {
     this.#engine = engine;
     this.#onDispose = onDispose;
+    const checkAlive = () => this.#checkAlive();
     /** @readonly */
     this.build = build;
     /** @readonly */
@@ -62,13 +72,13 @@ export class Runtime {
     // (nn/modules.mjs's header lists what they need), one member each.
     const modules = defineModules({
       generator: this.#generator,
-      checkAlive: engine.checkAlive.bind(engine),
+      checkAlive,
       layerForward: engine.layerForward.bind(engine),
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
       linearBackward: engine.linearBackward.bind(engine),
       createCache: (/** @type {import('./engine.mjs').CacheLayout} */ layout) =>
-        new KVCache(engine, this.#generator, layout),
+        this.#track(new KVCache(engine, this.#generator, layout, checkAlive)),
     });
     /** @readonly */
     this.Module = modules.Module;
@@ -97,7 +107,7 @@ export class Runtime {
 
   /** @returns {number} */
   get memoryBytes() {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     return this.#engine.memoryBytes();
   }
 
@@ -106,7 +116,7 @@ export class Runtime {
    * @returns {this}
    */
   manualSeed(seed) {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     checkSeed('seed', seed);
     this.#generator.seed(seed);
     return this;
@@ -119,7 +129,7 @@ export class Runtime {
    * @returns {Int32Array}
    */
   randint(low, high, shape) {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     checkInteger('low', low, -(2 ** 31));
     checkInteger('high', high, low + 1);
     if (high > 2 ** 31) throw new RangeError(`high must be at most 2^31, got ${high}`);
@@ -140,7 +150,7 @@ export class Runtime {
    * @returns {CrossEntropyResult}
    */
   crossEntropy(logits, targets, options) {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     return crossEntropy(logits, targets, options);
   }
 
@@ -149,7 +159,7 @@ export class Runtime {
    * @returns {Float32Array}
    */
   rand(...dims) {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     const shape = checkShape('shape', Array.isArray(dims[0]) ? dims[0] : dims, 1, 8);
     const n = product(...shape);
     if (!(n <= 2 ** 28)) throw new RangeError(`rand: at most 2^28 values, got shape [${shape.join(', ')}]`);
@@ -163,7 +173,7 @@ export class Runtime {
    * @returns {number}
    */
   defaultScale(headDim) {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     checkInteger('headDim', headDim);
     return this.#engine.defaultScale(headDim);
   }
@@ -200,8 +210,9 @@ export class Runtime {
    * @returns {KVCache}
    */
   createKVCache(options) {
-    this.#engine.checkAlive();
-    return new KVCache(this.#engine, this.#generator, resolveCacheLayout(options));
+    this.#checkAlive();
+    return this.#track(new KVCache(this.#engine, this.#generator, resolveCacheLayout(options),
+      () => this.#checkAlive()));
   }
 
   /**
@@ -259,14 +270,40 @@ export class Runtime {
     return this.#backward('attentionBackwardReference', gradOutput, q, k, v, output, logSumExp, options);
   }
 
+  /**
+   * Ends this runtime: its KV caches are freed and every later use of it, its
+   * modules and its caches throws. The engine underneath is disposed with
+   * the last runtime that shares it.
+   */
   dispose() {
-    if (this.#engine.disposed) return;
-    this.#engine.dispose();
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const ref of this.#caches) ref.deref()?.dispose();
+    this.#caches.clear();
     this.#onDispose();
   }
 
   [Symbol.dispose]() {
     this.dispose();
+  }
+
+  /** Throws once this runtime (or, for good measure, its engine) has been disposed. */
+  #checkAlive() {
+    if (this.#disposed) {
+      throw new TypeError('this causal-attention runtime has been disposed; call init() for a new one');
+    }
+    this.#engine.checkAlive();
+  }
+
+  /**
+   * @param {KVCache} cache
+   * @returns {KVCache}
+   */
+  #track(cache) {
+    const ref = new WeakRef(cache);
+    this.#caches.add(ref);
+    this.#forgetCache.register(cache, ref);
+    return cache;
   }
 
   /**
@@ -278,7 +315,7 @@ export class Runtime {
    * @returns {AttentionResult}
    */
   #attention(fn, q, k, v, options) {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     return this.#engine.attention(fn, resolveAttentionCall(q, k, v, options, this.#generator), q, k, v);
   }
 
@@ -294,7 +331,7 @@ export class Runtime {
    * @returns {AttentionGradients}
    */
   #backward(fn, gradOutput, q, k, v, output, logSumExp, options) {
-    this.#engine.checkAlive();
+    this.#checkAlive();
     const c = resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options);
     return this.#engine.attentionBackward(fn, c, gradOutput, q, k, v, output, logSumExp);
   }

@@ -71,18 +71,24 @@ class Optimizer {
   }
 
   // The parameters with a gradient, each with its state (created by `init`
-  // on first use) and a check that the gradient still fits.
-  *withGradients(init) {
+  // on first use). Every gradient is checked before any is returned, so a
+  // step that throws has changed nothing: a step is all or nothing.
+  withGradients(init) {
+    const ready = [];
     for (const p of this.params) {
       const grad = p.grad;
       if (grad === null || grad === undefined) continue;
       if (!(grad instanceof Float32Array) || grad.length !== p.data.length) {
-        throw new TypeError(`the gradient of a parameter${p.name ? ` '${p.name}'` : ''} must be a ` +
+        const Err = grad instanceof Float32Array ? RangeError : TypeError;
+        throw new Err(`the gradient of a parameter${p.name ? ` '${p.name}'` : ''} must be a ` +
           `Float32Array of length ${p.data.length}, got ${describe(grad)}`);
       }
-      if (!this.#state.has(p.data)) this.#state.set(p.data, init(p.data.length));
-      yield [p.data, grad, this.#state.get(p.data)];
+      ready.push([p.data, grad]);
     }
+    return ready.map(([data, grad]) => {
+      if (!this.#state.has(data)) this.#state.set(data, init(data.length));
+      return [data, grad, this.#state.get(data)];
+    });
   }
 }
 

@@ -62,7 +62,12 @@ export interface AdamWOptions {
 export interface Optimizer {
   /** The parameters step() updates. */
   readonly params: readonly Parameter[];
-  /** One update of every parameter that has a gradient (those whose grad is null are skipped). */
+  /**
+   * One update of every parameter that has a gradient (those whose grad is
+   * null are skipped). All or nothing: every gradient is checked first (a
+   * Float32Array of its parameter's length: else TypeError, or RangeError for
+   * a wrong length), so a step that throws has changed no parameter.
+   */
   step(): void;
   /** Every parameter's gradient to null (default) or zeros. */
   zeroGrad(setToNone?: boolean): void;

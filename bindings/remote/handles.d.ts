@@ -70,7 +70,10 @@ type RemoteMember<V> =
  * after every call through this handle (`ca.build`, `layer.training`); other
  * properties are {@link RemoteProperty} (awaited). Properties cannot be
  * assigned (TypeError): call a method. Handles the caller drops are
- * released in the worker.
+ * released in the worker. The names JS and libraries read by convention
+ * (toJSON, toString, valueOf, constructor, inspect, Symbol.iterator,
+ * Symbol.toPrimitive, ...) answer as on a plain object, without a call to
+ * the worker: JSON.stringify(layer) gives the snapshot, `${layer}` a tag.
  */
 export type Remote<T> = {
   readonly [K in StringKeys<T>]: T[K] extends Primitive ? T[K] : RemoteMember<T[K]>;

@@ -6,12 +6,12 @@
 
 import { init } from '../index.mjs';
 import {
-  ARRAY, HANDLE, OBJECT, VALUE, WRITE_BACK, decodeContainer, describePath, encodeContainer, errorToWire,
-  isCloneable,
+  HANDLE, SYMBOL, VALUE, WRITE_BACK, decodeGraph, describePath, encodeGraph, errorToWire, isCloneable, isContainer,
+  symbolFromWire, symbolToWire,
 } from './remote.mjs';
 
 /** @import { MessagePort } from '../platform.d.ts' */
-/** @import { Reply, Request, Wire } from './remote.mjs' */
+/** @import { Graph, Reply, Request, Wire } from './remote.mjs' */
 
 /**
  * Answers the page's requests arriving through `port` until the worker ends.
@@ -71,22 +71,26 @@ export function serve(port) {
   }
 
   /**
-   * @param {Wire} wire
+   * The caller's arguments (a table of containers, see encodeGraph); its
+   * typed arrays keep their numbers n, which a WRITE_BACK names.
+   * @param {Graph} graph
    * @param {ArrayBufferView[]} arrays
    * @returns {unknown}
    */
-  function decode(wire, arrays) {
-    switch (wire.t) {
-      case VALUE:
-        if (ArrayBuffer.isView(wire.v)) arrays.push(wire.v);
-        return wire.v;
-      case ARRAY: case OBJECT: return decodeContainer(wire, (x) => decode(x, arrays));
-      case HANDLE: {
-        if (!handles.has(wire.id)) throw new TypeError('worker mode: an argument refers to an object the worker has released');
-        return handles.get(wire.id);
+  function decode(graph, arrays) {
+    return decodeGraph(graph, (leaf) => {
+      switch (leaf.t) {
+        case VALUE:
+          if (leaf.n !== undefined) arrays[leaf.n] = /** @type {ArrayBufferView} */ (leaf.v);
+          return leaf.v;
+        case SYMBOL: return symbolFromWire(leaf);
+        case HANDLE: {
+          if (!handles.has(leaf.id)) throw new TypeError('worker mode: an argument refers to an object the worker has released');
+          return handles.get(leaf.id);
+        }
+        default: throw new TypeError(`worker mode: unknown wire tag ${leaf.t}`);
       }
-      default: throw new TypeError(`worker mode: unknown wire tag ${/** @type {{ t: unknown }} */ (wire).t}`);
-    }
+    });
   }
 
   /**
@@ -95,20 +99,21 @@ export function serve(port) {
    * @param {unknown} value
    * @param {ArrayBufferView[]} arrays
    * @param {Transferable[]} transfer
-   * @returns {Wire}
+   * @returns {Graph}
    */
   function encode(value, arrays, transfer) {
-    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-      const copy = /** @type {Float32Array} */ (value).slice();
-      transfer.push(copy.buffer);
-      const n = arrays.indexOf(value);
-      return n >= 0 ? { t: WRITE_BACK, n, v: copy } : { t: VALUE, v: copy };
-    }
-    if (isCloneable(value)) return { t: VALUE, v: value };
-    const container = encodeContainer(value, (x) => encode(x, arrays, transfer));
-    if (container) return container;
-    if (typeof value === 'symbol') throw new TypeError('worker mode: a symbol cannot be sent to the page');
-    return register(/** @type {object} */ (value));
+    return encodeGraph(value, (x) => {
+      if (ArrayBuffer.isView(x) && !(x instanceof DataView)) {
+        const copy = /** @type {Float32Array} */ (x).slice();
+        transfer.push(copy.buffer);
+        const n = arrays.indexOf(x);
+        return n >= 0 ? { t: WRITE_BACK, n, v: copy } : { t: VALUE, v: copy };
+      }
+      if (isCloneable(x)) return { t: VALUE, v: x };
+      if (typeof x === 'symbol') return symbolToWire(x);
+      if (isContainer(x)) return undefined;
+      return register(/** @type {object} */ (x));
+    });
   }
 
   /**
@@ -141,7 +146,7 @@ export function serve(port) {
     const base = handles.get(h);
     /** @type {ArrayBufferView[]} */
     const arrays = [];
-    const values = (args ?? []).map((a) => decode(a, arrays));
+    const values = args ? /** @type {unknown[]} */ (decode(args, arrays)) : [];
     if (op === 'get') return { result: walk(base, path), arrays };
     const owner = walk(base, path.slice(0, -1));
     const fn = path.length ? owner?.[path[path.length - 1]] : base;
@@ -177,7 +182,12 @@ export function serve(port) {
       transfer.length = 0;
       if (h !== undefined && handles.has(h)) reply.snapshots = { [h]: snapshot(handles.get(h)) };
     }
-    port.post(reply, transfer);
+    try {
+      port.post(reply, transfer);
+    } catch (error) {
+      // A result postMessage refuses: the caller still gets an answer.
+      port.post({ id: message.id, ok: false, error: errorToWire(error) });
+    }
   });
   port.post({ op: 'hello' });
 }

@@ -15,6 +15,9 @@
 // many times the worker had sent the id, so one sent again meanwhile is kept.
 // Arguments travel as structured-clone copies; argument arrays are listed so
 // a result the worker returns as WRITE_BACK lands in the caller's own array.
+// One worker per resolved options; each init({ worker: true }) opens a
+// runtime of its own in it (an 'init' request: the worker's init() gives a
+// new runtime each time), and the last runtime's dispose() terminates it.
 
 import { currentPlatform } from '../engine/loader.mjs';
 
@@ -23,32 +26,46 @@ import { currentPlatform } from '../engine/loader.mjs';
 
 // Wire tags, both directions.
 export const VALUE = 0; // structured clone copies it as is
-export const ARRAY = 1; // an Array, items encoded
-export const OBJECT = 2; // a plain object, values encoded
+export const ARRAY = 1; // an Array: a row of the message's container table, items encoded
+export const OBJECT = 2; // a plain object: a row of the table, [key, value] pairs encoded
 export const HANDLE = 3; // an object that stays in the worker: { id, n (times sent), s (snapshot), f (callable) }
 export const WRITE_BACK = 4; // (worker → page) the caller's argument array number n, new contents v
+export const REF = 5; // a container: { i }, its row in the message's table
+export const SYMBOL = 6; // a symbol: { v (description), g (Symbol.for key, or undefined) }
 
 /**
  * A value on the wire (both directions; `id`: a handle's number in the
- * worker, `n`: times the worker sent it, `s`: its snapshot, `f`: callable).
- * @typedef {{ t: typeof VALUE, v: unknown }
- *   | { t: typeof ARRAY, v: Wire[] }
- *   | { t: typeof OBJECT, v: Record<string, Wire> }
+ * worker, `n`: times the worker sent it, `s`: its snapshot, `f`: callable;
+ * a VALUE's `n`: the number of the caller's typed array, for WRITE_BACK).
+ * @typedef {{ t: typeof VALUE, v: unknown, n?: number }
+ *   | { t: typeof REF, i: number }
+ *   | { t: typeof SYMBOL, v: string | undefined, g: string | undefined }
  *   | { t: typeof HANDLE, id: number, n?: number, s?: Record<string, unknown>, f?: boolean }
  *   | { t: typeof WRITE_BACK, n: number, v: ArrayBufferView }} Wire
  */
 
 /**
+ * A row of a message's container table: an Array's items, or a plain
+ * object's [key, value] pairs.
+ * @typedef {{ t: typeof ARRAY, v: Wire[] } | { t: typeof OBJECT, v: [string, Wire][] }} Row
+ */
+
+/**
+ * A whole value: its root and the table of the containers it reaches.
+ * @typedef {{ r: Wire, c: Row[] }} Graph
+ */
+
+/**
  * Page → worker. `h`: the handle the path starts from (0: the runtime).
  * @typedef {{ op: 'init', id: number, options: object }
- *   | { op: 'get' | 'call' | 'new', id: number, h: number, path: string[], args?: Wire[] }
+ *   | { op: 'get' | 'call' | 'new', id: number, h: number, path: string[], args?: Graph }
  *   | { op: 'release', h: number, n: number | undefined }} Request
  */
 
 /**
  * Worker → page: 'hello' once started, then one reply per request.
  * @typedef {{ op: 'hello', id?: undefined }
- *   | { op?: undefined, id: number, ok: true, value: Wire, snapshots?: Record<number, Record<string, unknown>> }
+ *   | { op?: undefined, id: number, ok: true, value: Graph, snapshots?: Record<number, Record<string, unknown>> }
  *   | { op?: undefined, id: number, ok: false, error: { name: string, message: string, stack?: string },
  *       snapshots?: Record<number, Record<string, unknown>> }} Reply
  */
@@ -74,27 +91,108 @@ export function isCloneable(x) {
 }
 
 /**
- * Arrays and plain objects, their items encoded by `f`; null for anything else.
- * @param {unknown} value
- * @param {(item: unknown, key: number | string) => Wire} f
- * @returns {Wire | null}
+ * A cloneable value as it can be posted: a view of a detached buffer (which
+ * postMessage refuses with a DataCloneError) becomes an empty one of its
+ * type, as the engine sees it locally (length 0); likewise a detached buffer.
+ * @param {unknown} x
  */
-export function encodeContainer(value, f) {
-  if (Array.isArray(value)) return { t: ARRAY, v: value.map((x, i) => f(x, i)) };
-  if (typeof value === 'object' && value !== null && isPlainObject(value)) {
-    return { t: OBJECT, v: Object.fromEntries(Object.entries(value).map(([k, x]) => [k, f(x, k)])) };
+export function postable(x) {
+  if (ArrayBuffer.isView(x) && x.buffer.byteLength === 0 && x.byteLength === 0) {
+    return new /** @type {new (length: number) => ArrayBufferView} */ (x.constructor)(0);
   }
-  return null;
+  if (x instanceof ArrayBuffer && x.byteLength === 0) return new ArrayBuffer(0);
+  return x;
 }
 
 /**
- * The other way: an ARRAY or OBJECT wire value, its items decoded by `f`.
- * @param {Extract<Wire, { t: typeof ARRAY | typeof OBJECT }>} wire
- * @param {(item: Wire) => unknown} f
+ * A symbol on the wire: a fresh one with its description (registered ones stay registered).
+ * @param {symbol} x
+ * @returns {Wire}
  */
-export function decodeContainer(wire, f) {
-  if (wire.t === ARRAY) return wire.v.map((x) => f(x));
-  return Object.fromEntries(Object.entries(wire.v).map(([k, x]) => [k, f(x)]));
+export const symbolToWire = (x) => ({ t: SYMBOL, v: x.description, g: Symbol.keyFor(x) });
+/** @param {{ v: string | undefined, g: string | undefined }} wire */
+export const symbolFromWire = ({ v, g }) => (g !== undefined ? Symbol.for(g) : Symbol(v));
+
+/**
+ * Encodes `root` for postMessage: every Array and plain object becomes one
+ * row of the table and is referred to by its row, so shared and circular
+ * containers arrive shared and circular, and any depth crosses (structured
+ * clone recurses and overflows the stack near 10 000 levels; this loop keeps
+ * its own stack). `leaf(x, where)` encodes anything else, or returns
+ * undefined for a container; `where()` gives the keys from the root to the
+ * value, for an error message.
+ * @param {unknown} root
+ * @param {(x: unknown, where: () => (string | number)[]) => Wire | undefined} leaf
+ * @returns {Graph}
+ */
+export function encodeGraph(root, leaf) {
+  /** @type {Row[]} */
+  const table = [];
+  /** @type {Map<object, number>} */
+  const rows = new Map(); // container → its row number
+  /** @typedef {{ parent: Place, key: string | number } | null} Place */
+  /** @type {[any, Row, Place][]} */
+  const work = [];
+  const where = (/** @type {Place} */ place) => () => {
+    const keys = [];
+    for (let p = place; p; p = p.parent) keys.unshift(p.key);
+    return keys;
+  };
+  /**
+   * @param {unknown} x
+   * @param {Place} place
+   * @returns {Wire}
+   */
+  const ref = (x, place) => {
+    const row = typeof x === 'object' && x !== null ? rows.get(x) : undefined;
+    if (row !== undefined) return { t: REF, i: row };
+    const wire = leaf(x, where(place));
+    if (wire !== undefined) return wire;
+    /** @type {Row} */
+    const added = Array.isArray(x) ? { t: ARRAY, v: new Array(x.length) } : { t: OBJECT, v: [] };
+    rows.set(/** @type {object} */ (x), table.length);
+    table.push(added);
+    work.push([x, added, place]);
+    return { t: REF, i: table.length - 1 };
+  };
+  const r = ref(root, null);
+  for (let item = work.pop(); item; item = work.pop()) {
+    const [x, row, place] = item;
+    if (row.t === ARRAY) {
+      for (let i = 0; i < x.length; i++) row.v[i] = ref(x[i], { parent: place, key: i });
+    } else {
+      for (const [k, y] of Object.entries(x)) row.v.push([k, ref(y, { parent: place, key: k })]);
+    }
+  }
+  return { r, c: table };
+}
+
+/**
+ * Whether encodeGraph encodes `x` as a container (an Array or a plain object).
+ * @param {unknown} x
+ */
+export const isContainer = (x) => Array.isArray(x) || (typeof x === 'object' && x !== null && isPlainObject(x));
+
+/**
+ * The other way: the containers built first, then filled; `leaf(wire)` decodes the rest.
+ * @param {Graph} graph
+ * @param {(wire: Exclude<Wire, { t: typeof REF }>) => unknown} leaf
+ * @returns {unknown}
+ */
+export function decodeGraph({ r, c }, leaf) {
+  /** @type {any[]} */
+  const made = c.map((row) => (row.t === ARRAY ? new Array(row.v.length) : {}));
+  const get = (/** @type {Wire} */ wire) => (wire.t === REF ? made[wire.i] : leaf(wire));
+  c.forEach((row, i) => {
+    const x = made[i];
+    if (row.t === ARRAY) {
+      row.v.forEach((w, j) => { x[j] = get(w); });
+    } else {
+      // defineProperty, not assignment: an own '__proto__' key stays a key.
+      for (const [k, w] of row.v) Object.defineProperty(x, k, { value: get(w), writable: true, enumerable: true, configurable: true });
+    }
+  });
+  return get(r);
 }
 
 /** @type {Record<string, ErrorConstructor | undefined>} */
@@ -119,30 +217,65 @@ function errorFromWire({ name, message }) {
  *   gemmKernel: 'auto' | 'simd128' }} RemoteOptions
  */
 
-/** @type {Map<string, Promise<RemoteRuntime>>} */
-const remotes = new Map();
+// Names that JS itself or common libraries read on any object and may call
+// (JSON.stringify's toJSON, string coercion's toString and valueOf,
+// Object.prototype's methods, the old util.inspect convention, jest's
+// asymmetricMatch, React's $$typeof, DOM checks' nodeType): on a handle they
+// answer as on a plain object (or function), here, and never start a remote
+// call, which nobody would await and whose rejection would be unhandled.
+/** @type {Set<string | symbol>} */
+const CONVENTIONAL = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype), 'toJSON', 'inspect', 'asymmetricMatch', '$$typeof', 'nodeType',
+]);
 
 /**
- * init({ worker: true, ... }): one worker per resolved options, shared like init()'s runtimes.
+ * A started worker: open() asks it for a runtime of its own (null once the
+ * worker is closing: start another).
+ * @typedef {{ open(): Promise<RemoteRuntime | null> }} Connection
+ */
+
+/** @type {Map<string, Promise<Connection>>} */
+const remotes = new Map();
+/** @type {WeakSet<object>} */
+const allHandles = new WeakSet(); // every runtime's handles: one from another runtime is refused by name
+/** @type {WeakSet<object>} */
+const unawaited = new WeakSet(); // property proxies (`layer.W_query` before await)
+
+/**
+ * init({ worker: true, ... }): a runtime of its own (its own generator and
+ * lifetime, as init() gives locally) in the worker of these resolved
+ * options, which the runtimes share; the last one's dispose() terminates it.
  * @param {RemoteOptions} options
  * @returns {Promise<RemoteRuntime>}
  */
-export function initRemote(options) {
+export async function initRemote(options) {
   const key = `${options.build}:${options.threads}:${options.gemmKernel}`;
-  if (!remotes.has(key)) {
-    const promise = connect(currentPlatform(), options, () => remotes.delete(key));
-    remotes.set(key, promise);
-    promise.catch(() => remotes.delete(key));
+  for (;;) {
+    let promise = remotes.get(key);
+    if (!promise) {
+      /** @type {Promise<Connection> | undefined} */
+      let started;
+      // Forgets this worker only: by the time it closes, a later init() may
+      // have started the next one under the same key.
+      const forget = () => {
+        if (remotes.get(key) === started) remotes.delete(key);
+      };
+      started = connect(currentPlatform(), options, forget);
+      remotes.set(key, started);
+      started.catch(forget);
+      promise = started;
+    }
+    const runtime = await (await promise).open();
+    if (runtime) return runtime;
   }
-  return /** @type {Promise<RemoteRuntime>} */ (remotes.get(key));
 }
 
 /**
- * Starts the worker and resolves to the runtime's handle (id 0).
+ * Starts the worker and resolves to its Connection.
  * @param {Platform} platform
  * @param {RemoteOptions} options
  * @param {() => void} forget
- * @returns {Promise<RemoteRuntime>}
+ * @returns {Promise<Connection>}
  */
 async function connect(platform, options, forget) {
   platform.check?.();
@@ -237,44 +370,58 @@ async function connect(platform, options, forget) {
   }
 
   /**
-   * Page → worker: copies of data; handles by id; nothing else.
-   * @param {unknown} value
+   * Page → worker: copies of data; handles by id; nothing else. A table of
+   * containers (encodeGraph), so circular and deep arguments arrive as they
+   * are and the engine answers as it does locally.
+   * @param {unknown[]} args
    * @param {ArrayBufferView[]} arrays
-   * @param {string} where
-   * @returns {Wire}
+   * @param {string[]} path
+   * @returns {Graph}
    */
-  function encode(value, arrays, where) {
-    const id = typeof value === 'object' || typeof value === 'function' ? proxies.get(/** @type {object} */ (value)) : undefined;
-    if (id !== undefined) return { t: HANDLE, id };
-    if (isCloneable(value)) {
-      if (ArrayBuffer.isView(value)) arrays.push(value);
-      return { t: VALUE, v: value };
-    }
-    const container = encodeContainer(value,
-      (x, key) => encode(x, arrays, typeof key === 'number' ? `${where}[${key}]` : `${where}.${key}`));
-    if (container) return container;
-    throw new TypeError(`worker mode: ${where} cannot be sent to the worker (${typeof value === 'function'
-      ? 'a function' : 'an instance of a class'}): pass numbers, strings, typed arrays, plain objects and ` +
-      'arrays of them, or objects the worker returned');
+  function encodeArgs(args, arrays, path) {
+    const describe = (/** @type {(string | number)[]} */ keys) => `${describePath(path)}: argument ${Number(keys[0]) + 1}` +
+      keys.slice(1).map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+    return encodeGraph(args, (value, where) => {
+      const isObject = (typeof value === 'object' && value !== null) || typeof value === 'function';
+      const id = isObject ? proxies.get(/** @type {object} */ (value)) : undefined;
+      if (id !== undefined) return { t: HANDLE, id };
+      if (isCloneable(value)) {
+        if (!ArrayBuffer.isView(value)) return { t: VALUE, v: postable(value) };
+        arrays.push(value);
+        return { t: VALUE, v: postable(value), n: arrays.length - 1 };
+      }
+      if (typeof value === 'symbol') return symbolToWire(value);
+      const foreign = isObject && allHandles.has(/** @type {object} */ (value));
+      if (isContainer(value) && !foreign) return undefined;
+      const what = foreign
+        ? 'a handle of another worker-mode runtime (objects stay in the worker that made them)'
+        : isObject && unawaited.has(/** @type {object} */ (value))
+          ? 'a property of a worker object that was not awaited (await it first)'
+          : typeof value === 'function' ? 'a function' : 'an instance of a class';
+      throw new TypeError(`worker mode: ${describe(where())} cannot be sent to the worker (${what}): pass ` +
+        'numbers, strings, typed arrays, plain objects and arrays of them, or objects this runtime returned');
+    });
   }
 
   /**
    * Worker → page.
-   * @param {Wire} wire
+   * @param {Graph} graph
    * @param {ArrayBufferView[]} arrays
    * @returns {unknown}
    */
-  function decode(wire, arrays) {
-    switch (wire.t) {
-      case VALUE: return wire.v;
-      case ARRAY: case OBJECT: return decodeContainer(wire, (x) => decode(x, arrays));
-      case WRITE_BACK: {
-        const target = /** @type {Float32Array} */ (arrays[wire.n]);
-        target.set(/** @type {Float32Array} */ (wire.v));
-        return target;
+  function decode(graph, arrays) {
+    return decodeGraph(graph, (leaf) => {
+      switch (leaf.t) {
+        case VALUE: return leaf.v;
+        case SYMBOL: return symbolFromWire(leaf);
+        case WRITE_BACK: {
+          const target = /** @type {Float32Array} */ (arrays[leaf.n]);
+          target.set(/** @type {Float32Array} */ (leaf.v));
+          return target;
+        }
+        default: return handle(leaf);
       }
-      default: return handle(wire);
-    }
+    });
   }
 
   /**
@@ -297,7 +444,8 @@ async function connect(platform, options, forget) {
     const proxy = handleProxy(id, f ?? false);
     live.set(id, new WeakRef(proxy));
     proxies.set(proxy, id);
-    if (id !== 0) registry.register(proxy, id);
+    allHandles.add(proxy);
+    registry.register(proxy, id, proxy);
     return proxy;
   }
 
@@ -313,20 +461,58 @@ async function connect(platform, options, forget) {
     const arrays = [];
     let wireArgs;
     try {
-      wireArgs = args && args.map((a, i) => encode(a, arrays, `${describePath(path)}: argument ${i + 1}`));
+      wireArgs = args && encodeArgs(args, arrays, path);
     } catch (error) {
       return Promise.reject(error);
     }
     return send({ op, h, path, args: wireArgs }, arrays);
   }
 
-  async function dispose() {
-    if (closed) return;
-    try {
-      await request('call', 0, ['dispose'], []);
-    } finally {
-      close(new TypeError(DISPOSED_MESSAGE));
+  // Runtimes: each open() makes one in the worker (its handle's id in
+  // runtimeIds); the worker lives while any is not disposed.
+  /** @type {Set<number>} */
+  const runtimeIds = new Set();
+  /** @type {Set<number>} */
+  const disposedIds = new Set();
+  let runtimeCount = 0;
+  let closing = false;
+
+  /**
+   * Disposes runtime `id` in the worker; the last one's dispose terminates
+   * the worker.
+   * @param {number} id
+   */
+  async function disposeRuntime(id) {
+    if (closed || disposedIds.has(id)) return;
+    disposedIds.add(id);
+    const last = --runtimeCount === 0;
+    if (last) {
+      // From now on init() starts a new worker instead of opening this one.
+      closing = true;
+      forget();
     }
+    try {
+      await request('call', id, ['dispose'], []);
+    } finally {
+      if (last) close(new TypeError(DISPOSED_MESSAGE));
+    }
+  }
+
+  /**
+   * [Symbol.dispose]: terminates the worker at once when no other runtime
+   * shares it; otherwise disposes this runtime in the worker.
+   * @param {number} id
+   */
+  function disposeNow(id) {
+    if (closed || disposedIds.has(id)) return;
+    if (runtimeCount > 1) {
+      disposeRuntime(id).catch(() => {});
+      return;
+    }
+    disposedIds.add(id);
+    runtimeCount = 0;
+    closing = true;
+    close(new TypeError(DISPOSED_MESSAGE));
   }
 
   const assignError = (/** @type {string | symbol} */ key) => new TypeError(`worker mode: ${String(key)} cannot be assigned from the ` +
@@ -337,17 +523,21 @@ async function connect(platform, options, forget) {
    * @param {boolean} callable
    */
   function handleProxy(id, callable) {
-    const target = callable ? function remote() {} : Object.create(null);
+    // A plain object (or function) underneath: what the conventional names
+    // read when they are not forwarded.
+    const target = callable ? function remote() {} : {};
     return new Proxy(target, {
-      get(_, key) {
+      get(t, key, receiver) {
         if (key === 'then') return undefined; // a handle is not a promise
-        if (id === 0 && key === 'dispose') return dispose;
-        if (id === 0 && key === Symbol.asyncDispose) return dispose;
-        if (id === 0 && key === Symbol.dispose) return () => close(new TypeError(DISPOSED_MESSAGE));
+        if (runtimeIds.has(id)) {
+          if (key === 'dispose' || key === Symbol.asyncDispose) return () => disposeRuntime(id);
+          if (key === Symbol.dispose) return () => disposeNow(id);
+        }
         if (key === Symbol.toStringTag) return 'causal-attention worker handle';
         if (typeof key === 'symbol') return undefined;
         const snapshot = snapshots.get(id);
         if (snapshot && Object.hasOwn(snapshot, key)) return snapshot[key];
+        if (CONVENTIONAL.has(key)) return Reflect.get(t, key, receiver);
         return pathProxy(id, [key]);
       },
       has: (t, key) => (typeof key === 'string' && Object.hasOwn(snapshots.get(id) ?? {}, key)) ||
@@ -374,20 +564,23 @@ async function connect(platform, options, forget) {
    * @returns {object}
    */
   function pathProxy(id, path) {
-    return new Proxy(function remote() {}, {
-      get(_, key) {
+    const proxy = new Proxy(function remote() {}, {
+      get(t, key, receiver) {
         if (key === 'then') {
           // Awaiting a property reads it (a copy, or a handle).
           return (/** @type {(value: unknown) => void} */ resolve, /** @type {(error: Error) => void} */ reject) =>
             request('get', id, path).then(resolve, reject);
         }
         if (typeof key === 'symbol') return undefined;
+        if (CONVENTIONAL.has(key)) return Reflect.get(t, key, receiver);
         return pathProxy(id, [...path, key]);
       },
       set(_, key) { throw assignError(key); },
       apply: (_, __, args) => request('call', id, path, args),
       construct: (_, args) => request('new', id, path, args),
     });
+    unawaited.add(proxy);
+    return proxy;
   }
 
   const { timeout } = options;
@@ -403,25 +596,45 @@ async function connect(platform, options, forget) {
   });
   try {
     await Promise.race([started, timedOut, failed]);
-    clearTimeout(timer);
-    // The engine has its own bound (the same timeout) and always answers;
-    // this one covers a worker that stops answering altogether.
-    /** @type {Promise<never>} */
-    const again = new Promise((_, reject) => {
-      if (Number.isFinite(timeout)) {
-        timer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} loaded but ` +
-          `did not answer within ${timeout} ms`)), timeout + 1000);
-      }
-    });
-    return await Promise.race([
-      send({ op: 'init', options: { build: options.build, threads: options.threads, timeout, gemmKernel: options.gemmKernel } }),
-      again, failed]);
   } catch (error) {
     close(error);
     throw error;
   } finally {
     clearTimeout(timer);
   }
+
+  /** @returns {Promise<RemoteRuntime | null>} */
+  async function open() {
+    if (closed || closing) return null;
+    runtimeCount++;
+    // The engine has its own bound (the same timeout) and always answers;
+    // this one covers a worker that stops answering altogether.
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let answerTimer;
+    /** @type {Promise<never>} */
+    const again = new Promise((_, reject) => {
+      if (Number.isFinite(timeout)) {
+        answerTimer = setTimeout(() => reject(new Error(`causal-attention: the worker ${port.where} loaded but ` +
+          `did not answer within ${timeout} ms`)), timeout + 1000);
+      }
+    });
+    try {
+      const runtime = /** @type {RemoteRuntime} */ (await Promise.race([
+        send({ op: 'init', options: { build: options.build, threads: options.threads, timeout, gemmKernel: options.gemmKernel } }),
+        again, failed]));
+      // A runtime lives until its dispose(), not until its handle is dropped.
+      runtimeIds.add(/** @type {number} */ (proxies.get(runtime)));
+      registry.unregister(runtime);
+      return runtime;
+    } catch (error) {
+      if (--runtimeCount === 0) close(/** @type {Error} */ (error));
+      throw error;
+    } finally {
+      clearTimeout(answerTimer);
+    }
+  }
+
+  return { open };
 }
 
 /**

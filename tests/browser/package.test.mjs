@@ -70,6 +70,7 @@ describe('worker mode in Chromium', () => {
       const { init } = await import('/ok/index.mjs');
       const local = await init();
       const remote = await init({ worker: true });
+      globalThis.firstRemote = remote; // the worker ends with the last runtime's dispose()
       const x = new Float32Array([0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64,
         0.22, 0.58, 0.33, 0.77, 0.25, 0.10, 0.05, 0.80, 0.55]);
       await remote.manualSeed(123);
@@ -110,7 +111,11 @@ describe('worker mode in Chromium', () => {
     const closed = new Promise((resolve) => page.workers().forEach((w) => w.once('close', resolve)));
     const after = await page.evaluate(async () => {
       const { init } = await import('/ok/index.mjs');
+      // Each init() its own runtime in the shared worker: the first one's
+      // dispose() leaves the worker to the second, whose dispose() ends it.
       const remote = await init({ worker: true });
+      await globalThis.firstRemote.dispose();
+      await remote.rand(2);
       await remote.dispose();
       try {
         await remote.rand(2);

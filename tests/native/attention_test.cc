@@ -299,9 +299,19 @@ TEST(AttentionStatus, RejectsBadArguments) {
                 Status::kInvalidShape);
     }
   }
+  // The weights [B, H, Tq, Tk] are sized only when asked for: 2^70 bytes'
+  // worth is too large with them; without them the kernels tile keys and
+  // only q, k, v and out must fit (on wasm32, long contexts run).
   AttentionShape huge = good;
   huge.query_len = int64_t{1} << 40;
   huge.key_len = int64_t{1} << 30;
+  EXPECT_EQ(Attention(huge, opts, p, p, p, out, /*weights=*/out),
+            Status::kTooLarge);
+  EXPECT_EQ(AttentionReference(huge, opts, p, p, p, out, /*weights=*/out),
+            Status::kTooLarge);
+  EXPECT_EQ(ValidateAttention(huge, opts, /*weights=*/false),
+            sizeof(size_t) >= 8 ? Status::kOk : Status::kTooLarge);
+  huge.query_len = int64_t{1} << 62;  // q alone overflows any size_t
   EXPECT_EQ(Attention(huge, opts, p, p, p, out, nullptr), Status::kTooLarge);
 
   AttentionOptions o = opts;

@@ -2,7 +2,7 @@
 // the argument and shows the expected and the actual value, and afterwards
 // the same runtime still computes a correct result.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
 import { Structs } from '../../dist/engine/embind.mjs';
@@ -142,6 +142,21 @@ const cases = [
   ['Embedding indices a Float32Array', (ca) => new ca.Embedding(6, 3).forward(new Float32Array(2)), TypeError, /^indices must be an Int32Array, a Uint32Array or an Array of integers, got a Float32Array of length 2$/],
   ['Embedding shape not matching the indices', (ca) => new ca.Embedding(6, 3).forward([1, 2, 3], [2, 2]), RangeError, /^indices must have length 4 \(shape \[2, 2\]\), got length 3$/],
   ['Embedding.backward before forward', (ca) => new ca.Embedding(6, 3).backward(new Float32Array(3)), TypeError, /^backward\(\) needs a forward\(\) in training mode first/],
+  ['Embedding.backward gradOutput of the wrong length', (ca) => {
+    const e = new ca.Embedding(6, 3);
+    e.forward([1, 2], [2]);
+    return e.backward(new Float32Array(5));
+  }, RangeError, /^gradOutput must have length 6 \(shape \[2, 3\]\), got length 5$/],
+  ['GroupedQueryAttention.backward gradOutput a Float64Array', (ca, q, k, v, ctx) => {
+    const g = new ca.GroupedQueryAttention(3, 4, 2, 1, { contextLength: 6 });
+    g.forward(ctx.x, [2, 6, 3]);
+    return g.backward(new Float64Array(48));
+  }, TypeError, /^gradOutput must be a Float32Array, got a Float64Array of length 48$/],
+  ['GroupedQueryAttention.backward after a forward with useCache', (ca, q, k, v, ctx) => {
+    const g = new ca.GroupedQueryAttention(3, 4, 2, 1, { contextLength: 6 });
+    g.forward(ctx.x.subarray(0, 18), [6, 3], { useCache: true });
+    return g.backward(new Float32Array(24));
+  }, TypeError, /^backward\(\) cannot follow the last forward\(\): it used the KV cache \(useCache\), which has no backward$/],
 
   // Training: loss, optimizers, randint.
   ['crossEntropy logits an Array', (ca) => ca.crossEntropy([0, 1], [1]), TypeError, /^logits must be a Float32Array, got an Array of length 2$/],
@@ -158,6 +173,20 @@ const cases = [
   ['SGD with no parameters', (ca) => new ca.optim.SGD([]), RangeError, /^params must hold at least one parameter, got none$/],
   ['SGD params a Float32Array', (ca) => new ca.optim.SGD(new Float32Array(3)), TypeError, /^params must be a module or a parameter \(\{ data: Float32Array, grad \}\), got a Float32Array of length 3$/],
   ['SGD with a module listed twice', (ca, q, k, v, ctx) => new ca.optim.SGD([ctx.linear, ctx.linear]), RangeError, /^params\[1\] 'weight' appears more than once in params$/],
+  ['SGD.step with a gradient of the wrong length', (ca) => new ca.optim.SGD([{ data: new Float32Array(3), grad: new Float32Array(2) }]).step(), RangeError, /^the gradient of a parameter must be a Float32Array of length 3, got a Float32Array of length 2$/],
+  ['AdamW.step with a gradient that is an Array', (ca) => new ca.optim.AdamW([{ data: new Float32Array(3), grad: [1, 2, 3] }]).step(), TypeError, /^the gradient of a parameter must be a Float32Array of length 3, got an Array of length 3$/],
+  ['AdamW.step with a module gradient of the wrong length', (ca, q, k, v, ctx) => {
+    const lin = new ca.Linear(3, 2);
+    lin.forward(ctx.x.subarray(0, 6), [2, 3]);
+    lin.backward(new Float32Array(4));
+    lin.biasGrad = new Float32Array(1);
+    return new ca.optim.AdamW(lin).step();
+  }, RangeError, /^the gradient of a parameter 'bias' must be a Float32Array of length 2, got a Float32Array of length 1$/],
+  ['optimizer zeroGrad with a number', (ca) => new ca.optim.SGD(new ca.Linear(2, 2)).zeroGrad(1), TypeError, /^setToNone must be true or false, got 1$/],
+  ['crossEntropy ignoreIndex fractional', (ca) => ca.crossEntropy(new Float32Array(6), [0, 1], { ignoreIndex: 1.5 }), RangeError, /^options.ignoreIndex must be an integer >= -2147483648, got 1.5$/],
+  ['ModuleList of a number', (ca) => new ca.ModuleList([1]), TypeError, /^module must be a Module, got 1$/],
+  ['ModuleList.extend with a number', (ca) => new ca.ModuleList().extend(3), TypeError, /^modules must be an iterable of modules, got 3$/],
+  ['registerModule with a dotted name', (ca) => new ca.Module().registerModule('a.b', new ca.Linear(1, 1)), TypeError, /^name must be a non-empty string without '\.', got the string "a\.b"$/],
   ['randint with high <= low', (ca) => ca.randint(3, 3, [2]), RangeError, /^high must be an integer >= 4, got 3$/],
   ['randint with a bad shape', (ca) => ca.randint(0, 3, 2), TypeError, /^shape must be an Array of 1–8 integers, got 2$/],
 
@@ -228,6 +257,12 @@ const cases = [
   ['cache attention dropout 1', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, dropout: 1 }), RangeError, /^options.dropout must be a number in \[0, 1\), got 1$/],
   ['cache truncate beyond its length', (ca, q, k, v, ctx) => ctx.cache.truncate(4), RangeError, /^n must be at most the cache's length 3, got 4$/],
   ['cache truncate negative', (ca, q, k, v, ctx) => ctx.cache.truncate(-1), RangeError, /^n must be an integer >= 0, got -1$/],
+  ['cache attention out of the wrong length', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, out: new Float32Array(3) }), RangeError, /^options.out must have length 8 \(batch 1 × heads 2 × queryLength 1 × valueDim 4\), got length 3$/],
+  ['cache attention returnLogSumExp not boolean', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, returnLogSumExp: 'yes' }), TypeError, /^options.returnLogSumExp must be true or false, got the string "yes"$/],
+  ['cache attention causal unknown', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, causal: 'x' }), RangeError, /^options.causal must be one of false, true, 'top-left', 'bottom-right', got the string "x"$/],
+  ['cache append v an Array', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(4), [1, 2, 3, 4]), TypeError, /^v must be a Float32Array, got an Array of length 4$/],
+  ['cache truncate with a string', (ca, q, k, v, ctx) => ctx.cache.truncate('1'), TypeError, /^n must be an integer >= 0, got the string "1"$/],
+  ['createKVCache valueDim 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, valueDim: 0 }), RangeError, /^options.valueDim must be an integer >= 1, got 0$/],
   ['cache used after dispose', (ca, q) => {
     const c = ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 });
     c.dispose();
@@ -277,6 +312,8 @@ describe('bad input', async () => {
   ctx.cache.append(randomArray(12, 7), randomArray(12, 8));
   const moduleExpected = ctx.module.forward(ctx.x, [2, 6, 3]);
   const linearExpected = ctx.linear.forward(ctx.x, [12, 3]);
+  const decodeQuery = randomArray(8, 10);
+  const cacheExpected = ctx.cache.attention(decodeQuery, { heads: 2, queryLength: 1 });
 
   it(`has at least 60 kinds of bad input (${cases.length})`, () => {
     assert.ok(cases.length >= 60);
@@ -296,6 +333,119 @@ describe('bad input', async () => {
       assert.ok(maxRelativeError(output, expected) <= 1e-5);
       assert.deepEqual(ctx.module.forward(ctx.x, [2, 6, 3]), moduleExpected);
       assert.deepEqual(ctx.linear.forward(ctx.x, [12, 3]), linearExpected);
+      assert.equal(ctx.cache.length, 3);
+      assert.deepEqual(ctx.cache.attention(decodeQuery, { heads: 2, queryLength: 1 }), cacheExpected);
+    });
+  }
+});
+
+// Worker mode: the same bad input, each call awaited, rejects with the
+// local class and message, and afterwards the worker still computes. Each
+// entry runs on the local runtime and on the worker's; ctx holds a
+// MultiHeadAttention(3, 4, 6, 0, 2) and a GroupedQueryAttention(3, 4, 2, 1,
+// { contextLength: 6 }) of each.
+const circular = { ...shape };
+circular.self = circular;
+let deep = [];
+for (let i = 0; i < 20000; i++) deep = [deep];
+const detached = new Float32Array(24);
+structuredClone(detached.buffer, { transfer: [detached.buffer] });
+const f32 = (n) => new Float32Array(n);
+const remoteCases = [
+  ['attention q too short', (ca, q, k, v) => ca.attention(q.subarray(1), k, v, shape)],
+  ['attention unknown option', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, head: 2 })],
+  ['attention with circular options', (ca, q, k, v) => ca.attention(q, k, v, circular)],
+  ['attention with 20 000-deep options', (ca, q, k, v) => ca.attention(q, k, v, deep)],
+  ['attention with a detached q', (ca, q, k, v) => ca.attention(detached, k, v, shape)],
+  ['attention with a detached out', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, out: detached })],
+  ['attention seed 2^64', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, seed: 2n ** 64n })],
+  ['attention beyond a wasm32 heap', (ca) => ca.attention(f32(30000), f32(30000), f32(30000),
+    { batch: 1, heads: 1, queryLength: 30000, keyLength: 30000, headDim: 1, returnWeights: true })],
+  ['attentionBackward gradOutput a Float64Array', (ca, q, k, v) => ca.attentionBackward(new Float64Array(24), q, k, v, q, f32(6), shape)],
+  ['attentionBackward without logSumExp', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, undefined, shape)],
+  ['manualSeed with a symbol', (ca) => ca.manualSeed(Symbol('seed'))],
+  ['rand too large', (ca) => ca.rand([100000, 100000])],
+  ['randint with high <= low', (ca) => ca.randint(3, 3, [2])],
+  ['crossEntropy target out of range', (ca) => ca.crossEntropy(f32(6), [0, 3])],
+  ['CausalAttention dIn 0', (ca) => new ca.CausalAttention(0, 2, 6, 0)],
+  ['GroupedQueryAttention freqConfig unknown field', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { freqConfig: { factor: 32, low_freq_factor: 1 } })],
+  ['ModuleList of a number', (ca) => new ca.ModuleList([1])],
+  ['forward tokens beyond contextLength', (ca, q, k, v, ctx) => ctx.module.forward(f32(21), [1, 7, 3])],
+  ['forward unknown option', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { returnWeight: true })],
+  ['forward useCache past contextLength', async (ca, q, k, v, ctx) => {
+    await (await ctx.gqa.resetCache()).forward(ctx.x.subarray(0, 12), [4, 3], { useCache: true });
+    return ctx.gqa.forward(ctx.x.subarray(0, 9), [3, 3], { useCache: true });
+  }],
+  ['backward before any forward', async (ca) => (await new ca.CausalAttention(3, 2, 6, 0)).backward(f32(12))],
+  ['backward gradOutput of the wrong length', async (ca, q, k, v, ctx) => {
+    const m = await new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    await m.forward(ctx.x, [2, 6, 3]);
+    return m.backward(f32(3));
+  }],
+  ['Embedding.backward gradOutput an Array', async (ca) => {
+    const e = await new ca.Embedding(6, 3);
+    await e.forward([1, 2], [2]);
+    return e.backward([1, 2, 3, 4, 5, 6]);
+  }],
+  ['SGD with no parameters', (ca) => new ca.optim.SGD([])],
+  ['SGD nesterov without momentum', (ca, q, k, v, ctx) => new ca.optim.SGD(ctx.module, { lr: 0.1, nesterov: true })],
+  ['SGD.step with a gradient of the wrong length', async (ca) => (await new ca.optim.SGD([{ data: f32(3), grad: f32(2) }])).step()],
+  ['AdamW.step with a gradient that is an Array', async (ca) => (await new ca.optim.AdamW([{ data: f32(3), grad: [1, 2, 3] }])).step()],
+  ['loadStateDict missing an entry', async (ca, q, k, v, ctx) => {
+    const d = await ctx.module.stateDict();
+    delete d['W_key.weight'];
+    return ctx.module.loadStateDict(d);
+  }],
+  ['createKVCache capacity 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 0 })],
+  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 })],
+  ['cache append past capacity', async (ca) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).append(f32(12), f32(12))],
+  ['cache attention on an empty cache', async (ca, q) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).attention(q, { heads: 2, queryLength: 3 })],
+  ['cache truncate beyond its length', async (ca) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).truncate(1)],
+  ['cache used after dispose', async (ca) => {
+    const c = await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 });
+    await c.dispose();
+    return c.append(f32(4), f32(4));
+  }],
+];
+
+describe('bad input in worker mode', async () => {
+  const local = await init({ build: 'single' });
+  const remote = await init({ worker: true, build: 'single' });
+  after(() => remote.dispose());
+  const contexts = [];
+  for (const ca of [local, remote]) {
+    await ca.manualSeed(1);
+    contexts.push({
+      module: await new ca.MultiHeadAttention(3, 4, 6, 0.0, 2),
+      gqa: await new ca.GroupedQueryAttention(3, 4, 2, 1, { contextLength: 6 }),
+      x: randomArray(2 * 6 * 3, 9),
+    });
+  }
+  const moduleExpected = contexts[0].module.forward(contexts[0].x, [2, 6, 3]);
+
+  it(`has at least 30 kinds of bad input (${remoteCases.length})`, () => {
+    assert.ok(remoteCases.length >= 30);
+    assert.equal(new Set(remoteCases.map(([what]) => what)).size, remoteCases.length);
+  });
+
+  for (const [what, call] of remoteCases) {
+    it(`${what}: the local class and message`, async () => {
+      const errors = [];
+      for (const [i, ca] of [local, remote].entries()) {
+        const { q, k, v } = good();
+        const error = await (async () => call(ca, q, k, v, contexts[i]))().then(
+          () => assert.fail(`${what}: no error ${i ? 'in worker mode' : 'locally'}`), (e) => e);
+        errors.push(error);
+      }
+      const [expectedError, actual] = errors;
+      assert.ok(expectedError instanceof TypeError || expectedError instanceof RangeError, `${expectedError}`);
+      assert.equal(actual.constructor, expectedError.constructor, `${actual.constructor.name}: ${actual.message}`);
+      assert.equal(actual.message, expectedError.message);
+      // The worker still computes, and correctly.
+      const { q, k, v } = good();
+      const { output } = await remote.attention(q, k, v, shape);
+      assert.ok(maxRelativeError(output, expected) <= 1e-5);
+      assert.deepEqual(await contexts[1].module.forward(contexts[1].x, [2, 6, 3]), moduleExpected);
     });
   }
 });

@@ -118,6 +118,8 @@ for (const [name, initOptions] of builds) {
         {}, { causal: 'top-left' }, { causal: false }, { causal: true, maskStrategy: 'renormalize' },
         { scale: -0.4 }, { training: true, dropout: 0.3, seed: 77n }, { returnWeights: true },
         { returnWeights: true, training: true, dropout: 0.5, seed: 5 },
+        { returnLogSumExp: true }, { returnLogSumExp: true, returnWeights: true, causal: 'top-left' },
+        { returnLogSumExp: true, training: true, dropout: 0.3, seed: 9 },
       ];
       for (const tq of [1, 3]) {
         const q = randomArray(B * H * tq * D, 6 + tq);
@@ -138,6 +140,40 @@ for (const [name, initOptions] of builds) {
         assert.deepEqual(out, cache.attention(q, { heads: H, queryLength: tq, returnWeights: true }).output);
       }
       cache.dispose();
+    });
+
+    it('returnLogSumExp: one decode split over two caches merges into the one-cache result (issue 23)', () => {
+      // Keys [0, 300) in one cache, [300, 700) in another: each gives its
+      // output and log-sum-exp per row; weighted by e^(lse - max) they are
+      // the output over all 700 keys.
+      const L = 700;
+      const split = 300;
+      const k = randomArray(B * KV * L * D, 14);
+      const v = randomArray(B * KV * L * DV, 15);
+      const layout = { batch: B, kvHeads: KV, headDim: D, valueDim: DV, capacity: L };
+      const whole = ca.createKVCache(layout).append(k, v);
+      const first = ca.createKVCache(layout).append(tokenRows(k, B * KV, L, D, 0, split),
+        tokenRows(v, B * KV, L, DV, 0, split));
+      const second = ca.createKVCache(layout).append(tokenRows(k, B * KV, L, D, split, L),
+        tokenRows(v, B * KV, L, DV, split, L));
+      const q = randomArray(B * H * D, 16);
+      const options = { heads: H, queryLength: 1, returnLogSumExp: true };
+      const all = whole.attention(q, options);
+      const [a, b] = [first.attention(q, options), second.attention(q, options)];
+      assert.equal(all.logSumExp.length, B * H);
+      const merged = new Float32Array(B * H * DV);
+      const lse = new Float32Array(B * H);
+      for (let row = 0; row < B * H; row++) {
+        const m = Math.max(a.logSumExp[row], b.logSumExp[row]);
+        const [wa, wb] = [Math.exp(a.logSumExp[row] - m), Math.exp(b.logSumExp[row] - m)];
+        for (let d = 0; d < DV; d++) {
+          merged[row * DV + d] = (wa * a.output[row * DV + d] + wb * b.output[row * DV + d]) / (wa + wb);
+        }
+        lse[row] = m + Math.log(wa + wb);
+      }
+      assert.ok(maxRelativeError(merged, all.output) <= TOL, `${maxRelativeError(merged, all.output)}`);
+      assert.ok(maxRelativeError(lse, all.logSumExp) <= TOL);
+      for (const c of [whole, first, second]) c.dispose();
     });
 
     it('truncate and reset: what is appended after them replaces the old tail', () => {
@@ -183,7 +219,7 @@ for (const [name, initOptions] of builds) {
       cache.dispose();
     });
 
-    it('dispose: harmless twice, every later use a TypeError, its memory reused', () => {
+    it('dispose: harmless twice, every later method and length a TypeError, the layout kept, its memory reused (issue 23)', () => {
       const layout = { batch: 1, kvHeads: 4, headDim: 64, capacity: 4096 }; // 8 MiB
       const first = ca.createKVCache(layout);
       first.dispose();
@@ -198,6 +234,10 @@ for (const [name, initOptions] of builds) {
         assert.throws(() => cache.append(new Float32Array(256), new Float32Array(256)), TypeError);
         assert.throws(() => cache.attention(new Float32Array(64), { heads: 1, queryLength: 1 }), TypeError);
         assert.throws(() => cache.truncate(0), TypeError);
+        assert.throws(() => cache.reset(), TypeError);
+        // The layout it was created with still answers (index.d.ts, dispose).
+        assert.deepEqual([cache.batch, cache.kvHeads, cache.headDim, cache.valueDim, cache.capacity],
+          [1, 4, 64, 64, 4096]);
       }
       assert.equal(ca.memoryBytes, bytes, 'the same block is reused after every dispose');
       // What `using` calls at the end of its block (Node 20 has no `using` yet).

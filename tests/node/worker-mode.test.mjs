@@ -139,6 +139,144 @@ describe('worker mode', () => {
     assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
   });
 
+  it('rejects awkward arguments as the local runtime does: circular, 20 000 deep, detached, symbols (issue 23)', async () => {
+    const circular = { ...SHAPE };
+    circular.self = circular;
+    const loop = [];
+    loop.push(loop);
+    let deep = [];
+    for (let i = 0; i < 20000; i++) deep = [deep];
+    let deepObject = {};
+    for (let i = 0; i < 20000; i++) deepObject = { next: deepObject };
+    const detached = new Float32Array(n);
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    const cases = [
+      (ca) => ca.attention(q, k, v, circular),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, seed: loop }),
+      (ca) => ca.attention(q, k, v, deep),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, causal: deepObject }),
+      (ca) => ca.attention(detached, k, v, SHAPE),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, out: detached }),
+      (ca) => ca.attention(q, k, v, { ...SHAPE, out: detached.buffer }),
+      (ca) => ca.manualSeed(Symbol('seed')),
+      (ca) => ca.rand([2, Symbol.for('dim')]),
+    ];
+    for (const make of cases) {
+      const expected = thrown(() => make(local));
+      const actual = await rejection(make(remote));
+      assert.equal(actual.constructor, expected.constructor, `${make}: ${actual.message}`);
+      assert.equal(actual.message, expected.message, String(make));
+    }
+    // Shared and circular containers arrive shared and circular: a state
+    // dict whose entries are one array loads as locally.
+    const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
+    const one = Array(6).fill(0.5);
+    const dict = { 'W_query.weight': one, 'W_key.weight': one, 'W_value.weight': one };
+    await layer.loadStateDict(dict);
+    local.manualSeed(1);
+    const mirror = new local.CausalAttention(3, 2, 6, 0.0);
+    mirror.loadStateDict(dict);
+    assert.deepEqual(await layer.forward(INPUTS, [6, 3]), mirror.forward(INPUTS, [6, 3]));
+    assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+  });
+
+  it('refuses, by name, a handle of another worker-mode runtime and a property not awaited (issue 23)', async () => {
+    const other = await init({ worker: true, build: 'single' });
+    try {
+      const foreign = await new other.CausalAttention(3, 2, 6, 0.0);
+      const mine = await new remote.CausalAttention(3, 2, 6, 0.0);
+      const error = await rejection(mine.loadStateDict(foreign));
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message, 'worker mode: loadStateDict: argument 1 cannot be sent to the worker (a handle ' +
+        'of another worker-mode runtime (objects stay in the worker that made them)): pass numbers, strings, ' +
+        'typed arrays, plain objects and arrays of them, or objects this runtime returned');
+      const optimizer = await rejection(new remote.optim.SGD([mine, foreign]));
+      assert.match(optimizer.message, /^worker mode: optim\.SGD: argument 1\[1\] cannot be sent .*a handle of another worker-mode runtime/);
+      const unawaited = await rejection(new remote.optim.SGD([mine.W_query]));
+      assert.match(unawaited.message, /^worker mode: optim\.SGD: argument 1\[0\] cannot be sent to the worker \(a property of a worker object that was not awaited \(await it first\)\)/);
+      // Both runtimes still compute.
+      assert.deepEqual(await other.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+      assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+    } finally {
+      await other.dispose();
+    }
+  });
+
+  it('answers the names JS and libraries probe (toJSON, toString, constructor...) as a plain object, with no remote call (issue 23)', () => {
+    // A child process: a stray remote call that rejects would be an
+    // unhandled rejection, which ends it with code 1.
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      import { init } from 'causal-attention';
+      const ca = await init({ worker: true, build: 'single' });
+      const layer = await new ca.CausalAttention(3, 2, 6, 0.0);
+      const seen = {
+        json: JSON.stringify({ layer }),
+        jsonOfProperty: JSON.stringify({ w: layer.W_query }),
+        string: String(layer),
+        template: \`\${layer}\`,
+        plus: '' + layer.W_query.weight,
+        toJSON: typeof layer.toJSON,
+        inspect: typeof layer.inspect,
+        asymmetricMatch: typeof layer.asymmetricMatch,
+        constructor: layer.constructor === Object,
+        iterator: typeof layer[Symbol.iterator],
+        toPrimitive: typeof layer[Symbol.toPrimitive],
+        hasOwn: layer.hasOwnProperty('dIn'),
+        runtime: String(ca),
+      };
+      await new Promise((resolve) => setTimeout(resolve, 200)); // any stray rejection surfaces
+      seen.stillComputes = (await layer.forward(new Float32Array(18).fill(0.5), [6, 3])).length;
+      await ca.dispose();
+      console.log(JSON.stringify(seen));
+    `], { cwd: root, encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stderr);
+    const seen = JSON.parse(r.stdout);
+    // JSON holds what a plain object's own properties would: the snapshot.
+    const { layer } = JSON.parse(seen.json);
+    assert.deepEqual([layer.training, layer.dIn, layer.dOut, layer.contextLength], [true, 3, 2, 6]);
+    assert.equal(seen.jsonOfProperty, '{}');
+    assert.equal(seen.string, '[object causal-attention worker handle]');
+    assert.equal(seen.template, seen.string);
+    assert.match(seen.plus, /^function/);
+    assert.deepEqual([seen.toJSON, seen.inspect, seen.asymmetricMatch, seen.iterator, seen.toPrimitive],
+      ['undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
+    assert.equal(seen.constructor, true);
+    assert.equal(seen.hasOwn, true);
+    assert.equal(seen.runtime, '[object causal-attention worker handle]');
+    assert.equal(seen.stillComputes, 12);
+  });
+
+  it('a rejected backward keeps its forward, as locally (issue 23, finding 2)', async () => {
+    await remote.manualSeed(12);
+    local.manualSeed(12);
+    const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
+    const mirror = new local.CausalAttention(3, 2, 6, 0.0);
+    const g = Float32Array.from({ length: 12 }, (_, i) => Math.cos(i));
+    await layer.forward(INPUTS, [6, 3]);
+    mirror.forward(INPUTS, [6, 3]);
+    const error = await rejection(layer.backward(new Float32Array(13)));
+    assert.ok(error instanceof RangeError);
+    assert.equal(error.message, thrown(() => mirror.backward(new Float32Array(13))).message);
+    assert.deepEqual(await layer.backward(g), mirror.backward(g));
+    assert.deepEqual(await layer.gradients(), mirror.gradients());
+  });
+
+  it('a disposed KV cache: its layout still reads synchronously, length and methods reject as locally (issue 23, finding 9)', async () => {
+    const layout = { batch: 1, kvHeads: 1, headDim: 4, capacity: 8 };
+    const cache = await remote.createKVCache(layout);
+    const mirror = local.createKVCache(layout);
+    await cache.dispose();
+    mirror.dispose();
+    assert.equal(cache.disposed, true);
+    assert.deepEqual([cache.capacity, cache.batch, cache.kvHeads, cache.headDim, cache.valueDim], [8, 1, 1, 4, 4]);
+    const expected = thrown(() => mirror.length);
+    for (const call of [async () => cache.length, () => cache.append(new Float32Array(4), new Float32Array(4))]) {
+      const error = await rejection(call());
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message, expected.message);
+    }
+  });
+
   it('says what it cannot do: assignments, functions as arguments, unknown methods', async () => {
     const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
     const assignment = thrown(() => { layer.dropout = 0.5; });
@@ -168,8 +306,18 @@ describe('worker mode', () => {
     }
   });
 
-  it('shares one worker for the same options, like init()', async () => {
-    assert.equal(await init({ worker: true, build: 'threads', threads: 2 }), remote);
+  it('gives each init() a runtime of its own in the worker those options share (issue 23, finding 10)', async () => {
+    const other = await init({ worker: true, build: 'threads', threads: 2 });
+    assert.notEqual(other, remote);
+    await other.manualSeed(123);
+    await remote.manualSeed(5);
+    await other.rand([3]); // draws from its own generator only
+    local.manualSeed(5);
+    assert.deepEqual(await remote.rand([2]), local.rand([2]));
+    // [Symbol.dispose] of one of two disposes that one, not the shared worker.
+    other[Symbol.dispose]();
+    await assert.rejects(async () => other.rand([2]), { name: 'TypeError', message: /has been disposed/ });
+    assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
   });
 
   it('releases dropped handles in the worker without breaking live ones (garbage collection forced)', () => {
@@ -201,6 +349,21 @@ describe('worker mode', () => {
     assert.ok(out.finalized > 100, `handles were collected (${out.finalized}), so releases were sent`);
     assert.equal(out.same, true);
     assert.equal(out.weight, 6);
+  });
+
+  it('init() while the last dispose() is under way starts a new worker, which the next init() shares (issue 23, finding 4)', async () => {
+    const ca = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
+    const disposing = ca.dispose();
+    const next = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
+    await disposing;
+    assert.notEqual(next, ca);
+    assert.deepEqual(await next.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+    // The old worker closing did not forget its successor: a third runtime
+    // opens in next's worker, and disposing it leaves next working.
+    const third = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
+    await third.dispose();
+    assert.deepEqual(await next.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
+    await next.dispose();
   });
 
   it('rejects every call after dispose with the local message', async () => {
