@@ -2,7 +2,7 @@
 // installs them from this folder's package-lock.json first): Next.js 16
 // (Turbopack, its default, and webpack; production build and dev server;
 // the client page and the server route, whose bundle is the package's
-// `node` entry), Parcel 2, Deno 2, Bun, Node 22 and 24. The packed package
+// `node` entry), Parcel 2, Deno 2, Bun (scripts and `bun test`), Node 22 and 24. The packed package
 // is installed as in tests/consumers/ (harness.mjs); no client gets any
 // configuration (the Next.js app has none: no next.config).
 import assert from 'node:assert/strict';
@@ -158,4 +158,10 @@ describe('runtimes', () => {
       assert.deepEqual(runJson([...pre, 'node-cjs.cjs'], app, exe), ['threads', '-0.4519', '0.2216']);
     });
   }
+
+  it('Bun: bun test runs the Jest tests (tests/consumers/app/runners/jest/)', () => {
+    const r = spawnSync(bin('bun'), ['test'], { cwd: join(app, 'runners/jest'), encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout + r.stderr, /\b12 pass\b/);
+  });
 });
