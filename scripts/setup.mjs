@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Installs what the build, tests, demo and benchmark need on a fresh Debian 12
 // machine with Node 20, then `npm ci` when node_modules is missing or stale.
-//   node scripts/setup.mjs [--for=test|start|bench]
+//   node scripts/setup.mjs [--for=test|start|bench] [--only=system|npm]
 // As root, missing system packages are installed with apt-get; otherwise
 // the script lists them and exits 1. Node built-ins only (runs before npm ci).
+// --only does one half (scripts/test.mjs runs npm ci beside the wasm build).
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,10 +13,16 @@ import { has, run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const purpose = (process.argv.find((a) => a.startsWith('--for=')) ?? '--for=test').slice(6);
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
+if (only !== undefined && only !== 'system' && only !== 'npm') {
+  console.error(`--only must be system or npm, got ${only}`);
+  process.exit(1);
+}
 
 // [what, Debian package, check]
 const requirements = [
   ['CMake', 'cmake', () => has('cmake')],
+  ['Ninja (scripts/build.mjs: both cores busy)', 'ninja-build', () => has('ninja')],
   ['a C++17 compiler', 'g++', () => has('g++')],
   ['Emscripten (emcc)', 'emscripten', () => has('emcc')],
   ['Highway headers and library', 'libhwy-dev', () => existsSync('/usr/include/hwy/highway.h')],
@@ -42,7 +49,7 @@ function hasFuzzerRuntime() {
   return readdirSync(base).some((v) => existsSync(join(base, v, 'lib/linux/libclang_rt.fuzzer-x86_64.a')));
 }
 
-const missing = requirements.filter(([, , ok]) => !ok());
+const missing = only === 'npm' ? [] : requirements.filter(([, , ok]) => !ok());
 if (missing.length) {
   const packages = [...new Set(missing.map(([, pkg]) => pkg))];
   if (process.getuid?.() === 0) {
@@ -62,7 +69,7 @@ if (missing.length) {
 const lock = readFileSync(join(root, 'package-lock.json'));
 const digest = createHash('sha256').update(lock).digest('hex');
 const stamp = join(root, 'node_modules', '.causal-attention-lock');
-if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== digest) {
+if (only !== 'system' && (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== digest)) {
   // onnxruntime-node (a benchmark peer) would fetch CUDA providers from
   // nuget.org; its CPU binding ships in the package (.npmrc says the same).
   const env = { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' };

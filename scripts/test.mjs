@@ -6,46 +6,252 @@
 // (TypeDoc), the browser tests, and the consumer tests (the packed package
 // installed into apps built by each bundler).
 //   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
-import { mkdirSync } from 'node:fs';
+//
+// The suites run as a small graph on two lanes, so that a 2-core machine is
+// kept busy without the lanes slowing each other where it matters:
+// - the JS lane: npm ci and the wasm build side by side, then the suites
+//   that need dist/ one after the other (browser tests alone in it:
+//   tests/browser/learn.test.mjs asserts frame gaps);
+// - the native lane: the sanitizer build (which also links the libFuzzer
+//   target, CMakeLists.txt) → ctest under ASan + UBSan, and beside that
+//   ctest, once the browser tests are over (not to crowd them), the Release
+//   build → ctest: the compiler fills the cores that the ASan suite's few
+//   long tests leave idle at its end. It runs at nice 10 while a suite of
+//   the JS lane (or the fuzzer) runs, so it takes mostly the CPU they leave,
+//   and at normal priority when it runs alone (renice of its process
+//   groups; as root only).
+// The fuzzer runs at normal priority once its target is built and the JS
+// lane is over: its budget is seconds of wall time, so it must have a core
+// to itself (beside the niced native lane), not share one with the
+// frame-timed browser tests or the bundlers of the consumer tests.
+// Each suite's output goes to build/test-logs/<suite>.log and is printed
+// whole when the suite ends; a failed suite fails the run (the suites that
+// need it are skipped), and a table of times closes the run.
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const node = process.execPath;
+const logs = join(root, 'build/test-logs');
 const started = Date.now();
-const step = (name) => console.log(`\n=== ${name} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
-
-step('set-up');
-run(node, ['scripts/setup.mjs', '--for=test'], { cwd: root });
-step('build');
-run(node, ['scripts/build.mjs', '--native', '--wasm'], { cwd: root });
-step('native tests (GoogleTest, every SIMD target)');
-run('ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2'], { cwd: root });
-step('native tests under AddressSanitizer + UndefinedBehaviorSanitizer');
-run(node, ['scripts/build.mjs', '--sanitize'], { cwd: root });
-run('ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2'], { cwd: root });
+const startLoad = loadavg().map((l) => l.toFixed(2)).join(' ');
+const seconds = (t = Date.now()) => (t - started) / 1000;
 const fuzzSeconds = Number(process.env.FUZZ_SECONDS ?? 60);
+
+/** The suites: name → { needs (must pass), after (must end), nice, steps, state, ... }. */
+const suites = new Map();
+
+/**
+ * Declares a suite. `steps`: [cmd, args] pairs run one after the other in
+ * the repository root. `needs`: suites it uses the output of (skipped if one
+ * of them failed); `after`: suites it only waits for (ordering, CPU).
+ */
+function suite(name, { needs = [], after = [], nice = false, steps }) {
+  suites.set(name, { name, needs, after, nice, steps, state: 'waiting' });
+}
+
+suite('set-up: system packages', {
+  steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=system']]],
+});
+suite('set-up: npm ci', {
+  needs: ['set-up: system packages'],
+  steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=npm']]],
+});
+suite('build: wasm + dist/', {
+  needs: ['set-up: system packages'],
+  steps: [[node, ['scripts/build.mjs', '--wasm']]],
+});
+suite('build: ASan + UBSan (tests and fuzz target)', {
+  needs: ['set-up: system packages'], nice: true,
+  steps: [[node, ['scripts/build.mjs', '--sanitize']]],
+});
+suite('native tests under AddressSanitizer + UndefinedBehaviorSanitizer', {
+  needs: ['build: ASan + UBSan (tests and fuzz target)'], nice: true,
+  steps: [['ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2']]],
+});
+suite('build: native (Release)', {
+  needs: ['set-up: system packages'],
+  after: ['build: ASan + UBSan (tests and fuzz target)', 'browser tests (headless Chromium)'],
+  nice: true,
+  steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],
+});
+suite('native tests (GoogleTest, every SIMD target)', {
+  needs: ['build: native (Release)'], nice: true,
+  steps: [['ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2']]],
+});
+suite('API reference (TypeDoc: every export documented)', {
+  needs: ['set-up: npm ci'], after: ['build: wasm + dist/'],
+  steps: [[node, ['scripts/build.mjs', '--docs']]],
+});
+suite('Node tests (the built package)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['API reference (TypeDoc: every export documented)'],
+  steps: [[node, ['--test', 'tests/node/']]],
+});
+suite('Node tests (the demo page\'s pure modules)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the built package)'],
+  steps: [[node, ['--test', 'tests/web/']]],
+});
+suite('TypeScript types', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the demo page\'s pure modules)'],
+  // The usage file against the declarations, then the package's JS against
+  // itself and against them (checkJs; scripts/typecheck.mjs).
+  steps: [[node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types']], [node, ['scripts/typecheck.mjs']]],
+});
+suite('browser tests (headless Chromium)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/', 'API reference (TypeDoc: every export documented)'],
+  after: ['TypeScript types'],
+  steps: [[node, ['--test', 'tests/browser/']]],
+});
+suite('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)', {
+  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium)'],
+  steps: [[node, ['--test', 'tests/consumers/']]],
+});
 if (fuzzSeconds > 0) {
-  step(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`);
-  run(node, ['scripts/build.mjs', '--fuzz'], { cwd: root });
   // New corpus entries go to build/; a crash writes build/fuzz-artifacts/crash-*:
   // copy it into tests/fuzz/corpus/ so the native suite replays it for good.
   for (const dir of ['build/fuzz-corpus', 'build/fuzz-artifacts']) mkdirSync(join(root, dir), { recursive: true });
-  run('build/fuzz/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
-    '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
-    'build/fuzz-corpus', 'tests/fuzz/corpus'], { cwd: root });
+  suite(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`, {
+    needs: ['build: ASan + UBSan (tests and fuzz target)'],
+    after: ['consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)'],
+    steps: [['build/sanitize/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
+      '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
+      'build/fuzz-corpus', 'tests/fuzz/corpus']]],
+  });
 }
-step('Node tests (the built package)');
-run(node, ['--test', 'tests/node/'], { cwd: root });
-step('Node tests (the demo page\'s pure modules)');
-run(node, ['--test', 'tests/web/'], { cwd: root });
-step('TypeScript types');
-run(node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types'], { cwd: root });
-step('API reference (TypeDoc: every export documented)');
-run(node, ['scripts/build.mjs', '--docs'], { cwd: root });
-step('browser tests (headless Chromium)');
-run(node, ['--test', 'tests/browser/'], { cwd: root });
-step('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)');
-run(node, ['--test', 'tests/consumers/'], { cwd: root });
-step('all suites passed');
+
+/** Process groups of the native lane's running steps, and their nice value now. */
+const niceGroups = new Set();
+let niceness = 10;
+
+/** Nice 10 for the native lane while another suite runs, 0 when it runs alone. */
+function setNiceness() {
+  const want = [...suites.values()].some((s) => s.state === 'running' && !s.nice) ? 10 : 0;
+  if (want === niceness) return;
+  niceness = want;
+  for (const pgid of niceGroups) spawnSync('renice', ['-n', String(want), '-g', String(pgid)], { stdio: 'ignore' });
+}
+
+/**
+ * Runs one step; resolves to { status, cpu } (its processes' user + system
+ * seconds, which the load of a shared machine changes less than wall time),
+ * its output going to `out`.
+ */
+function runStep([cmd, args], nice, out, cpuFile) {
+  out.write(`\n$ ${cmd} ${args.join(' ')}\n`);
+  // sh's `times` gives the CPU time of the step's whole process tree.
+  const timed = ['sh', ['-c', '"$@"; s=$?; times > "$0"; exit $s', cpuFile, cmd, ...args]];
+  const [file, argv] = nice ? ['nice', ['-n', String(niceness), timed[0], ...timed[1]]] : timed;
+  return new Promise((resolve) => {
+    // The native lane's steps get a process group each, reniced as a whole.
+    const child = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: nice });
+    if (nice) niceGroups.add(child.pid);
+    child.stdout.on('data', (b) => out.write(b));
+    child.stderr.on('data', (b) => out.write(b));
+    child.on('error', (e) => { out.write(`could not run ${cmd}: ${e.message}\n`); resolve({ status: 1, cpu: 0 }); });
+    child.on('close', (code, signal) => {
+      niceGroups.delete(child.pid);
+      if (code !== 0) out.write(`${cmd} exited with ${code ?? signal}\n`);
+      resolve({ status: code === 0 ? 0 : 1, cpu: childCpu(cpuFile) });
+    });
+  });
+}
+
+/** Seconds of CPU in the children line of `times` ("1m2.5s 0m0.3s"); 0 if it is missing. */
+function childCpu(file) {
+  try {
+    const line = readFileSync(file, 'utf8').trim().split('\n')[1];
+    return line.split(/\s+/).reduce((sum, t) => {
+      const [, m, sec] = t.match(/^(\d+)m([\d.]+)s$/);
+      return sum + 60 * Number(m) + Number(sec);
+    }, 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs a suite's steps, stopping at the first that fails; prints its output when it ends. */
+async function runSuite(s) {
+  s.state = 'running';
+  setNiceness();
+  s.start = seconds();
+  console.log(`--- started at ${s.start.toFixed(0)} s: ${s.name}`);
+  const file = join(logs, `${s.name.replace(/[^\w+]+/g, '-').replace(/^-|-$/g, '')}.log`);
+  const chunks = [];
+  const log = createWriteStream(file);
+  const out = { write: (b) => { chunks.push(Buffer.from(b)); log.write(b); } };
+  let status = 0;
+  s.cpu = 0;
+  for (const step of s.steps) {
+    const r = await runStep(step, s.nice, out, file.replace(/\.log$/, '.times'));
+    s.cpu += r.cpu;
+    status = r.status;
+    if (status !== 0) break;
+  }
+  await new Promise((done) => log.end(done));
+  s.end = seconds();
+  s.state = status === 0 ? 'passed' : 'failed';
+  setNiceness();
+  console.log(`\n=== ${s.name}: ${s.state} (${s.start.toFixed(0)} → ${s.end.toFixed(0)} s, ` +
+    `${(s.end - s.start).toFixed(0)} s, CPU ${s.cpu.toFixed(0)} s; log ${file.slice(root.length + 1)})`);
+  process.stdout.write(Buffer.concat(chunks));
+  if (s.state === 'failed') console.log(`\n=== FAILED: ${s.name} (its output above)`);
+}
+
+/** Starts every suite whose dependencies are settled; resolves when all are. */
+function schedule() {
+  for (const s of suites.values()) {
+    for (const d of [...s.needs, ...s.after]) if (!suites.has(d)) throw new Error(`${s.name}: unknown suite ${d}`);
+  }
+  return new Promise((resolve) => {
+    const tick = () => {
+      for (const s of suites.values()) {
+        if (s.state !== 'waiting') continue;
+        const deps = [...s.needs, ...s.after].map((d) => suites.get(d).state);
+        if (deps.some((d) => d === 'waiting' || d === 'running')) continue;
+        if (s.needs.some((d) => suites.get(d).state !== 'passed')) {
+          s.state = 'skipped';
+          console.log(`--- skipped: ${s.name} (needs ${s.needs.filter((d) => suites.get(d).state !== 'passed').join(', ')})`);
+          continue;
+        }
+        runSuite(s).then(tick);
+      }
+      if ([...suites.values()].every((s) => s.state !== 'waiting' && s.state !== 'running')) resolve();
+    };
+    tick();
+  });
+}
+
+// Detached process groups do not get the terminal's Ctrl-C: pass it on.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const pgid of niceGroups) try { process.kill(-pgid, signal); } catch { /* gone already */ }
+    process.exit(130);
+  });
+}
+
+mkdirSync(logs, { recursive: true });
+const heartbeat = setInterval(() => {
+  const running = [...suites.values()].filter((s) => s.state === 'running');
+  console.log(`--- at ${seconds().toFixed(0)} s, running: ` +
+    running.map((s) => `${s.name} (${(seconds() - s.start).toFixed(0)} s)`).join('; '));
+}, 60_000);
+await schedule();
+clearInterval(heartbeat);
+
+const head = ['suite', 'start s', 'seconds', 'CPU s', 'result'];
+const rows = [...suites.values()].map((s) => [s.name,
+  s.start === undefined ? '' : s.start.toFixed(0), s.end === undefined ? '' : (s.end - s.start).toFixed(0),
+  s.cpu === undefined ? '' : s.cpu.toFixed(0), s.state]);
+const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k].length)));
+const line = (r) => r.map((c, k) => (k === 0 || k === 4 ? c.padEnd(widths[k]) : c.padStart(widths[k]))).join('  ').trimEnd();
+console.log(`\n${line(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+for (const r of rows) console.log(line(r));
+const cpu = [...suites.values()].reduce((sum, s) => sum + (s.cpu ?? 0), 0);
+const failed = [...suites.values()].filter((s) => s.state !== 'passed');
+console.log(`\ntotal ${seconds().toFixed(0)} s, CPU ${cpu.toFixed(0)} s, on ${cpus().length} cores (load average at the start ${startLoad}, ` +
+  `at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}): ` +
+  `${failed.length ? `${failed.length} suite(s) not passed` : 'all suites passed'}`);
+process.exit(failed.length ? 1 : 0);

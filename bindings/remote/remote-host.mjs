@@ -8,10 +8,10 @@ import { init } from '../index.mjs';
 import {
   HANDLE, SYMBOL, VALUE, WRITE_BACK, decodeGraph, describePath, encodeGraph, errorToWire, isCloneable, isContainer,
   symbolFromWire, symbolToWire,
-} from './remote.mjs';
+} from './wire.mjs';
 
 /** @import { MessagePort } from '../platform.d.ts' */
-/** @import { Graph, Reply, Request, Wire } from './remote.mjs' */
+/** @import { Graph, Reply, Request, Wire } from './wire.mjs' */
 
 /**
  * Answers the page's requests arriving through `port` until the worker ends.

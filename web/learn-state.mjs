@@ -1,0 +1,51 @@
+// The Learn section's state, shared by its topic modules (learn.mjs and
+// learn-settings, -progress, -heads, -generation), and the drawing they ask
+// for: applied at the next animation frame, once per frame, so the page
+// stays smooth however fast the worker reports.
+
+export const $ = (id) => document.getElementById(id);
+
+export const learn = {
+  worker: null,
+  ready: false,
+  run: 0, // the newest run asked for: messages of older ones are dropped
+  getText: () => '',
+  info: null, // the run's sizes from the worker ('configured')
+  textTokens: null, // { gpt2 id → token } of the text the run trains on (and of prompts)
+  running: false, // what the page asked for (the Start / Pause button)
+  workerRunning: false, // what the worker last said: false once no more steps are on their way
+  losses: [],
+  smooth: [],
+  chance: [],
+  stepsPerSecond: 0,
+  probe: null, // the latest { step, weights, scores }
+  history: [], // per head: { steps, previous, induction } (sparklines)
+  best: null, // { score, layer, head }
+  maps: [], // per head: { hm, fig, scores, sparkPrevious, sparkInduction, layer, head }
+  view: 'probe',
+  generation: null,
+  selectedRow: null,
+  chart: null,
+  dirty: new Set(),
+  framePending: false,
+};
+
+/** What draw() can redraw, in the order it does: part → function (set by learn.mjs). */
+const painters = { chart: null, heads: null, status: null };
+
+export function setPainters(p) {
+  Object.assign(painters, p);
+}
+
+/** Marks parts ('chart', 'heads', 'status') to redraw at the next animation frame. */
+export function draw(...parts) {
+  for (const p of parts) learn.dirty.add(p);
+  if (learn.framePending) return;
+  learn.framePending = true;
+  requestAnimationFrame(() => {
+    learn.framePending = false;
+    const dirty = new Set(learn.dirty);
+    learn.dirty.clear();
+    for (const [part, paint] of Object.entries(painters)) if (dirty.has(part)) paint();
+  });
+}
