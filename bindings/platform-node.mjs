@@ -7,17 +7,35 @@
 
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 /** @import { GlueWorker, Platform, PthreadWorkerHooks } from './platform.d.ts' */
 
+/**
+ * The package's files, as paths. Not `new URL('./…', import.meta.url)`:
+ * bundlers rewrite that form into assets of their own (Vite under Vitest's
+ * `server.deps.inline` made it a server path, Turbopack fails on
+ * `new Worker(url)`), and these files are only ever read from the installed
+ * package (dist/, where this module is; dist/index.cjs is bundled there too).
+ */
+const DIST = dirname(fileURLToPath(import.meta.url));
 const FILES = {
-  single: new URL('./wasm/causal_attention.wasm', import.meta.url),
-  threads: new URL('./wasm/causal_attention_threads.wasm', import.meta.url),
-  pthreadWorker: new URL('./pthread-node.mjs', import.meta.url),
-  apiWorker: new URL('./worker-node.mjs', import.meta.url),
+  single: join(DIST, 'wasm', 'causal_attention.wasm'),
+  threads: join(DIST, 'wasm', 'causal_attention_threads.wasm'),
+  pthreadWorker: join(DIST, 'pthread-node.mjs'),
+  apiWorker: join(DIST, 'worker-node.mjs'),
 };
+
+/**
+ * `new Worker(path, options)` where bundlers do not look for a worker entry
+ * to bundle (Turbopack stops on a `new Worker` it cannot evaluate).
+ * @param {string} path
+ * @param {import('node:worker_threads').WorkerOptions} options
+ * @returns {Worker}
+ */
+const startWorker = (path, options) => Reflect.construct(Worker, [path, options]);
 
 /**
  * Our workers take none of the host's Node options: some break a worker
@@ -51,16 +69,16 @@ class PthreadWorker {
   #worker;
 
   /**
-   * @param {URL} url
+   * @param {string} path
    * @param {PthreadWorkerHooks} hooks
    */
-  constructor(url, { onError, onLoaded }) {
+  constructor(path, { onError, onLoaded }) {
     // Set by emcc; its onerror (log and rethrow) is never called: onError reports.
     /** @type {((event: { data: unknown }) => void) | null} */
     this.onmessage = null;
     /** @type {unknown} */
     this.onerror = null;
-    this.#worker = new Worker(url, { ...WORKER_OPTIONS, name: 'causal-attention pthread' });
+    this.#worker = startWorker(path, { ...WORKER_OPTIONS, name: 'causal-attention pthread' });
     this.#worker.on('message', (data) => {
       if (data?.cmd === 'loaded') onLoaded?.();
       this.onmessage?.({ data });
@@ -92,12 +110,12 @@ export const nodePlatform = {
   hardwareThreads: () => availableParallelism?.() ?? cpus().length,
 
   wasm(build) {
-    const path = fileURLToPath(FILES[build]);
+    const path = FILES[build];
     return { where: path, compile: () => compileWasm(path) };
   },
 
   pthreadWorker(hooks) {
-    return [new PthreadWorker(FILES.pthreadWorker, hooks), fileURLToPath(FILES.pthreadWorker)];
+    return [new PthreadWorker(FILES.pthreadWorker, hooks), FILES.pthreadWorker];
   },
 
   /**
@@ -121,8 +139,8 @@ export const nodePlatform = {
 
   /** The worker of init({ worker: true }) as a port for remote.mjs. */
   apiWorker() {
-    const worker = new Worker(FILES.apiWorker, { ...WORKER_OPTIONS, name: 'causal-attention' });
-    const where = fileURLToPath(FILES.apiWorker);
+    const worker = startWorker(FILES.apiWorker, { ...WORKER_OPTIONS, name: 'causal-attention' });
+    const where = FILES.apiWorker;
     return {
       where,
       post: (message, transfer) =>

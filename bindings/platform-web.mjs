@@ -17,7 +17,17 @@
 const VITE_DEPS = /\/node_modules\/\.vite\/deps(?:_temp_[^/]*)?\/wasm\//;
 const here = import.meta.url;
 const copiedByViteDev = () => VITE_DEPS.test(new URL('./wasm/causal_attention.wasm', import.meta.url).pathname);
-const inPackage = (/** @type {string} */ path) => new URL(`../../causal-attention/dist/${path}`, here);
+
+/**
+ * `path` against `base`, out of bundlers' sight: Turbopack turns a
+ * `new URL(computed, import.meta.url)` into a glob over dist/ (and fails on
+ * the .d.cts it finds), webpack into a context module. Only the literal
+ * URLs below are meant for bundlers.
+ * @param {string} path
+ * @param {string} base
+ */
+const resolve = (path, base) => new URL(path, base);
+const inPackage = (/** @type {string} */ path) => resolve(`../../causal-attention/dist/${path}`, here);
 
 /**
  * A worker's URL as this module would resolve it. Exact when the package is
@@ -26,7 +36,7 @@ const inPackage = (/** @type {string} */ path) => new URL(`../../causal-attentio
  * `new Worker(new URL(...))` knows.
  */
 const unbundled = /^https?:.*\/platform-web\.mjs(?:[?#].*)?$/.test(here);
-const nominal = (/** @type {string} */ path) => new URL(path, here);
+const nominal = (/** @type {string} */ path) => resolve(path, here);
 
 const PTHREAD_WORKER = 'wasm/causal_attention_threads.worker.mjs';
 const API_WORKER = 'worker.mjs';
@@ -143,8 +153,8 @@ export const webPlatform = {
   isNode: false,
 
   check() {
-    if (typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined') {
-      throw new Error('causal-attention: this is the browser entry (dist/index.mjs); in Node import ' +
+    if (typeof globalThis.process?.versions?.node === 'string' && typeof window === 'undefined') {
+      throw new Error('causal-attention: this is the browser build (dist/index.mjs); in Node import ' +
         '\'causal-attention\' by name (its "node" export condition loads dist/node.mjs)');
     }
   },
@@ -166,19 +176,40 @@ export const webPlatform = {
     return [watch(worker, url, hooks), url?.href ?? `${PTHREAD_WORKER} (as your bundler emitted it)`];
   },
 
-  /** The worker of init({ worker: true }) as a port for remote.mjs. */
-  apiWorker() {
-    const vite = copiedByViteDev();
-    const url = vite ? inPackage(API_WORKER) : unbundled ? nominal(API_WORKER) : null;
-    const worker = url && vite ? new Worker(url, { type: 'module', name: 'causal-attention' })
-      : new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module', name: 'causal-attention' });
-    return {
-      where: url?.href ?? `${API_WORKER} (as your bundler emitted it)`,
-      post: (message, transfer) => worker.postMessage(message, transfer ?? []),
-      onMessage: (handler) => worker.addEventListener('message', (event) => handler(event.data)),
-      onError: (handler) => watch(worker, url, { onError: handler }),
-      terminate: () => worker.terminate(),
-    };
-  },
+  /**
+   * The worker of init({ worker: true }) where this file is served as is
+   * (or copied by Vite 7's dev server). Bundled, only the browser entry
+   * (browser.mjs) can start it: see webApiWorker.
+   */
+  apiWorker: () => webApiWorker(null),
 };
 
+/**
+ * The worker of init({ worker: true }) as a port for remote.mjs.
+ * `bundled` is the browser entry's literal
+ * `() => new Worker(new URL('./worker.mjs', import.meta.url), …)`: it lives
+ * there and not here because the worker imports this file (worker.mjs →
+ * remote-host.mjs → index.mjs → loader.mjs → here), and a worker whose own
+ * module graph starts it is a cycle that deadlocks Turbopack and splits
+ * webpack's chunks. Without a bundler the URL is computed, which no bundler
+ * follows.
+ * @param {(() => Worker) | null} bundled
+ * @returns {import('./platform.d.ts').ApiWorkerPort}
+ */
+export function webApiWorker(bundled) {
+  const vite = copiedByViteDev();
+  const url = vite ? inPackage(API_WORKER) : unbundled ? nominal(API_WORKER) : null;
+  if (!url && !bundled) {
+    throw new Error('causal-attention: worker mode needs the package\'s browser entry: import ' +
+      '\'causal-attention\' by name (its "browser" export condition loads dist/browser.mjs), not a file in dist/');
+  }
+  const worker = url ? new Worker(url, { type: 'module', name: 'causal-attention' })
+    : /** @type {() => Worker} */ (bundled)();
+  return {
+    where: url?.href ?? `${API_WORKER} (as your bundler emitted it)`,
+    post: (message, transfer) => worker.postMessage(message, transfer ?? []),
+    onMessage: (handler) => worker.addEventListener('message', (event) => handler(event.data)),
+    onError: (handler) => watch(worker, url, { onError: handler }),
+    terminate: () => worker.terminate(),
+  };
+}

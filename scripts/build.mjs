@@ -11,13 +11,15 @@
 // docs:     build/api, the API reference from bindings/index.d.ts (TypeDoc,
 //           tools/api-docs; fails when an export is undocumented)
 // wasm:   build/wasm (two Emscripten modules), then dist/ (the npm package):
-//         dist/**/*.mjs, *.cjs from bindings/ (same tree), index.d.mts + index.d.cts from
+//         dist/**/*.mjs from bindings/ (same tree), dist/index.cjs (node.mjs
+//         bundled as CommonJS by esbuild), index.d.mts + index.d.cts from
 //         bindings/index.d.ts, dist/wasm/* from the build (glue and pthread
 //         worker through scripts/patch-glue.mjs).
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 import { patchGlue, patchPthreadWorker } from './patch-glue.mjs';
 import { has, run } from './util.mjs';
 
@@ -77,9 +79,9 @@ function assembleDist() {
   rmSync(dist, { recursive: true, force: true });
   mkdirSync(join(dist, 'wasm'), { recursive: true });
   // bindings/ as it is laid out (entries at the top, engine/, nn/, remote/):
-  // every .mjs/.cjs at the same relative path, so the imports stay as written.
+  // every .mjs at the same relative path, so the imports stay as written.
   for (const f of readdirSync(join(root, 'bindings'), { recursive: true })) {
-    if (/\.[mc]js$/.test(f)) cpSync(join(root, 'bindings', f), join(dist, f));
+    if (/\.mjs$/.test(f)) cpSync(join(root, 'bindings', f), join(dist, f));
   }
   // The types entry, as ESM types for `import` and CJS types for `require`,
   // and the parts it re-exports (`export * from './nn/layers.js'`) at their
@@ -93,13 +95,36 @@ function assembleDist() {
   const wasm = join(root, 'build/wasm');
   for (const [name, threads] of [['causal_attention', false], ['causal_attention_threads', true]]) {
     cpSync(join(wasm, `${name}.wasm`), join(dist, 'wasm', `${name}.wasm`));
-    const glue = readFileSync(join(wasm, `${name}.mjs`), 'utf8');
-    writeFileSync(join(dist, 'wasm', `${name}.mjs`), patchGlue(glue, { name, threads }));
+    const glue = patchGlue(readFileSync(join(wasm, `${name}.mjs`), 'utf8'), { name, threads });
+    writeFileSync(join(dist, 'wasm', `${name}.mjs`), glue);
     if (threads) {
       const worker = readFileSync(join(wasm, `${name}.worker.js`), 'utf8');
-      writeFileSync(join(dist, 'wasm', `${name}.worker.mjs`), patchPthreadWorker(worker, { name }));
+      writeFileSync(join(dist, 'wasm', `${name}.worker.mjs`), patchPthreadWorker(worker, { name, glue }));
     }
   }
+  bundleCommonJs(dist);
+}
+
+/**
+ * dist/index.cjs, the `require` entry: node.mjs and everything it imports
+ * (the glue included) as one CommonJS file next to it, so that require()
+ * never needs import(): Jest runs CommonJS tests in a VM context where
+ * import() needs --experimental-vm-modules. The workers it starts are the
+ * ES modules of dist/ (worker_threads load them outside any VM context).
+ * import.meta.url, which platform-node.mjs and the glue read, is this
+ * file's URL: the same folder as node.mjs.
+ */
+function bundleCommonJs(dist) {
+  buildSync({
+    entryPoints: [join(dist, 'node.mjs')], outfile: join(dist, 'index.cjs'), bundle: true, format: 'cjs',
+    platform: 'node', target: 'node20', logLevel: 'warning', legalComments: 'inline',
+    define: { 'import.meta.url': '__importMetaUrl' },
+    banner: {
+      js: '// causal-attention\'s CommonJS entry: dist/node.mjs and its imports, bundled by esbuild ' +
+        '(scripts/build.mjs). Types: index.d.cts.\n' +
+        '\'use strict\';\nconst __importMetaUrl = require(\'node:url\').pathToFileURL(__filename).href;',
+    },
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

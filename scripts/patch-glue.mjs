@@ -10,8 +10,12 @@
 //   instead: bindings/platform-web.mjs creates a module worker with a literal
 //   URL bundlers follow, bindings/platform-node.mjs a worker_threads Worker.
 // - The pthread worker (`x.worker.js`, a classic script that `import()`s the
-//   glue) becomes an ES module (`x.worker.mjs`) importing the glue statically:
-//   bundlers then put both into one worker bundle, with no top-level await.
+//   glue) becomes an ES module (`x.worker.mjs`) with its own copy of the
+//   glue inlined: bundlers put it into one worker bundle, with no top-level
+//   await, that shares no module with the API worker (worker.mjs, which
+//   imports the glue too). A module shared by two workers becomes a shared
+//   bundle, and Parcel's scope hoisting loses its ids there ("Cannot find
+//   module").
 //
 // Every replacement must match exactly as often as expected, so a different
 // emcc fails here, loudly, instead of shipping a half-patched file.
@@ -58,14 +62,17 @@ export function patchGlue(source, { name, threads }) {
 }
 
 /**
- * Turns emcc's pthread worker script for build `name` into an ES module that
- * imports the glue (`./${name}.mjs`) statically.
+ * Turns emcc's pthread worker script for build `name` into an ES module
+ * holding its own copy of `glue` (patchGlue's output for the same build).
  */
-export function patchPthreadWorker(source, { name }) {
+export function patchPthreadWorker(source, { name, glue }) {
   const what = `${name}.worker.js`;
   const out = replaceExactly(source,
     `(e.data.urlOrBlob?import(e.data.urlOrBlob):import("./${name}.mjs"))`,
     'Promise.resolve(glue)', 1, what);
   assertAbsent(out, FORBIDDEN, what);
-  return `${HEADER}import * as glue from "./${name}.mjs";\n${out}`;
+  const factory = replaceExactly(glue.replace(HEADER, ''), 'export default createCausalAttention;',
+    'return { default: createCausalAttention };', 1, `${name}.mjs`);
+  return `${HEADER}// The glue (${name}.mjs), inlined: see scripts/patch-glue.mjs.\n` +
+    `const glue = (() => {\n${factory}\n})();\n${out}`;
 }

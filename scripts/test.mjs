@@ -105,7 +105,7 @@ suite('browser tests (headless Chromium)', {
   after: ['TypeScript types'],
   steps: [[node, ['--test', 'tests/browser/']]],
 });
-suite('consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)', {
+suite('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)', {
   needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium)'],
   steps: [[node, ['--test', 'tests/consumers/']]],
 });
@@ -115,7 +115,7 @@ if (fuzzSeconds > 0) {
   for (const dir of ['build/fuzz-corpus', 'build/fuzz-artifacts']) mkdirSync(join(root, dir), { recursive: true });
   suite(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`, {
     needs: ['build: ASan + UBSan (tests and fuzz target)'],
-    after: ['consumer tests (the packed package in Node, TypeScript, Vite, webpack, esbuild, Chromium)'],
+    after: ['consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)'],
     steps: [['build/sanitize/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
       '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
       'build/fuzz-corpus', 'tests/fuzz/corpus']]],

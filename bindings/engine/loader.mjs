@@ -24,6 +24,21 @@ export const DEFAULT_TIMEOUT_MS = 30000;
 let platform = webPlatform;
 
 /**
+ * A page whose Content-Security-Policy lacks 'wasm-unsafe-eval': browsers
+ * word it as a missing 'unsafe-eval' (which would allow all of eval), from
+ * the compile or from the glue's own small module (the relaxed-SIMD kernel,
+ * cmake/gemm_side_library.cmake). Other errors pass as they are.
+ * @param {unknown} error
+ */
+function explainCsp(error) {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!/Content.Security.Policy|unsafe-eval/i.test(message)) return error;
+  return new Error('causal-attention: the page\'s Content-Security-Policy does not allow WebAssembly. Add ' +
+    '\'wasm-unsafe-eval\' to its script-src (it allows WebAssembly and nothing else; \'unsafe-eval\' is not ' +
+    `needed), e.g. script-src 'self' 'wasm-unsafe-eval'. The browser said: ${message}`, { cause: error });
+}
+
+/**
  * Switches the platform (node.mjs and worker-node.mjs call it once, first).
  * @param {Platform} p
  */
@@ -69,6 +84,10 @@ export async function hardwareThreads() {
  */
 export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
   platform.check?.();
+  if (typeof WebAssembly !== 'object') {
+    throw new Error('causal-attention: WebAssembly is not available here (Node started with --jitless, or a ' +
+      'host that disables it); the engine is WebAssembly only');
+  }
   const threaded = build === 'threads';
   const wasm = platform.wasm(build);
   /** @type {Array<{ terminate(): void }>} */
@@ -160,7 +179,7 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
     return mod;
   } catch (error) {
     for (const worker of workers) worker.terminate();
-    throw error;
+    throw explainCsp(error);
   } finally {
     clearTimeout(timer);
   }

@@ -34,8 +34,11 @@ before(async () => {
     res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
     res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
     const path = new URL(req.url, 'http://x').pathname;
-    if (path === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><link rel="icon" href="data:,"><p>test</p>');
+    if (path === '/' || path === '/csp') {
+      // /csp: a Content-Security-Policy that allows the package's scripts but not WebAssembly.
+      const csp = path === '/csp' ? { 'Content-Security-Policy': "script-src 'self'; worker-src 'self'" } : {};
+      res.writeHead(200, { 'Content-Type': 'text/html', ...csp })
+        .end('<!doctype html><link rel="icon" href="data:,"><p>test</p>');
       return;
     }
     const prefix = Object.keys(BROKEN).find((p) => path.startsWith(p));
@@ -54,12 +57,12 @@ after(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-async function newPage() {
+async function newPage(path = '') {
   const page = await browser.newPage();
   const messages = [];
   page.on('console', (m) => messages.push({ type: m.type(), text: m.text() }));
   page.on('pageerror', (e) => messages.push({ type: 'pageerror', text: e.message }));
-  await page.goto(base);
+  await page.goto(`${base}${path}`);
   return { page, messages };
 }
 
@@ -179,8 +182,8 @@ describe('worker mode in Chromium', () => {
 
 describe('init() in Chromium never hangs', () => {
   /** The message init(options) from `prefix` rejects with, and the workers left. */
-  async function initError(prefix, options) {
-    const { page, messages } = await newPage();
+  async function initError(prefix, options, path = '') {
+    const { page, messages } = await newPage(path);
     const message = await page.evaluate(async ([p, o]) => {
       const { init } = await import(`/${p}/index.mjs`);
       try {
@@ -193,7 +196,9 @@ describe('init() in Chromium never hangs', () => {
     // Give a terminated worker time to report its close.
     await page.waitForTimeout(200);
     const workers = page.workers().length;
-    const uncaught = messages.filter((m) => m.type === 'pageerror');
+    // Uncaught rejections and errors after init() settled (a timer's included).
+    await page.waitForTimeout(options.timeout ? options.timeout + 300 : 0);
+    const uncaught = messages.filter((m) => m.type === 'pageerror' || /Uncaught/.test(m.text));
     await page.close();
     return { message, workers, uncaught };
   }
@@ -228,5 +233,16 @@ describe('init() in Chromium never hangs', () => {
     const r = await initError('no-api-worker', { worker: true });
     assert.match(r.message, new RegExp(`the worker ${base}no-api-worker/worker\\.mjs failed: HTTP 404`));
     assert.equal(r.workers, 0);
+  });
+
+  it('names \'wasm-unsafe-eval\' when the page\'s CSP blocks WebAssembly, and nothing goes uncaught', async () => {
+    for (const build of ['single', 'threads']) {
+      const r = await initError('ok', { build, threads: 2, timeout: 1500 }, 'csp');
+      assert.match(r.message,
+        /^causal-attention: the page's Content-Security-Policy does not allow WebAssembly\. Add 'wasm-unsafe-eval' to its script-src/,
+        build);
+      assert.deepEqual(r.uncaught, [], build);
+      assert.equal(r.workers, 0, build);
+    }
   });
 });

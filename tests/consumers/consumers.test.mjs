@@ -1,45 +1,38 @@
-// The package where JavaScript developers put it. `npm pack` once, install
-// the tarball once into a temporary app (tests/consumers/app/), then: Node
-// ESM and CommonJS scripts, TypeScript with three tsconfigs,
-// arethetypeswrong, and the same browser app built by Vite 8, Vite 7,
-// webpack 5 and esbuild and served by the Vite 8 and 7 dev servers, each
-// opened in headless Chromium plain (single-threaded build) and cross-origin
-// isolated (threads), on the main thread and in worker mode: the book's
+// The package where JavaScript developers put it, the clients users hit
+// first (the others: tests/clients/, `npm run test:clients`). `npm pack`
+// once, install the tarball once into a temporary app (tests/consumers/app/),
+// then: Node ESM and CommonJS scripts, TypeScript with three tsconfigs,
+// arethetypeswrong, Jest and Vitest with no configuration (Node and jsdom),
+// and the same browser app built by Vite 8, Vite 7, webpack 5, esbuild and
+// Rollup and served by the Vite 8 and 7 dev servers, each opened in headless
+// Chromium plain (single-threaded build) and cross-origin isolated
+// (threads), on the main thread and in worker mode: the book's
 // CausalAttention row 1 (-0.4519, 0.2216) on the page, no console errors.
 // No bundler gets configuration beyond what its own docs ask of any wasm
-// package (esbuild: the copy step the README gives).
+// package (esbuild and Rollup: the copy step the README gives).
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import nodeResolve from '@rollup/plugin-node-resolve';
 import { build as esbuild } from 'esbuild';
-import sirv from 'sirv';
+import { rollup } from 'rollup';
 import webpack from 'webpack';
-import { SCREENSHOTS, launch, openPage } from '../browser/browser.mjs';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const work = mkdtempSync(join(tmpdir(), 'causal-attention-consumers-'));
-const app = join(work, 'app');
-const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
-const BOOK = '-0.4519, 0.2216';
+import { launch } from '../browser/browser.mjs';
+import {
+  ISOLATION, NODE_ESM, checkBuilt as checkBuiltIn, checkPage as checkPageIn, installPacked, page as pageOf, root,
+  runJson,
+} from './harness.mjs';
 
 let browser;
+let work;
+let app;
 let tarball;
 let packedFiles;
 
-const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-
 before(async () => {
-  const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], root));
-  tarball = join(work, packed[0].filename);
-  packedFiles = packed[0].files.map((f) => f.path);
-  cpSync(join(root, 'tests/consumers/app'), app, { recursive: true });
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }));
-  npm(['install', '--offline', '--no-audit', '--no-fund', tarball], app);
+  ({ work, app, tarball, packedFiles } = installPacked());
   browser = await launch();
 });
 after(async () => {
@@ -47,60 +40,30 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** Serves `dir` as static files on 127.0.0.1, with or without COOP/COEP. */
-function serveStatic(dir, isolated) {
-  const files = sirv(dir, { dev: true });
-  const server = http.createServer((req, res) => {
-    if (isolated) for (const [k, v] of Object.entries(ISOLATION)) res.setHeader(k, v);
-    files(req, res, () => res.writeHead(404).end('not found'));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: `http://127.0.0.1:${server.address().port}/`,
-    close: () => new Promise((done) => server.close(done)),
-  })));
-}
+const checkPage = (url, label, isolated) => checkPageIn(browser, url, label, isolated);
+const checkBuilt = (dir, label) => checkBuiltIn(browser, dir, label);
+const page = (script, type) => pageOf(app, script, type);
+const runNode = (file) => runJson([file], app);
 
-/** Opens the app and checks both results, the builds they ran on, and the console. */
-async function checkPage(url, label, isolated) {
-  const { page, problems } = await openPage(browser, url);
-  await page.waitForFunction(() => ['local', 'worker'].every((id) => document.getElementById(id)?.dataset.done),
-    null, { timeout: 30000 });
-  const build = isolated ? 'threads' : 'single';
-  for (const id of ['local', 'worker']) {
-    assert.equal(await page.textContent(`#${id}`), `${BOOK} (${build} build)`, `${label}, ${id}`);
-  }
-  assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), isolated, label);
-  await page.screenshot({ path: join(SCREENSHOTS, `consumer-${label.replace(/\W+/g, '-')}.png`) });
-  assert.deepEqual(problems, [], label);
-  await page.close();
-}
-
-/** A built app in `dir`: checked plain and cross-origin isolated. */
-async function checkBuilt(dir, label) {
-  for (const isolated of [false, true]) {
-    const server = await serveStatic(dir, isolated);
+/**
+ * The app sees the repository's copy of these test-runner packages as its
+ * own (a symlink in its node_modules, as an install would put them).
+ */
+function linkIntoApp(...names) {
+  for (const name of names) {
+    const to = join(app, 'node_modules', name);
+    mkdirSync(join(to, '..'), { recursive: true });
     try {
-      await checkPage(server.url, `${label}${isolated ? ', isolated' : ''}`, isolated);
-    } finally {
-      await server.close();
+      symlinkSync(join(root, 'node_modules', name), to, 'dir');
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
     }
   }
 }
 
-const page = (script, type = 'module') => readFileSync(join(app, 'index.html'), 'utf8')
-  .replace('<script type="module" src="./browser.js"></script>',
-    `<script ${type === 'module' ? 'type="module"' : 'defer'} src="./${script}"></script>`);
-
-function runNode(file) {
-  const r = spawnSync(process.execPath, [file], { cwd: app, encoding: 'utf8', timeout: 60000 });
-  assert.equal(r.status, 0, r.stderr);
-  assert.equal(r.stderr, '');
-  return JSON.parse(r.stdout);
-}
-
 describe('the packed package', () => {
   it('ships the entries, types, wasm, workers and notices, and no sources', () => {
-    for (const f of ['dist/index.mjs', 'dist/node.mjs', 'dist/index.cjs', 'dist/index.d.mts', 'dist/index.d.cts',
+    for (const f of ['dist/browser.mjs', 'dist/index.mjs', 'dist/node.mjs', 'dist/index.cjs', 'dist/index.d.mts', 'dist/index.d.cts',
       'dist/worker.mjs', 'dist/worker-node.mjs', 'dist/wasm/causal_attention.wasm',
       'dist/wasm/causal_attention_threads.wasm', 'dist/wasm/causal_attention_threads.worker.mjs',
       'README.md', 'LICENSE', 'THIRD_PARTY_NOTICES.md', 'package.json']) {
@@ -120,11 +83,7 @@ describe('the packed package', () => {
 describe('Node', () => {
   it('ES module: every build and worker mode compute the book\'s numbers', () => {
     const out = runNode('node-esm.mjs');
-    assert.deepEqual(out, {
-      '{"build":"single"}': ['single', '-0.4519', '0.2216'],
-      '{"build":"threads","threads":2}': ['threads', '-0.4519', '0.2216'],
-      '{"worker":true}': ['threads', '-0.4519', '0.2216'],
-    });
+    assert.deepEqual(out, NODE_ESM);
   });
 
   it('CommonJS: require() computes the book\'s numbers', () => {
@@ -138,6 +97,33 @@ describe('TypeScript (strict, no @types/node)', () => {
       const r = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p',
         `tsconfig.${config}.json`], { cwd: app, encoding: 'utf8', timeout: 60000 });
       assert.equal(r.status, 0, r.stdout + r.stderr);
+    });
+  }
+});
+
+describe('test runners, no configuration', () => {
+  it('Jest: CommonJS and ES module tests, in Node and in jsdom', () => {
+    linkIntoApp('jest-environment-jsdom');
+    const r = spawnSync(process.execPath, [join(root, 'node_modules/jest/bin/jest.js'), '--ci', '--json'], {
+      cwd: join(app, 'runners/jest'), encoding: 'utf8', timeout: 120000,
+      // Jest's own requirement for ES module tests (its docs), nothing of the package's.
+      env: { ...process.env, NODE_OPTIONS: '--experimental-vm-modules --no-warnings' },
+    });
+    const report = JSON.parse(r.stdout || '{}');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(report.numPassedTests, 12, r.stderr);
+    assert.deepEqual(report.testResults.map((t) => t.name.replace(/.*\//, '')).sort(),
+      ['jsdom.spec.cjs', 'jsdom.spec.mjs', 'node.spec.cjs', 'node.spec.mjs']);
+  });
+
+  for (const [label, config] of [['jsdom', []], ['jsdom, server.deps.inline', ['--config', 'inline.config.js']]]) {
+    it(`Vitest (${label})`, () => {
+      linkIntoApp('vitest');
+      const r = spawnSync(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--environment',
+        'jsdom', '--reporter', 'json', ...config], { cwd: join(app, 'runners/vitest'), encoding: 'utf8', timeout: 120000 });
+      const report = JSON.parse(r.stdout.slice(r.stdout.indexOf('{')) || '{}');
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.equal(report.numPassedTests, 3, r.stdout + r.stderr);
     });
   }
 });
@@ -194,5 +180,18 @@ describe('bundlers, in Chromium', () => {
     cpSync(join(app, 'node_modules/causal-attention/dist'), out, { recursive: true });
     writeFileSync(join(out, 'index.html'), page('main.js'));
     await checkBuilt(out, 'esbuild');
+  });
+
+  it('Rollup with @rollup/plugin-node-resolve, then the README\'s copy step', async () => {
+    const out = join(app, 'out-rollup');
+    const bundle = await rollup({ input: join(app, 'browser.js'), plugins: [nodeResolve({ browser: true })],
+      onwarn: (warning) => assert.fail(`Rollup: ${warning.message}`) });
+    await bundle.write({ dir: out, format: 'es' });
+    await bundle.close();
+    // Rollup emits no file named by new URL(..., import.meta.url), as esbuild:
+    // cp -r node_modules/causal-attention/dist/. out/
+    cpSync(join(app, 'node_modules/causal-attention/dist'), out, { recursive: true });
+    writeFileSync(join(out, 'index.html'), page('browser.js'));
+    await checkBuilt(out, 'Rollup');
   });
 });

@@ -1,10 +1,12 @@
-// require('causal-attention'): the CommonJS entry (dist/index.cjs) loads the
-// ES module engine on the first init() and offers everything the ES module
-// entry exports.
+// require('causal-attention'): the CommonJS entry (dist/index.cjs, node.mjs
+// bundled as CommonJS: no import(), so Jest's default config can load it)
+// computes the book's numbers and offers everything the ES module entry exports.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import vm from 'node:vm';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as esm from 'causal-attention';
@@ -29,5 +31,18 @@ describe('CommonJS', () => {
       });
     `], { cwd: root, encoding: 'utf8', timeout: 30000 });
     assert.equal(out.trim(), 'threads -0.4519 0.2216');
+  });
+
+  it('loads as Jest loads it: compiled by node:vm without a dynamic import callback', async () => {
+    // Jest's default config runs CommonJS in vm.Script without
+    // importModuleDynamically: an import() there rejects (it needs
+    // --experimental-vm-modules), so the entry must not use one.
+    const file = join(root, 'dist/index.cjs');
+    const wrapper = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${
+      readFileSync(file, 'utf8')}\n})`, { filename: file }).runInThisContext();
+    const module = { exports: {} };
+    wrapper(module.exports, createRequire(file), module, file, dirname(file));
+    const ca = await module.exports.init({ build: 'single' });
+    assert.equal(ca.build, 'single');
   });
 });

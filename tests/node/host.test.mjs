@@ -130,18 +130,19 @@ describe('init() never hangs', () => {
     assert.match(message, /the threads build did not load within 1000 ms; still starting the pthread workers: 0 of 2 ready/);
   });
 
-  it('rejects once when the load fails at once (node --jitless: no WebAssembly), and the process exits 0 (issue 23)', () => {
+  it('rejects once when the load fails at once (node --jitless: no WebAssembly), saying so, and the process exits 0 (issues 23, 24)', () => {
     // The glue's factory throws synchronously there (as under a page CSP
     // without 'wasm-unsafe-eval'): the timeout's timer and the compile
     // failure must not outlive init()'s rejection.
     const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `
       import { init } from 'causal-attention';
-      for (const build of ['single', 'threads']) {
+      for (const [label, options] of [['single', { build: 'single' }], ['threads', { build: 'threads', threads: 2 }],
+        ['worker', { worker: true }]]) {
         try {
-          await init({ build, threads: 2, timeout: 1500 });
+          await init({ ...options, timeout: 1500 });
           console.log('resolved');
         } catch (error) {
-          console.log(build, 'rejected:', error.message);
+          console.log(label, 'rejected:', error.message);
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 2000)); // past the timeout
@@ -149,8 +150,11 @@ describe('init() never hangs', () => {
     `], { cwd: root, encoding: 'utf8', timeout: 30000 });
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
-    assert.deepEqual(lines.map((line) => line.split(':')[0]), ['single rejected', 'threads rejected', 'done']);
-    assert.match(lines[0], /WebAssembly/);
+    assert.deepEqual(lines.map((line) => line.split(':')[0]),
+      ['single rejected', 'threads rejected', 'worker rejected', 'done']);
+    for (const line of lines.slice(0, 3)) {
+      assert.match(line, /rejected: causal-attention: WebAssembly is not available here \(Node started with --jitless/);
+    }
     assert.doesNotMatch(r.stderr, /Unhandled|did not load within/);
   });
 

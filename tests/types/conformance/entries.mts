@@ -3,11 +3,12 @@
 // what holds whatever index.mjs's own types say: the entries export exactly
 // the declared names, each init takes the declared options, and the members
 // implemented outside index.mjs have the declared signatures. runtime.mts
-// checks what init resolves to.
+// checks what init resolves to. dist/index.cjs is node.mjs bundled as
+// CommonJS (scripts/build.mjs), so node.mjs stands for it.
 import type * as Declared from '../../../bindings/index.d.ts';
-import * as browser from '../../../bindings/index.mjs';
+import * as core from '../../../bindings/index.mjs';
+import * as browser from '../../../bindings/browser.mjs';
 import * as node from '../../../bindings/node.mjs';
-import cjs from '../../../bindings/index.cjs';
 import { crossEntropy } from '../../../bindings/nn/loss.mjs';
 
 /**
@@ -20,10 +21,10 @@ type DeclaredNames = Exclude<keyof typeof Declared, 'default'>;
 type Names<Entry> = { missing: Exclude<DeclaredNames, keyof Entry>; undeclared: Exclude<keyof Entry, DeclaredNames> };
 declare const browserNames: Names<typeof browser>;
 declare const nodeNames: Names<typeof node>;
-declare const cjsNames: Names<typeof cjs>;
+declare const coreNames: Names<typeof core>;
 
 // Every declared value export is there, and nothing undeclared.
-export const names: { missing: never; undeclared: never }[] = [browserNames, nodeNames, cjsNames];
+export const names: { missing: never; undeclared: never }[] = [coreNames, browserNames, nodeNames];
 
 /**
  * Every call the declaration allows, the implementation takes (count,
@@ -39,9 +40,9 @@ export type Conforms<Impl extends (...args: any[]) => unknown, Decl extends (...
 // init(options?) with the declared options (what it resolves to: runtime.mts).
 type InitCall = (options?: Declared.InitOptions) => Promise<unknown>;
 export const initTakesOptions: [
+  Conforms<typeof core.init, InitCall>,
   Conforms<typeof browser.init, InitCall>,
   Conforms<typeof node.init, InitCall>,
-  Conforms<typeof cjs.init, InitCall>,
 ] = [true, true, true];
 
 // The runtime's methods that are module functions elsewhere, as declared.
