@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds what the tests and the package need:
 //   node scripts/build.mjs [--native] [--wasm] [--sanitize] [--fuzz] [--docs]
-//                          [--no-benchmarks]
+//                          [--no-benchmarks] [--no-dist] [--dist]
 //   (default: --native --wasm)
 // native:   build/native (library, GoogleTest suite, Google Benchmark; not
 //           the benchmark with --no-benchmarks, as `npm test` asks)
@@ -14,18 +14,20 @@
 //         dist/**/*.mjs from bindings/ (same tree), dist/index.cjs (node.mjs
 //         bundled as CommonJS by esbuild), index.d.mts + index.d.cts from
 //         bindings/index.d.ts, dist/wasm/* from the build (glue and pthread
-//         worker through scripts/patch-glue.mjs).
+//         worker through scripts/patch-glue.mjs). --no-dist builds the wasm
+//         alone (it needs no npm package), --dist assembles dist/ from it (esbuild
+//         comes from npm ci): npm test runs the first beside npm ci.
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
+import { createRequire } from 'node:module';
 import { patchGlue, patchPthreadWorker } from './patch-glue.mjs';
 import { has, run } from './util.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
-const all = !['--native', '--wasm', '--sanitize', '--fuzz', '--docs'].some((a) => args.has(a));
+const all = !['--native', '--wasm', '--sanitize', '--fuzz', '--docs', '--dist'].some((a) => args.has(a));
 const jobs = String(Math.max(1, cpus().length));
 // Ninja where installed: it compiles a target's objects while the libraries
 // it links are still building (make waits for them), which keeps both cores
@@ -60,13 +62,13 @@ export function buildNative({ benchmarks = true } = {}) {
 const SANITIZE = ['-DCMAKE_BUILD_TYPE=RelWithDebInfo', '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG',
   '-DCA_SANITIZE=ON', '-DCA_FUZZ=ON', '-DCMAKE_CXX_COMPILER=clang++'];
 
-export function buildWasm() {
+export function buildWasm({ dist = true } = {}) {
   cmakeBuild('build/wasm', [
     '-DCMAKE_TOOLCHAIN_FILE=/usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake',
     // emcc's JS optimiser needs acorn from Debian's node modules.
     '-DCMAKE_CXX_LINKER_LAUNCHER=env;NODE_PATH=/usr/share/nodejs',
   ]);
-  assembleDist();
+  if (dist) assembleDist();
 }
 
 export function buildDocs() {
@@ -115,6 +117,8 @@ function assembleDist() {
  * file's URL: the same folder as node.mjs.
  */
 function bundleCommonJs(dist) {
+  // Loaded here, not at the top: the native and wasm builds need no npm package.
+  const { buildSync } = createRequire(import.meta.url)('esbuild');
   buildSync({
     entryPoints: [join(dist, 'node.mjs')], outfile: join(dist, 'index.cjs'), bundle: true, format: 'cjs',
     platform: 'node', target: 'node20', logLevel: 'warning', legalComments: 'inline',
@@ -131,6 +135,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (all || args.has('--native')) buildNative({ benchmarks: !args.has('--no-benchmarks') });
   if (args.has('--sanitize')) cmakeBuild('build/sanitize', SANITIZE);
   else if (args.has('--fuzz')) cmakeBuild('build/sanitize', SANITIZE, ['attention_fuzz']);
-  if (all || args.has('--wasm')) buildWasm();
+  if (all || args.has('--wasm')) buildWasm({ dist: !args.has('--no-dist') });
+  else if (args.has('--dist')) assembleDist();
   if (args.has('--docs')) buildDocs();
 }

@@ -60,9 +60,14 @@ suite('set-up: npm ci', {
   needs: ['set-up: system packages'],
   steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=npm']]],
 });
-suite('build: wasm + dist/', {
+// The wasm beside npm ci; dist/ once esbuild (its CommonJS bundle) is installed.
+suite('build: wasm', {
   needs: ['set-up: system packages'],
-  steps: [[node, ['scripts/build.mjs', '--wasm']]],
+  steps: [[node, ['scripts/build.mjs', '--wasm', '--no-dist']]],
+});
+suite('build: wasm + dist/', {
+  needs: ['set-up: npm ci', 'build: wasm'],
+  steps: [[node, ['scripts/build.mjs', '--dist']]],
 });
 suite('build: ASan + UBSan (tests and fuzz target)', {
   needs: ['set-up: system packages'], nice: true,
@@ -207,16 +212,21 @@ function schedule() {
   }
   return new Promise((resolve) => {
     const tick = () => {
-      for (const s of suites.values()) {
-        if (s.state !== 'waiting') continue;
-        const deps = [...s.needs, ...s.after].map((d) => suites.get(d).state);
-        if (deps.some((d) => d === 'waiting' || d === 'running')) continue;
-        if (s.needs.some((d) => suites.get(d).state !== 'passed')) {
-          s.state = 'skipped';
-          console.log(`--- skipped: ${s.name} (needs ${s.needs.filter((d) => suites.get(d).state !== 'passed').join(', ')})`);
-          continue;
+      // Again while a pass skips a suite: one declared earlier may wait on it.
+      for (let skipped = true; skipped;) {
+        skipped = false;
+        for (const s of suites.values()) {
+          if (s.state !== 'waiting') continue;
+          const deps = [...s.needs, ...s.after].map((d) => suites.get(d).state);
+          if (deps.some((d) => d === 'waiting' || d === 'running')) continue;
+          if (s.needs.some((d) => suites.get(d).state !== 'passed')) {
+            s.state = 'skipped';
+            skipped = true;
+            console.log(`--- skipped: ${s.name} (needs ${s.needs.filter((d) => suites.get(d).state !== 'passed').join(', ')})`);
+            continue;
+          }
+          runSuite(s).then(tick);
         }
-        runSuite(s).then(tick);
       }
       if ([...suites.values()].every((s) => s.state !== 'waiting' && s.state !== 'running')) resolve();
     };
