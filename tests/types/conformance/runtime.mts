@@ -2,7 +2,8 @@
 // index.mjs's init, with what it resolves to (the runtime, its functions, its
 // module classes and optimizers, the KV cache, worker mode's proxy), is
 // assignable to the declared init, overloads included; node.mjs's and
-// index.cjs's return what it returns. A member renamed or missing, a
+// browser.mjs's return what it returns (dist/index.cjs is node.mjs bundled:
+// entries.mts). A member renamed or missing, a
 // parameter added, a result of another shape is an error here.
 // Assignability compares a method's parameter types both ways and lets a
 // parameter be dropped, so `mismatches` below also compares each member
@@ -10,21 +11,21 @@
 // entries.mts's stricter Conforms: a dropped or narrowed parameter is an
 // error there, naming the member.
 import type * as Declared from '../../../bindings/index.d.ts';
-import * as browser from '../../../bindings/index.mjs';
+import * as core from '../../../bindings/index.mjs';
+import * as browser from '../../../bindings/browser.mjs';
 import * as node from '../../../bindings/node.mjs';
-import cjs from '../../../bindings/index.cjs';
 
 // When the runtime does not conform, this line's error may be TS2719 "Two
 // different types with this name exist, but they are unrelated" (both
 // overload sets print alike): read runtimeConforms's error below, which
 // names the member.
-export const init: typeof Declared.init = browser.init;
+export const init: typeof Declared.init = core.init;
 // The other entries forward to it (their result: any overload's).
 type Forwarded = (options?: Declared.InitOptions) => ReturnType<typeof Declared.init>;
-export const forwarders: Forwarded[] = [node.init, cjs.init];
+export const forwarders: Forwarded[] = [node.init, browser.init];
 
 /** What init() resolves to on the calling thread. */
-type Runtime = Exclude<Awaited<ReturnType<typeof browser.init>>, Declared.RemoteRuntime>;
+type Runtime = Exclude<Awaited<ReturnType<typeof core.init>>, Declared.RemoteRuntime>;
 declare const runtime: Runtime;
 // The same check on the runtime alone, for errors that name its members.
 export const runtimeConforms: Declared.CausalAttentionRuntime = runtime;
