@@ -308,3 +308,26 @@ export class Structs {
     return { queries: next(), keys: next(), values: next(), context: next(), logSumExp: next() };
   }
 }
+
+/**
+ * The pointers of a call's AttentionOptions (key lengths, mask, sinks; 0: none).
+ * @param {AttentionOptions} options
+ * @param {Ptr} keyLengths
+ * @param {Ptr} mask
+ * @param {Ptr} sinks
+ */
+export function setPointers(options, keyLengths, mask, sinks) {
+  options.keyLengths = keyLengths;
+  options.mask = mask;
+  options.sinks = sinks;
+}
+
+/**
+ * Hands out staged pointers in the order they were staged.
+ * @param {Ptr[]} ptrs
+ * @returns {() => Ptr}
+ */
+export function reader(ptrs) {
+  let i = 0;
+  return () => ptrs[i++];
+}

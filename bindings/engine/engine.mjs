@@ -6,7 +6,7 @@
 // have validated their arguments: nothing here checks a user's input.
 
 import { checkStatus } from './codes.mjs';
-import { ACTIVATIONS, PROJECTIONS, Structs } from './embind.mjs';
+import { ACTIVATIONS, PROJECTIONS, Structs, reader, setPointers } from './embind.mjs';
 import { Heap, formatBytes } from './heap.mjs';
 import { terminateWorkers } from './loader.mjs';
 import { product } from './validate.mjs';
@@ -587,27 +587,4 @@ export class Engine {
     out.set(this.#heap.f32().subarray(ptr >>> 2, (ptr >>> 2) + length));
     return out;
   }
-}
-
-/**
- * Issue 19's pointers into a call's AttentionOptions (0: none).
- * @param {AttentionOptions} options
- * @param {Ptr} keyLengths
- * @param {Ptr} mask
- * @param {Ptr} sinks
- */
-function setPointers(options, keyLengths, mask, sinks) {
-  options.keyLengths = keyLengths;
-  options.mask = mask;
-  options.sinks = sinks;
-}
-
-/**
- * Hands out staged pointers in the order they were staged.
- * @param {Ptr[]} ptrs
- * @returns {() => Ptr}
- */
-function reader(ptrs) {
-  let i = 0;
-  return () => ptrs[i++];
 }
