@@ -111,7 +111,7 @@
 /**
  * src/layer.h's AttentionLayerParams, sizes and pointers.
  * @typedef {{ dIn: number, numHeads: number, headDim: number, numKVHeads: number, ropeBase: number,
- *   ropeScaling: RopeScaling } & Projections<Ptr>} AttentionLayerParams
+ *   ropeScaling: RopeScaling, sinks: Ptr } & Projections<Ptr>} AttentionLayerParams
  */
 
 /**
@@ -131,7 +131,12 @@
  * @property {LayerOptions} LayerOptions
  * @property {LayerOutputs} LayerOutputs
  * @property {Activations<Ptr>} LayerActivations
- * @property {Projections<Ptr>} AttentionLayerGrads
+ * @property {LayerGrads} AttentionLayerGrads
+ */
+
+/**
+ * src/layer.h's AttentionLayerGrads: the projections' gradients and the sinks'.
+ * @typedef {Projections<Ptr> & { sinks: Ptr }} LayerGrads
  */
 
 /**
@@ -160,7 +165,7 @@
  * @param {Ptr} gradQ
  * @param {Ptr} gradK
  * @param {Ptr} gradV
- * @param {Ptr} [gradSinks] [heads], with options.sinks (a core with issue 19)
+ * @param {Ptr} gradSinks [heads] with options.sinks, else 0
  * @returns {number} a Status
  */
 
@@ -211,12 +216,6 @@ export class Structs {
   /** @param {StructDefaults} defaults */
   constructor(defaults) {
     this.#defaults = defaults;
-    /**
-     * Whether the core has issue 19's options (masks, key lengths, windows,
-     * softcap, sinks, the bshd layout): its AttentionOptions has their fields.
-     * @readonly
-     */
-    this.modern = 'layout' in defaults.AttentionOptions;
   }
 
   /**
@@ -268,8 +267,8 @@ export class Structs {
       ropeBase: p.ropeBase ?? d.ropeBase, ropeScaling: p.ropeScaling ?? d.ropeScaling,
       wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
       wValue: next(), bValue: next(), wOut: next(), bOut: next(),
-      // Issue 19's sinks (the engine sets the pointer when there are some).
-      ...(this.modern && { sinks: 0 }),
+      // The sinks: the engine sets the pointer when there are some.
+      sinks: 0,
     };
   }
 
@@ -277,13 +276,13 @@ export class Structs {
    * AttentionLayerGrads from `next`, in PROJECTIONS' order (and the sinks'
    * gradient, none here: the engine sets it).
    * @param {() => Ptr} next
-   * @returns {Projections<Ptr>}
+   * @returns {LayerGrads}
    */
   layerGrads(next) {
     return {
       wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
       wValue: next(), bValue: next(), wOut: next(), bOut: next(),
-      ...(this.modern && { sinks: 0 }),
+      sinks: 0,
     };
   }
 

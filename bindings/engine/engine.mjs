@@ -44,7 +44,6 @@ import { product } from './validate.mjs';
  * @property {boolean} [returnLogSumExp]
  * @property {number} [rowsLength]
  * @property {VisibilityArrays | null} [arrays] issue 19's arrays, staged after q, k, v
- * @property {string[]} [uses] issue 19's options given, by public name
  */
 
 /** @typedef {import('./validate.mjs').VisibilityArrays} VisibilityArrays */
@@ -74,10 +73,9 @@ import { product } from './validate.mjs';
 /**
  * The call options of a layer forward: src/layer.h's LayerOptions; a null
  * or left-out cache is the core's default (none); `arrays` the key lengths
- * and mask of issue 19 (staged, their pointers set in `attention`), `uses`
- * its options given (refused by a core without them).
+ * and mask of issue 19 (staged, their pointers set in `attention`).
  * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
- *   arrays?: VisibilityArrays | null, uses?: string[] }} LayerCallOptions
+ *   arrays?: VisibilityArrays | null }} LayerCallOptions
  */
 
 /**
@@ -215,7 +213,6 @@ export class Engine {
    * @returns {AttentionResult}
    */
   attention(fn, c, q, k, v) {
-    this.#checkSupported(c.uses);
     const a = c.arrays;
     const [qp, kp, vp, klp, mp, sp, op, wp, lp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
@@ -226,7 +223,7 @@ export class Engine {
   /**
    * attentionBackward or attentionBackwardReference on copies of its inputs.
    * @param {'attentionBackward' | 'attentionBackwardReference'} fn
-   * @param {{ shape: ShapeFields, options: AttentionOptions, arrays?: VisibilityArrays | null, uses?: string[] }} c
+   * @param {{ shape: ShapeFields, options: AttentionOptions, arrays?: VisibilityArrays | null }} c
    * @param {Float32Array} gradOutput
    * @param {Float32Array} q
    * @param {Float32Array} k
@@ -236,17 +233,14 @@ export class Engine {
    * @returns {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }}
    */
   attentionBackward(fn, c, gradOutput, q, k, v, output, logSumExp) {
-    this.#checkSupported(c.uses);
     const a = c.arrays;
     const sinks = a?.sinks ?? null;
     const [dop, qp, kp, vp, op, lp, klp, mp, sp, gqp, gkp, gvp, gsp] = this.#stage(fn,
       [gradOutput, q, k, v, output, logSumExp, a?.keyLengths, a?.mask, sinks],
       [q.length, k.length, v.length, sinks ? sinks.length : 0]);
     setPointers(c.options, klp, mp, sp);
-    // A core before issue 19 takes no gradSinks (and was refused sinks above).
-    const tail = this.#structs.modern ? [gsp] : [];
     this.#check(fn, this.#mod[fn](this.#structs.attentionShape(c.shape), c.options,
-      dop, qp, kp, vp, op, lp, gqp, gkp, gvp, ...tail));
+      dop, qp, kp, vp, op, lp, gqp, gkp, gvp, gsp));
     /** @type {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }} */
     const result = {
       gradQ: this.#copyOut(gqp, q.length),
@@ -266,7 +260,6 @@ export class Engine {
    */
   layerForward(c) {
     const p = c.params;
-    this.#checkSupported(c.options.uses);
     const options = this.#structs.layerOptions(c.options);
     const { batch, tokens } = options;
     const dModel = p.numHeads * p.headDim;
@@ -320,7 +313,6 @@ export class Engine {
    */
   layerBackward(c) {
     const { params: p, grads: g, saved: s } = c;
-    this.#checkSupported(c.options.uses);
     const options = this.#structs.layerOptions(c.options);
     const gradXLength = options.batch * options.tokens * c.dIn;
     const a = c.options.arrays;
@@ -336,7 +328,7 @@ export class Engine {
     const gradY = next();
     const grads = this.#structs.layerGrads(next);
     const gradSinks = next();
-    if (this.#structs.modern) Object.assign(grads, { sinks: gradSinks });
+    grads.sinks = gradSinks;
     this.#layerVisibility(params, options, next);
     const gradX = next();
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
@@ -468,7 +460,6 @@ export class Engine {
    * @returns {AttentionResult}
    */
   attendCache(c, q, block) {
-    this.#checkSupported(c.uses);
     const a = c.arrays;
     const [qp, klp, mp, sp, op, wp, lp] = this.#stage('attention', [q, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
@@ -506,8 +497,7 @@ export class Engine {
   /**
    * A layer call's sinks (AttentionLayerParams.sinks), key lengths and mask
    * (its attention options, a copy: the caller's are kept for the backward)
-   * from `next`, in that order. A core before issue 19 has no such fields
-   * (and was refused the options that need them).
+   * from `next`, in that order.
    * @param {import('./embind.mjs').AttentionLayerParams} params
    * @param {import('./embind.mjs').LayerOptions} options
    * @param {() => Ptr} next
@@ -516,30 +506,8 @@ export class Engine {
     const sinks = next();
     const keyLengths = next();
     const mask = next();
-    if (!this.#structs.modern) return;
-    Object.assign(params, { sinks });
+    params.sinks = sinks;
     options.attention = { ...options.attention, keyLengths, mask, sinks: 0 };
-  }
-
-  /**
-   * Whether the core has issue 19's options.
-   * @returns {boolean}
-   */
-  get modern() {
-    return this.#structs.modern;
-  }
-
-  /**
-   * Refuses issue 19's options by name where the loaded core predates them
-   * (its AttentionOptions has no such fields: Embind would drop them and the
-   * call would silently compute something else).
-   * @param {string[] | undefined} uses
-   */
-  #checkSupported(uses) {
-    if (uses && uses.length > 0 && !this.#structs.modern) {
-      throw new RangeError(`options.${uses[0]} is not supported by this build's core (it predates masks, ` +
-        'padding, windows, softcap and sinks); rebuild with a core that has them');
-    }
   }
 
   /**

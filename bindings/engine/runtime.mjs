@@ -73,7 +73,6 @@ export class Runtime {
     const modules = defineModules({
       generator: this.#generator,
       checkAlive,
-      modern: engine.modern,
       layerForward: engine.layerForward.bind(engine),
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
@@ -406,7 +405,7 @@ function resolveAttentionCall(q, k, v, options, generator) {
  * @param {Float32Array | null | undefined} logSumExp
  * @param {AttentionComputation | undefined} options
  * @returns {{ shape: ShapeFields, options: CoreAttentionOptions,
- *   arrays: import('./validate.mjs').VisibilityArrays | null, uses: string[] }}
+ *   arrays: import('./validate.mjs').VisibilityArrays | null }}
  */
 function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
   const o = checkOptionNames('options', options, SHAPE_AND_MASK_OPTIONS);
@@ -429,6 +428,6 @@ function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
       "options.seed is required when dropout ran (training with dropout > 0): pass the forward's seed (its result's seed)");
   }
   const core = resolveAttentionOptions('options', o, null);
-  const { fields, arrays, uses } = resolveVisibility('options', o, shape, renormalizes(o));
-  return { shape, options: { ...core, ...fields }, arrays, uses };
+  const { fields, arrays } = resolveVisibility('options', o, shape, renormalizes(o));
+  return { shape, options: { ...core, ...fields }, arrays };
 }

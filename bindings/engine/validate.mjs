@@ -298,7 +298,7 @@ export function resolveAttentionOptions(prefix, o, generator) {
  */
 export function resolveAttentionOutputs(prefix, o, s, generator) {
   const options = resolveAttentionOptions(prefix, o, generator);
-  const { fields, arrays, uses } = resolveVisibility(prefix, o, s, renormalizes(o));
+  const { fields, arrays } = resolveVisibility(prefix, o, s, renormalizes(o));
   if (fields) Object.assign(options, fields);
   const outLength = product(s.batch, s.heads, s.queryLength, s.valueDim);
   const weightsLength = product(s.batch, s.heads, s.queryLength, s.keyLength);
@@ -321,7 +321,7 @@ export function resolveAttentionOutputs(prefix, o, s, generator) {
     weightsOut = checkTensor(`${prefix}.weightsOut`, o.weightsOut, weightsLength,
       `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × keyLength ${s.keyLength}`);
   }
-  return { shape: s, options, outLength, weightsLength, returnWeights, out, weightsOut, arrays, uses };
+  return { shape: s, options, outLength, weightsLength, returnWeights, out, weightsOut, arrays };
 }
 
 /**
@@ -368,9 +368,8 @@ export const MASK_KIND = Object.freeze({ none: 0, boolean: 1, additive: 2 });
  * The options of issue 19 (layout, queryOffset, keyLengths, window, mask +
  * maskShape, softcap, sinks), checked against a call's shape: the core's
  * AttentionOptions fields for them (pointers 0, filled in by the engine when
- * it stages `arrays`), the arrays, and `uses`, the options given (a core
- * without them refuses those by name instead of ignoring them). Without any
- * of them, fields and arrays are null.
+ * it stages `arrays`) and the arrays. Without any of them, fields and arrays
+ * are null.
  * @param {string} prefix
  * @param {Record<string, any>} o
  * @param {{ batch: number, heads: number, queryLength: number, keyLength: number }} s
@@ -381,7 +380,7 @@ export function resolveVisibility(prefix, o, s, renormalizing) {
   const uses = [];
   for (const key of VISIBILITY_OPTIONS) if (o[key] !== undefined) uses.push(key);
   // None given (most calls): resolveAttentionOptions' defaults stand.
-  if (uses.length === 0) return { fields: null, arrays: null, uses };
+  if (uses.length === 0) return { fields: null, arrays: null };
   const fields = {
     layout: 0, queryOffset: NaN, keyLengths: 0, windowLeft: -1, windowRight: -1, softcap: 0, sinks: 0,
     maskKind: MASK_KIND.none, mask: 0, maskBatch: 1, maskHeads: 1, maskQueries: 1, maskKeys: 1,
@@ -440,7 +439,7 @@ export function resolveVisibility(prefix, o, s, renormalizing) {
         `got it with ${visibility.map((key) => `${prefix}.${key}`).join(', ')}; use maskStrategy 'neg-inf'`);
     }
   }
-  return { fields, arrays, uses };
+  return { fields, arrays };
 }
 
 /**

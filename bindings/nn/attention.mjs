@@ -201,7 +201,7 @@ class AttentionLayer extends Module {
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
     const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
     const layerOptions = {
-      batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, uses: visibility.uses,
+      batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays,
     };
     const keep = this.training && !useCache;
     const result = engine.layerForward({

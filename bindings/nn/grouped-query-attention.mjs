@@ -65,12 +65,6 @@ export class GroupedQueryAttention extends ProjectedAttention {
     const slidingWindow = o.slidingWindow === undefined ? null : checkInteger('options.slidingWindow', o.slidingWindow);
     const softcap = o.softcap === undefined ? null : checkSoftcap('options.softcap', o.softcap);
     const sinks = checkBoolean('options.sinks', o.sinks ?? false);
-    const used = [['slidingWindow', slidingWindow !== null], ['softcap', softcap !== null], ['sinks', sinks]]
-      .find(([, on]) => on);
-    if (used && !bindingOf(new.target).engine.modern) {
-      throw new RangeError(`options.${used[0]} is not supported by this build's core (it predates windows, softcap ` +
-        'and sinks); rebuild with a core that has them');
-    }
     super(dIn, dOut, contextLength, 0, true, false, numHeads, numKVGroups);
     this.ropeBase = ropeBase;
     /** Llama 3.1's RoPE frequency adjustment (frozen), or null. */

@@ -43,7 +43,6 @@ import { checkBoolean, describe } from '../engine/validate.mjs';
  *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
  *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad
  * @property {(layout: Required<KVCacheOptions>) => KVCache} createCache  a KVCache for useCache
- * @property {boolean} modern  whether the core has issue 19's options (windows, softcap, sinks, masks)
  */
 
 /**

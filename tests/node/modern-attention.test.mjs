@@ -149,35 +149,14 @@ function optionsOf(shape, extra, seed) {
 
 describe('the core against the JS reference', () => {
   let ca;
-  let modern = false;
   before(async () => {
     ca = await init();
-    const { q, k, v } = problem(base);
-    try {
-      ca.attention(q, k, v, { ...base, softcap: 1 });
-      modern = true;
-    } catch (e) {
-      assert.match(e.message, /^options.softcap is not supported by this build's core/);
-    }
   });
   after(() => ca?.dispose());
 
-  it('a core before issue 19 refuses each new option by name (or has them all)', () => {
-    const { q, k, v } = problem(base);
-    for (const [, extra] of CASES.slice(0, 13)) {
-      const o = optionsOf(base, extra, 5);
-      if (modern) continue;
-      const used = Object.keys(extra).find((key) => !['causal', 'scale', 'maskShape'].includes(key));
-      assert.throws(() => ca.attention(q, k, v, o), { name: 'RangeError', message: new RegExp(`^options.${used} is not supported`) });
-    }
-    // The runtime keeps working.
-    assert.ok(ca.attention(q, k, v, base).output.every(Number.isFinite));
-  });
-
   for (const fn of ['attention', 'attentionReference']) {
     for (const [name, extra, shape = base] of CASES) {
-      it(`${fn}: ${name}`, (t) => {
-        if (!modern) return t.skip('the loaded core predates issue 19');
+      it(`${fn}: ${name}`, () => {
         const o = optionsOf(shape, extra, 11);
         const { q, k, v } = problem(shape, 21);
         const want = referenceAttention64(q, k, v, o);
@@ -190,8 +169,7 @@ describe('the core against the JS reference', () => {
     }
   }
 
-  it('attentionBackward (and its reference) against float64 finite differences, with gradSinks', (t) => {
-    if (!modern) return t.skip('the loaded core predates issue 19');
+  it('attentionBackward (and its reference) against float64 finite differences, with gradSinks', () => {
     const shape = { batch: 2, heads: 2, kvHeads: 1, queryLength: 4, keyLength: 6, headDim: 3, valueDim: 2 };
     for (const extra of [
       { causal: 'bottom-right', keyLengths: [3, 6], sinks: 'sinks' },
@@ -232,8 +210,7 @@ describe('the core against the JS reference', () => {
     }
   });
 
-  it('single, 2 and 3 threads are bit-identical with every option', async (t) => {
-    if (!modern) return t.skip('the loaded core predates issue 19');
+  it('single, 2 and 3 threads are bit-identical with every option', async () => {
     const shape = { batch: 2, heads: 4, kvHeads: 2, queryLength: 130, keyLength: 200, headDim: 16 };
     const o = optionsOf(shape, {
       causal: 'bottom-right', keyLengths: [150, 200], window: { left: 64 }, mask: 'float', maskShape: [130, 200],
@@ -257,31 +234,12 @@ describe('the core against the JS reference', () => {
 
 describe('the modules: padded batches, sliding windows, softcap, sinks', () => {
   let ca;
-  let modern = false;
   before(async () => {
     ca = await init();
-    try {
-      new ca.GroupedQueryAttention(8, 8, 2, 1, { sinks: true });
-      modern = true;
-    } catch (e) {
-      assert.match(e.message, /^options.sinks is not supported by this build's core/);
-    }
   });
   after(() => ca?.dispose());
 
-  it('a core before issue 19 refuses them by name, and keeps working', (t) => {
-    if (modern) return t.skip('the loaded core has the options');
-    assert.throws(() => new ca.GroupedQueryAttention(8, 8, 2, 1, { slidingWindow: 4 }),
-      { name: 'RangeError', message: /^options.slidingWindow is not supported by this build's core/ });
-    const mha = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
-    const x = randomArray(18, 3);
-    assert.throws(() => mha.forward(x, [6, 3], { keyLengths: [4] }),
-      { name: 'RangeError', message: /^options.keyLengths is not supported by this build's core/ });
-    assert.equal(mha.forward(x, [6, 3]).length, 24);
-  });
-
-  it('a padded batch: each sequence\'s valid rows are its own forward\'s', (t) => {
-    if (!modern) return t.skip('the loaded core predates issue 19');
+  it('a padded batch: each sequence\'s valid rows are its own forward\'s', () => {
     ca.manualSeed(1);
     for (const module of [new ca.MultiHeadAttention(6, 8, 10, 0, 2), new ca.CausalAttention(6, 4, 10, 0),
       new ca.MultiHeadAttentionWrapper(6, 4, 10, 0, 2), new ca.GroupedQueryAttention(6, 8, 2, 1, { contextLength: 10 })]) {
@@ -298,8 +256,7 @@ describe('the modules: padded batches, sliding windows, softcap, sinks', () => {
     }
   });
 
-  it('GroupedQueryAttention slidingWindow W: each token sees itself and the W − 1 before, also through useCache', (t) => {
-    if (!modern) return t.skip('the loaded core predates issue 19');
+  it('GroupedQueryAttention slidingWindow W: each token sees itself and the W − 1 before, also through useCache', () => {
     ca.manualSeed(2);
     const W = 3, T = 9;
     const gqa = new ca.GroupedQueryAttention(8, 8, 2, 1, { contextLength: 16, slidingWindow: W, softcap: 2 });
@@ -317,8 +274,7 @@ describe('the modules: padded batches, sliding windows, softcap, sinks', () => {
     assert.ok(maxRelativeError(Float32Array.from(steps), full.output) < 1e-5);
   });
 
-  it('GroupedQueryAttention sinks: a parameter named sinks, trained by backward (against finite differences)', (t) => {
-    if (!modern) return t.skip('the loaded core predates issue 19');
+  it('GroupedQueryAttention sinks: a parameter named sinks, trained by backward (against finite differences)', () => {
     ca.manualSeed(3);
     const gqa = new ca.GroupedQueryAttention(8, 8, 2, 1, { contextLength: 8, sinks: true });
     assert.deepEqual(Object.keys(gqa.stateDict()).slice(0, 1), ['sinks']);
@@ -354,7 +310,7 @@ describe("a KV cache's attention: window, softcap, sinks, mask", () => {
   before(async () => { ca = await init(); });
   after(() => ca?.dispose());
 
-  it('matches ca.attention over the same keys (bottom-right) and the JS reference', (t) => {
+  it('matches ca.attention over the same keys (bottom-right) and the JS reference', () => {
     const shape = { batch: 2, heads: 4, kvHeads: 2, queryLength: 3, keyLength: 11, headDim: 8 };
     const { q, k, v } = problem(shape, 71);
     const cache = ca.createKVCache({ batch: 2, kvHeads: 2, headDim: 8, capacity: 16 });
@@ -366,13 +322,7 @@ describe("a KV cache's attention: window, softcap, sinks, mask", () => {
       ]) {
         const o = optionsOf(shape, { causal: 'bottom-right', ...extra }, 81);
         const { batch, kvHeads, keyLength, headDim, ...rest } = o;
-        let got;
-        try {
-          got = cache.attention(q, { ...rest, returnWeights: true });
-        } catch (e) {
-          if (/not supported by this build's core/.test(e.message)) return t.skip('the loaded core predates issue 19');
-          throw e;
-        }
+        const got = cache.attention(q, { ...rest, returnWeights: true });
         const want = referenceAttention64(q, k, v, o);
         assert.ok(maxRelativeError(got.output, want.output) < 2e-5, `output ${JSON.stringify(extra)}`);
         assert.ok(maxRelativeError(got.weights, want.weights) < 2e-5, `weights ${JSON.stringify(extra)}`);
@@ -386,18 +336,12 @@ describe("a KV cache's attention: window, softcap, sinks, mask", () => {
 });
 
 describe('long contexts: no limit from a tensor that is not allocated', () => {
-  it('(1, 4, 16384, 8) and (1, 32, 8192, 4) run forward and backward without weights; weights of 4 GiB are refused', async (t) => {
+  it('(1, 4, 16384, 8) and (1, 32, 8192, 4) run forward and backward without weights; weights of 4 GiB are refused', async () => {
     const ca = await init();
     try {
       const s = { batch: 1, heads: 32, queryLength: 8192, headDim: 4, window: { left: 3 } };
       const q = Float32Array.from(randomArray(32 * 8192 * 4, 91), (x) => x * 3);
-      let f;
-      try {
-        f = ca.attention(q, q, q, { ...s, returnLogSumExp: true });
-      } catch (e) {
-        if (/not supported by this build's core/.test(e.message)) return t.skip('the loaded core predates issue 19');
-        throw e;
-      }
+      const f = ca.attention(q, q, q, { ...s, returnLogSumExp: true });
       // Row 8191 of head 31 sees keys 8188..8191 only.
       const row = 31 * 8192 + 8191;
       const want = referenceAttention64(q.subarray(row * 4, row * 4 + 4),

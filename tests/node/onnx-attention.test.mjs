@@ -226,20 +226,11 @@ describe('ONNX Attention conformance cases (onnx/onnx attention.py, opsets 23-25
   it('ca.attention passes the cases (count in the diagnostics)', (t) => {
     const failed = [];
     let passed = 0;
-    let unsupported = 0;
     ONNX_ATTENTION_CASES.forEach((c, index) => {
       const x = inputsOf(c, index);
       const want = onnxAttention(x, c.attrs);
       const { q, k, v, o, mode } = toPackage(c, x);
-      let got;
-      try {
-        got = ca.attention(q, k, v, o);
-      } catch (e) {
-        if (!/not supported by this build's core/.test(e.message)) throw e;
-        unsupported++;
-        failed.push(`${c.name} (${e.message.split(' is not')[0]}: the core predates it)`);
-        return;
-      }
+      const got = ca.attention(q, k, v, o);
       const errY = maxRelativeError(got.output, want.Y.data);
       assert.ok(errY < TOLERANCE, `${c.name}: Y off by ${errY}`);
       if (mode === 3) {
@@ -254,9 +245,9 @@ describe('ONNX Attention conformance cases (onnx/onnx attention.py, opsets 23-25
     });
     t.diagnostic(`ONNX Attention cases passing through ca.attention: ${passed}/87`);
     for (const f of failed) t.diagnostic(`not passing: ${f}`);
-    // Every case the core can run gives the right Y (asserted above); the
-    // scores-only cases are the 12 that ask for qk_matmul_output modes 0-2.
+    // Every case gives the right Y (asserted above); the 12 not passing are
+    // those that ask for qk_matmul_output modes 0-2 (scores before the softmax).
     assert.equal(passed + failed.length, 87);
-    assert.ok(failed.length - unsupported <= 12);
+    assert.equal(failed.length, 12);
   });
 });
