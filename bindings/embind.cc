@@ -168,6 +168,18 @@ int CallLayerBackward(const AttentionLayerParams& params,
       params, options, In(x), saved, In(grad_y), Out(grad_x), grads));
 }
 
+void CallAppendToCache(const KVCacheView& cache, double heads, double tokens,
+                       double head_dim, double value_dim, uintptr_t k,
+                       uintptr_t v) {
+  AppendToKVCache(cache, static_cast<int64_t>(heads),
+                  static_cast<int64_t>(tokens), static_cast<int64_t>(head_dim),
+                  static_cast<int64_t>(value_dim), In(k), In(v));
+}
+double CallKvRowBytes(int dtype, double width) {
+  return static_cast<double>(
+      KvRowBytes(static_cast<KvDtype>(dtype), static_cast<size_t>(width)));
+}
+
 int CallLinearBackward(uintptr_t x, double rows, double in, double out,
                        uintptr_t w, uintptr_t grad_y, uintptr_t grad_x,
                        uintptr_t grad_w, uintptr_t grad_b) {
@@ -241,6 +253,10 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   enum_<Layout>("Layout")
       .value("kBHSD", Layout::kBHSD)
       .value("kBSHD", Layout::kBSHD);
+  enum_<KvDtype>("KvDtype")
+      .value("kFloat32", KvDtype::kFloat32)
+      .value("kBFloat16", KvDtype::kBFloat16)
+      .value("kInt8", KvDtype::kInt8);
   enum_<MaskKind>("MaskKind")
       .value("kNone", MaskKind::kNone)
       .value("kBoolean", MaskKind::kBoolean)
@@ -255,7 +271,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("headDim", CA_SIZE(Shape, head_dim))
       .field("valueDim", CA_SIZE(Shape, value_dim))
       .field("kvHeads", CA_SIZE(Shape, kv_heads))
-      .field("kvCapacity", CA_SIZE(Shape, kv_capacity));
+      .field("kvCapacity", CA_SIZE(Shape, kv_capacity))
+      .field("kvDtype", CA_ENUM(Shape, KvDtype, kv_dtype));
   using Options = AttentionOptions;
   value_object<Options>("AttentionOptions")
       .field("causal", CA_ENUM(Options, CausalMask, causal))
@@ -304,7 +321,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("keys", CA_OUT(KVCacheView, keys))
       .field("values", CA_OUT(KVCacheView, values))
       .field("capacity", CA_SIZE(KVCacheView, capacity))
-      .field("length", CA_SIZE(KVCacheView, length));
+      .field("length", CA_SIZE(KVCacheView, length))
+      .field("dtype", CA_ENUM(KVCacheView, KvDtype, dtype));
   value_object<LayerOptions>("LayerOptions")
       .field("batch", CA_SIZE(LayerOptions, batch))
       .field("tokens", CA_SIZE(LayerOptions, tokens))
@@ -346,6 +364,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("attentionBackwardReference",
            &CallAttentionBackward<AttentionBackwardReference>);
   function("layerForward", &CallLayerForward);
+  function("appendToCache", &CallAppendToCache);
+  function("kvRowBytes", &CallKvRowBytes);
   function("layerBackward", &CallLayerBackward);
   function("linear", &CallLinear);
   function("linearBackward", &CallLinearBackward);

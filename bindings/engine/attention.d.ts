@@ -210,7 +210,18 @@ export interface KVCacheOptions {
   valueDim?: number;
   /** Tokens it can hold per sequence; one whose bytes cannot fit a wasm32 heap is a RangeError. */
   capacity: number;
+  /**
+   * How keys and values are stored. Default 'float32'. 'bfloat16' (half the
+   * bytes) rounds each value to nearest even; 'int8' (a quarter, plus 4
+   * bytes per token and KV head) stores round(x / s) with one scale
+   * s = max |x| / 127 per token and KV head. append() rounds; attention()
+   * converts tile by tile inside the kernel, never into a float32 copy.
+   */
+  dtype?: KVCacheDtype;
 }
+
+/** A KV cache's storage type. */
+export type KVCacheDtype = 'float32' | 'bfloat16' | 'int8';
 
 /** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
 export type KVCacheAttentionOptions =
@@ -234,11 +245,16 @@ export interface KVCache {
   readonly headDim: number;
   /** Size Dv of each value vector. */
   readonly valueDim: number;
+  /** How keys and values are stored. */
+  readonly dtype: KVCacheDtype;
+  /** Bytes of wasm memory the cache holds (0 after dispose()). */
+  readonly bytes: number;
   /** Whether dispose() has run (answers after it, as the layout does). */
   readonly disposed: boolean;
   /**
    * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
-   * k's length. Past capacity: RangeError, nothing changes.
+   * k's length, rounded to the cache's dtype. Past capacity: RangeError,
+   * nothing changes.
    */
   append(k: Float32Array, v: Float32Array): this;
   /**

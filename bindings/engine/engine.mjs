@@ -5,7 +5,7 @@
 // into JS-owned arrays. Its callers (the Runtime, the modules, the KV cache)
 // have validated their arguments: nothing here checks a user's input.
 
-import { checkStatus } from './codes.mjs';
+import { KV_DTYPE, checkStatus } from './codes.mjs';
 import { ACTIVATIONS, PROJECTIONS, Structs, reader, setPointers } from './embind.mjs';
 import { Heap, formatBytes } from './heap.mjs';
 import { terminateWorkers } from './loader.mjs';
@@ -125,14 +125,16 @@ import { product } from './validate.mjs';
  */
 
 /**
- * A KV cache's layout: [batch, kvHeads, capacity, headDim] keys, then
- * [batch, kvHeads, capacity, valueDim] values.
+ * A KV cache's layout: [batch, kvHeads, capacity] stored key rows of
+ * headDim values, then as many value rows of valueDim, each row stored as
+ * `dtype` says (src/kv_storage.h).
  * @typedef {object} CacheLayout
  * @property {number} batch
  * @property {number} kvHeads
  * @property {number} headDim
  * @property {number} valueDim
  * @property {number} capacity
+ * @property {'float32' | 'bfloat16' | 'int8'} dtype
  */
 
 /**
@@ -141,6 +143,9 @@ import { product } from './validate.mjs';
  * @property {Ptr} ptr what malloc returned
  * @property {Ptr} keys
  * @property {Ptr} values
+ * @property {number} keyRow bytes per stored key row (the core's KvRowBytes)
+ * @property {number} valueRow bytes per stored value row
+ * @property {number} bytes the block's size
  * @property {Readonly<CacheLayout>} layout
  */
 
@@ -385,13 +390,19 @@ export class Engine {
    * @returns {CacheBlock}
    */
   allocateCache(layout) {
-    const { batch, kvHeads, headDim, valueDim, capacity } = layout;
-    const bytes = product(batch, kvHeads, capacity, headDim + valueDim, 4);
+    const { batch, kvHeads, headDim, valueDim, capacity, dtype } = layout;
+    const code = /** @type {number} */ (KV_DTYPE.get(dtype));
+    const keyRow = this.#mod.kvRowBytes(code, headDim);
+    const valueRow = this.#mod.kvRowBytes(code, valueDim);
+    // The values start on a 16-byte boundary (int8 rows may be odd-sized).
+    const keyBytes = Math.ceil(product(batch, kvHeads, capacity, keyRow) / 16) * 16;
+    const bytes = keyBytes + product(batch, kvHeads, capacity, valueRow);
     const { ptr, base } = this.#heap.allocate('a KV cache', bytes,
-      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × ` +
-      `capacity ${capacity} × (headDim ${headDim} + valueDim ${valueDim}) × 4 bytes)`);
-    const values = base + batch * kvHeads * capacity * headDim * 4;
-    return Object.freeze({ ptr, keys: base, values, layout: Object.freeze({ ...layout }) });
+      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × capacity ${capacity} × ` +
+      `(${keyRow} + ${valueRow} bytes per ${dtype} key and value row))`);
+    return Object.freeze({
+      ptr, keys: base, values: base + keyBytes, keyRow, valueRow, bytes, layout: Object.freeze({ ...layout }),
+    });
   }
 
   /** @param {CacheBlock} block */
@@ -400,25 +411,19 @@ export class Engine {
   }
 
   /**
-   * Copies t new tokens (k [batch, kvHeads, t, headDim], v likewise with
-   * valueDim) into each KV head's rows [length, length + t).
+   * Stores t new tokens (k [batch, kvHeads, t, headDim], v likewise with
+   * valueDim) in each KV head's rows [length, length + t), rounded to the
+   * cache's dtype by the core (AppendToKVCache).
    * @param {CacheBlock} block
    * @param {number} length rows held now
    * @param {Float32Array} k
    * @param {Float32Array} v
    */
   appendToCache(block, length, k, v) {
-    const { batch, kvHeads, headDim, valueDim, capacity } = block.layout;
-    const t = k.length / (batch * kvHeads * headDim);
-    const f32 = this.#heap.f32();
-    const base = [block.keys >>> 2, block.values >>> 2];
-    const widths = [headDim, valueDim];
-    [k, v].forEach((src, i) => {
-      const w = widths[i];
-      for (let h = 0; h < batch * kvHeads; h++) {
-        f32.set(src.subarray(h * t * w, (h + 1) * t * w), base[i] + (h * capacity + length) * w);
-      }
-    });
+    const { batch, kvHeads, headDim, valueDim } = block.layout;
+    const [kp, vp] = this.#stage('append', [k, v], []);
+    this.#mod.appendToCache(this.cacheView(block, length), batch * kvHeads, k.length / (batch * kvHeads * headDim),
+      headDim, valueDim, kp, vp);
   }
 
   /**
@@ -429,14 +434,13 @@ export class Engine {
    * @param {number} length
    */
   moveCache(from, to, length) {
-    const { batch, kvHeads, headDim, valueDim } = from.layout;
-    const f32 = this.#heap.f32();
-    const src = [from.keys >>> 2, from.values >>> 2];
-    const dst = [to.keys >>> 2, to.values >>> 2];
-    [headDim, valueDim].forEach((w, i) => {
+    const { batch, kvHeads } = from.layout;
+    const bytes = new Uint8Array(this.#heap.f32().buffer);
+    const src = [from.keys, from.values], dst = [to.keys, to.values];
+    [from.keyRow, from.valueRow].forEach((w, i) => {
       for (let h = 0; h < batch * kvHeads; h++) {
         const start = src[i] + h * from.layout.capacity * w;
-        f32.copyWithin(dst[i] + h * to.layout.capacity * w, start, start + length * w);
+        bytes.copyWithin(dst[i] + h * to.layout.capacity * w, start, start + length * w);
       }
     });
   }
@@ -448,7 +452,8 @@ export class Engine {
    * @returns {KVCacheView}
    */
   cacheView(block, length) {
-    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length);
+    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length,
+      /** @type {number} */ (KV_DTYPE.get(block.layout.dtype)));
   }
 
   /**

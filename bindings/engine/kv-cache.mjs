@@ -7,6 +7,7 @@
 // The block's pointers and every copy in and out of it are the engine
 // layer's (engine.mjs); this class keeps the length and checks the caller.
 
+import { KV_DTYPE } from './codes.mjs';
 import {
   checkBoolean, checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
   resolveAttentionOutputs,
@@ -19,7 +20,7 @@ export const CACHE_ADVANCE = Symbol('KVCache advance');
 /** Moves the cache into a block of a larger capacity (the modules' growth). */
 export const CACHE_RESERVE = Symbol('KVCache reserve');
 
-const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity'];
+const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity', 'dtype'];
 const ATTENTION_OPTIONS = [
   'heads', 'queryLength', 'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
   'returnWeights', 'returnLogSumExp', 'out', 'weightsOut', 'window', 'softcap', 'sinks', 'mask', 'maskShape',
@@ -43,7 +44,22 @@ export function resolveCacheLayout(options) {
   if (capacity > 0xffffffff) {
     throw new RangeError(`options.capacity must be at most 2^32 - 1, got ${capacity}`);
   }
-  return { batch, kvHeads, headDim, valueDim, capacity };
+  const dtype = checkCacheDtype('options.dtype', o.dtype ?? 'float32');
+  return { batch, kvHeads, headDim, valueDim, capacity, dtype };
+}
+
+/**
+ * A KV cache's storage type, checked: 'float32', 'bfloat16' or 'int8'.
+ * @param {string} name the argument, for the message
+ * @param {unknown} dtype
+ * @returns {CacheLayout['dtype']}
+ */
+export function checkCacheDtype(name, dtype) {
+  if (typeof dtype !== 'string' || !KV_DTYPE.has(dtype)) {
+    throw new TypeError(`${name} must be one of ${[...KV_DTYPE.keys()].map((d) => `'${d}'`).join(', ')}, ` +
+      `got ${describe(dtype)}`);
+  }
+  return /** @type {CacheLayout['dtype']} */ (dtype);
 }
 
 /** @typedef {import('./engine.mjs').CacheLayout} CacheLayout */
@@ -107,6 +123,16 @@ export class KVCache {
     return this.#layout.valueDim;
   }
 
+  /** How keys and values are stored: 'float32', 'bfloat16' or 'int8'. */
+  get dtype() {
+    return this.#layout.dtype;
+  }
+
+  /** Bytes of wasm memory the cache holds (0 after dispose()). */
+  get bytes() {
+    return this.#block?.bytes ?? 0;
+  }
+
   get disposed() {
     return this.#disposed;
   }
@@ -165,7 +191,7 @@ export class KVCache {
     if (options === undefined) {
       throw new TypeError('options must be an object with at least heads and queryLength, got undefined');
     }
-    const { batch, kvHeads, headDim, valueDim, capacity } = this.#layout;
+    const { batch, kvHeads, headDim, valueDim, capacity, dtype } = this.#layout;
     const heads = checkInteger('options.heads', o.heads);
     const queryLength = checkInteger('options.queryLength', o.queryLength);
     checkKvGroups("options.heads must be a multiple of the cache's kvHeads", heads, kvHeads);
@@ -176,6 +202,7 @@ export class KVCache {
       `batch ${batch} × heads ${heads} × queryLength ${queryLength} × headDim ${headDim}`);
     const shape = {
       batch, heads, queryLength, keyLength: this.#length, headDim, valueDim, kvHeads, kvCapacity: capacity,
+      kvDtype: KV_DTYPE.get(dtype),
     };
     // The queries are the newest tokens: the mask's bottom-right alignment.
     const call = /** @type {import('./engine.mjs').AttentionCall} */ (resolveAttentionOutputs('options',

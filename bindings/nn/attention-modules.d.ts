@@ -2,7 +2,7 @@
 // chapter's GroupedQueryAttention (bindings/nn/attention.mjs,
 // grouped-query-attention.mjs). Re-exported by index.d.ts; types only.
 
-import type { MaskStrategy } from '../engine/attention.js';
+import type { KVCacheDtype, MaskStrategy } from '../engine/attention.js';
 import type { Linear, Module } from './layers.js';
 
 /** Options of a module's forward(). */
@@ -31,6 +31,13 @@ export interface ForwardOptions {
    * size before resetCache(), is a RangeError. Such a forward has no backward.
    */
   useCache?: boolean;
+  /**
+   * How the module's cache stores keys and values (see KVCacheOptions.dtype):
+   * 'float32' (default), 'bfloat16' or 'int8'. Fixed when the cache is
+   * created; another dtype before resetCache() is a RangeError. returnScores
+   * needs 'float32'.
+   */
+  cacheDtype?: KVCacheDtype;
   /**
    * A padded batch: the valid tokens of each sequence (an Int32Array or
    * Array of `batch` integers in [0, keys]); keys at or past keyLengths[b]

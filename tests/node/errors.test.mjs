@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
+import { CAUSAL, KV_DTYPE, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
 import { Structs } from '../../dist/engine/embind.mjs';
 import { Engine } from '../../dist/engine/engine.mjs';
 import { loadModule } from '../../dist/engine/loader.mjs';
@@ -240,8 +240,22 @@ const cases = [
   ['createKVCache without options', (ca) => ca.createKVCache(), TypeError, /^options must be an object with batch, kvHeads, headDim and capacity, got undefined$/],
   ['createKVCache capacity 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 0 }), RangeError, /^options.capacity must be an integer >= 1, got 0$/],
   ['createKVCache kvHeads missing', (ca) => ca.createKVCache({ batch: 1, headDim: 4, capacity: 8 }), TypeError, /^options.kvHeads must be an integer >= 1, got undefined$/],
-  ['createKVCache unknown option', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, heads: 2 }), TypeError, /^options has an unknown option 'heads'; known options: batch, kvHeads, headDim, valueDim, capacity$/],
-  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 }), RangeError, /^a KV cache needs 2\.29 GiB of wasm memory \(batch 1 × kvHeads 8 × capacity 300000 × \(headDim 128 \+ valueDim 128\) × 4 bytes\); a wasm32 module holds at most 2\.00 GiB$/],
+  ['createKVCache unknown option', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, heads: 2 }), TypeError, /^options has an unknown option 'heads'; known options: batch, kvHeads, headDim, valueDim, capacity, dtype$/],
+  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 }), RangeError, /^a KV cache needs 2\.29 GiB of wasm memory \(batch 1 × kvHeads 8 × capacity 300000 × \(512 \+ 512 bytes per float32 key and value row\)\); a wasm32 module holds at most 2\.00 GiB$/],
+  ['createKVCache dtype unknown', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, dtype: 'float16' }), TypeError, /^options.dtype must be one of 'float32', 'bfloat16', 'int8', got the string "float16"$/],
+  ['createKVCache dtype not a string', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, dtype: 2 }), TypeError, /^options.dtype must be one of 'float32', 'bfloat16', 'int8', got 2$/],
+  ['forward cacheDtype unknown', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int4' }), TypeError, /^options.cacheDtype must be one of 'float32', 'bfloat16', 'int8', got the string "int4"$/],
+  ['forward cacheDtype other than the cache\'s', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int8' });
+    try {
+      return m.forward(ctx.x.subarray(0, 6), [2, 1, 3], { useCache: true });
+    } finally {
+      assert.equal(m.cacheLength, 6, 'the refused call changed nothing');
+      m.dispose();
+    }
+  }, RangeError, /^options.cacheDtype: the cache stores 'int8', got 'float32'; call resetCache\(\) first$/],
+  ['forward returnScores with an int8 cache', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int8', returnScores: true }), RangeError, /^options.returnScores needs options.cacheDtype 'float32' with useCache, got 'int8'$/],
   ['cache append k an Array', (ca, q, k, v, ctx) => ctx.cache.append([1, 2, 3, 4], new Float32Array(4)), TypeError, /^k must be a Float32Array, got an Array of length 4$/],
   ['cache append k of a partial token', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(6), new Float32Array(6)), RangeError, /^k must have a length that is a positive multiple of batch 1 × kvHeads 1 × headDim 4 = 4 \(one token per 4 values\), got length 6$/],
   ['cache append v of the wrong length', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(8), new Float32Array(4)), RangeError, /^v must have length 8 \(batch 1 × kvHeads 1 × 2 tokens \(from k\) × valueDim 4\), got length 4$/],
@@ -539,6 +553,8 @@ describe('the codes at the boundary', () => {
       mod.CausalMask.kTopLeft.value, mod.CausalMask.kBottomRight.value]);
     assert.deepEqual([...MASK_STRATEGY.values()],
       [mod.MaskStrategy.kNegInf.value, mod.MaskStrategy.kRenormalize.value]);
+    assert.deepEqual([...KV_DTYPE.values()],
+      [mod.KvDtype.kFloat32.value, mod.KvDtype.kBFloat16.value, mod.KvDtype.kInt8.value]);
   });
 
   it('bindings/engine/embind.mjs builds each value object with the fields the wasm registers', async () => {
@@ -551,7 +567,7 @@ describe('the codes at the boundary', () => {
         batch: 1, heads: 2, queryLength: 3, keyLength: 3, headDim: 4, valueDim: 4,
       }),
       LayerOptions: structs.layerOptions({ batch: 1, tokens: 3, attention: defaults.AttentionOptions }),
-      KVCacheView: structs.cacheView(64, 128, 8, 3),
+      KVCacheView: structs.cacheView(64, 128, 8, 3, 0),
       AttentionLayerParams: structs.layerParams({ numHeads: 2, headDim: 2 }, 3, next),
       AttentionLayerGrads: structs.layerGrads(next),
       LayerOutputs: structs.layerOutputs(next),
@@ -599,6 +615,7 @@ describe('the codes at the boundary', () => {
     const mod = await loadModule('single', 1);
     const shape = {
       batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
+      kvDtype: 0,
     };
     const options = {
       ...mod.structDefaults().AttentionOptions, causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false,
@@ -613,6 +630,8 @@ describe('the codes at the boundary', () => {
     assert.equal(mod.attention({ ...shape, heads: 4, kvHeads: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
     assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0, 0),
       Status.INVALID_SHAPE);
+    // A KV storage type the core does not know.
+    assert.equal(mod.attention({ ...shape, heads: 1, kvDtype: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
     // The backward: kvHeads must divide heads, k and v dense (no cache
     // capacity); every tensor is required (gradSinks, last, only with sinks).
     const g = [8, 8, 8, 8, 8, 8, 8, 8, 8, 0];
