@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <utility>
@@ -241,6 +242,10 @@ TEST(KvDtype, QuantisationErrorWithinBound) {
       worst = std::fmax(worst, std::fabs(out[j] - exact[j]));
     }
     EXPECT_LE(worst / largest, bounds[i]) << "dtype " << i + 1;
+    RecordProperty(i == 0 ? "bfloat16_error" : "int8_error",
+                   std::to_string(worst / largest));
+    std::printf("decode step, dtype %d: largest error / largest output %.3g\n",
+                i + 1, worst / largest);
     EXPECT_GT(worst, 0.0) << "rounding should change something";
   }
 }
