@@ -279,15 +279,8 @@ TEST(KvDtype, LayerAppendsRoundedRows) {
                      wk = testing_util::RandomVector(kvh * hd * d_in, &rng),
                      wv = testing_util::RandomVector(kvh * hd * d_in, &rng),
                      x = testing_util::RandomVector(steps * d_in, &rng);
-  AttentionLayerParams params;
-  params.d_in = d_in;
-  params.num_heads = heads;
-  params.head_dim = hd;
-  params.num_kv_heads = kvh;
-  params.rope_base = 10000.0f;
-  params.w_query = wq.data();
-  params.w_key = wk.data();
-  params.w_value = wv.data();
+  const AttentionLayerParams params = testing_util::GqaRopeParams(
+      d_in, heads, kvh, hd, wq.data(), wk.data(), wv.data());
   const KvDtype dtypes[] = {KvDtype::kFloat32, KvDtype::kBFloat16,
                             KvDtype::kInt8};
   std::vector<float> y[3];
