@@ -24,8 +24,8 @@
 #include "hwy/highway.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
-#include "src/internal.h"
 #include "src/few_rows-inl.h"
+#include "src/internal.h"
 #include "src/kv_rows-inl.h"
 #include "src/kv_storage.h"
 #include "src/matmul-inl.h"
@@ -44,10 +44,10 @@ constexpr float kRenormalizeGuard = -60.0f;
 // The forward's additions to the shared plan (attention_plan-inl.h).
 struct Plan : AttentionPlan {
   bool renormalize;
-  KvDtype kv_dtype;        // how k and v are stored (kv_storage.h)
-  size_t k_row, v_row;     // bytes per stored key / value row
+  KvDtype kv_dtype;     // how k and v are stored (kv_storage.h)
+  size_t k_row, v_row;  // bytes per stored key / value row
   const float* q;
-  const uint8_t* k;        // stored rows (float32 unless kv_dtype says not)
+  const uint8_t* k;  // stored rows (float32 unless kv_dtype says not)
   const uint8_t* v;
   float* out;
   float* weights;
@@ -80,7 +80,7 @@ struct Block {
   // query of the group's heads (a group's block starts at a head's row 0).
   size_t i0, i1;
   size_t b, h;     // batch item and (first) query head of the block
-  const float* q;    // the block's first query row
+  const float* q;  // the block's first query row
   const uint8_t* k;  // the KV head's stored key rows
   const uint8_t* v;  // the KV head's stored value rows
 

@@ -36,7 +36,8 @@ HWY_INLINE void DequantRows(KvDtype dtype, const uint8_t* HWY_RESTRICT src,
 #if HWY_TARGET == HWY_SCALAR
   for (size_t r = 0; r < rows; ++r, src += row_bytes, dst += padded) {
     LoadKvRow(dtype, src, width, dst);  // one lane: the oracle's loop
-    if (padded > width) memset(dst + width, 0, (padded - width) * sizeof(float));
+    if (padded > width)
+      memset(dst + width, 0, (padded - width) * sizeof(float));
   }
 #else
   const hn::Full128<float> d4;
@@ -72,8 +73,9 @@ HWY_INLINE void DequantRows(KvDtype dtype, const uint8_t* HWY_RESTRICT src,
         const auto vs = hn::Set(d4, scale);
         for (i = b0; i + 16 <= b1; i += 16) {
           const auto v = hn::LoadU(di8, q + i);
-          const hn::Vec<decltype(di16)> w[2] = {hn::PromoteTo(di16, hn::LowerHalf(di8h, v)),
-                             hn::PromoteTo(di16, hn::UpperHalf(di8h, v))};
+          const hn::Vec<decltype(di16)> w[2] = {
+              hn::PromoteTo(di16, hn::LowerHalf(di8h, v)),
+              hn::PromoteTo(di16, hn::UpperHalf(di8h, v))};
           for (size_t k = 0; k < 2; ++k) {
             const auto lo = hn::PromoteTo(di32, hn::LowerHalf(di16h, w[k]));
             const auto hi = hn::PromoteTo(di32, hn::UpperHalf(di16h, w[k]));
@@ -85,7 +87,8 @@ HWY_INLINE void DequantRows(KvDtype dtype, const uint8_t* HWY_RESTRICT src,
         for (; i < b1; ++i) dst[i] = static_cast<float>(q[i]) * scale;
       }
     }
-    if (padded > width) memset(dst + width, 0, (padded - width) * sizeof(float));
+    if (padded > width)
+      memset(dst + width, 0, (padded - width) * sizeof(float));
   }
 #endif  // HWY_TARGET == HWY_SCALAR
 }

@@ -17,11 +17,13 @@
 // Why blocks of 32 and not one scale per token: keys have outlier channels
 // (a few dimensions several times larger than the rest); one scale per row
 // then leaves the other channels a few quantisation steps. Measured on a
-// decode step (8 heads, 2 KV heads, D 128, 1000 keys, N(0, 1) data with 4
-// channels x8): largest error / largest output 0.12 per token, 0.028 per
-// block of 32; on plain N(0, 1) data 0.007 both. The cost: 4 bytes per 32
-// values (1.125 bytes a value instead of 1.03); the kernels multiply every
-// value by its scale either way.
+// decode step (bench/int8-scale-block.mjs: 8 heads, 2 KV heads, D 128, 1000
+// keys, N(0, 1) data with 4 key channels x8): largest error / largest
+// output 0.12 per token, 0.028 per block of 32; on plain N(0, 1) data 0.007
+// both (with queries x3, 0.015 per token and 0.021 per block: no gain
+// without outliers). The cost: 4 bytes per 32 values (1.125 bytes a value
+// instead of 1.03); the kernels multiply every value by its scale either
+// way.
 // Attention reads such rows where they are (AttentionShape::kv_dtype): the
 // kernels convert one key tile at a time into their per-thread workspace,
 // never the cache into a float32 copy.

@@ -25,8 +25,8 @@
 #include "src/attention.h"
 #include "src/attention_backward.h"
 #include "src/dropout.h"
-#include "src/kv_storage.h"
 #include "src/internal.h"
+#include "src/kv_storage.h"
 #include "src/linear.h"
 #include "src/matmul.h"
 #include "src/visibility.h"
@@ -51,7 +51,8 @@ void SoftmaxRow(const double* s, size_t n, double* w) {
 // kernels read).
 std::vector<float> DequantisedRows(const AttentionShape& shape,
                                    const float* rows, size_t width) {
-  const size_t heads = static_cast<size_t>(shape.batch * internal::KvHeads(shape));
+  const size_t heads =
+      static_cast<size_t>(shape.batch * internal::KvHeads(shape));
   const size_t tk = static_cast<size_t>(shape.key_len);
   const size_t cap = static_cast<size_t>(internal::KvCapacity(shape));
   const size_t row_bytes = KvRowBytes(shape.kv_dtype, width);
@@ -89,16 +90,15 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
   if (!q || !k || !v || !out) return Status::kNullPointer;
   if (shape.kv_dtype != KvDtype::kFloat32) {
     // The oracle of a bfloat16 or int8 cache: the float32 one on its values.
-    const std::vector<float> kd = DequantisedRows(
-        shape, k, static_cast<size_t>(shape.head_dim));
-    const std::vector<float> vd = DequantisedRows(
-        shape, v, static_cast<size_t>(shape.value_dim));
+    const std::vector<float> kd =
+        DequantisedRows(shape, k, static_cast<size_t>(shape.head_dim));
+    const std::vector<float> vd =
+        DequantisedRows(shape, v, static_cast<size_t>(shape.value_dim));
     AttentionShape dense = shape;
     dense.kv_dtype = KvDtype::kFloat32;
     dense.kv_capacity = 0;
-    return AttentionWithLogSumExpReference(dense, options, q, kd.data(),
-                                           vd.data(), out, weights,
-                                           log_sum_exp);
+    return AttentionWithLogSumExpReference(
+        dense, options, q, kd.data(), vd.data(), out, weights, log_sum_exp);
   }
 
   const size_t batch = static_cast<size_t>(shape.batch);

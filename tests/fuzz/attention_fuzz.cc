@@ -270,9 +270,8 @@ void FuzzAttention(Input& in, bool raw) {
     vp = reinterpret_cast<const float*>(vs.data());
   }
   std::vector<float> out(n_out), ref_out(n_out), w(n_w), ref_w(n_w);
-  const Status a =
-      causal_attention::Attention(s, o_rules, q.data(), kp, vp, out.data(),
-                                  weights ? w.data() : nullptr);
+  const Status a = causal_attention::Attention(
+      s, o_rules, q.data(), kp, vp, out.data(), weights ? w.data() : nullptr);
   const Status b = causal_attention::AttentionReference(
       s, o_rules, q.data(), kp, vp, ref_out.data(), ref_w.data());
   Check(a == b);

@@ -14,8 +14,8 @@
 #include <cstdio>
 #include <limits>
 #include <random>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hwy/tests/hwy_gtest.h"
@@ -39,19 +39,19 @@ uint16_t Bf16OfBits(uint32_t bits) {
 }
 
 TEST(KvStorage, BFloat16RoundsToNearestEven) {
-  EXPECT_EQ(Bf16OfBits(0x3F800000u), 0x3F80);  // 1.0: exact
-  EXPECT_EQ(Bf16OfBits(0x3F808000u), 0x3F80);  // tie, even below
-  EXPECT_EQ(Bf16OfBits(0x3F818000u), 0x3F82);  // tie, even above
-  EXPECT_EQ(Bf16OfBits(0x3F808001u), 0x3F81);  // just past the tie
-  EXPECT_EQ(Bf16OfBits(0x3F807FFFu), 0x3F80);  // just below it
-  EXPECT_EQ(Bf16OfBits(0xBF818000u), 0xBF82);  // negative tie
-  EXPECT_EQ(Bf16OfBits(0x80000000u), 0x8000);  // -0 keeps its sign
-  EXPECT_EQ(Bf16OfBits(0x00008000u), 0x0000);  // subnormal tie to even 0
-  EXPECT_EQ(Bf16OfBits(0x00018000u), 0x0002);  // subnormal tie up to even
-  EXPECT_EQ(Bf16OfBits(0x7F7FFFFFu), 0x7F80);  // past the largest: +Inf
-  EXPECT_EQ(Bf16OfBits(0x7F7F7FFFu), 0x7F7F);  // the largest stays finite
-  EXPECT_EQ(Bf16OfBits(0x7F800000u), 0x7F80);  // +Inf
-  EXPECT_EQ(Bf16OfBits(0xFF800000u), 0xFF80);  // -Inf
+  EXPECT_EQ(Bf16OfBits(0x3F800000u), 0x3F80);    // 1.0: exact
+  EXPECT_EQ(Bf16OfBits(0x3F808000u), 0x3F80);    // tie, even below
+  EXPECT_EQ(Bf16OfBits(0x3F818000u), 0x3F82);    // tie, even above
+  EXPECT_EQ(Bf16OfBits(0x3F808001u), 0x3F81);    // just past the tie
+  EXPECT_EQ(Bf16OfBits(0x3F807FFFu), 0x3F80);    // just below it
+  EXPECT_EQ(Bf16OfBits(0xBF818000u), 0xBF82);    // negative tie
+  EXPECT_EQ(Bf16OfBits(0x80000000u), 0x8000);    // -0 keeps its sign
+  EXPECT_EQ(Bf16OfBits(0x00008000u), 0x0000);    // subnormal tie to even 0
+  EXPECT_EQ(Bf16OfBits(0x00018000u), 0x0002);    // subnormal tie up to even
+  EXPECT_EQ(Bf16OfBits(0x7F7FFFFFu), 0x7F80);    // past the largest: +Inf
+  EXPECT_EQ(Bf16OfBits(0x7F7F7FFFu), 0x7F7F);    // the largest stays finite
+  EXPECT_EQ(Bf16OfBits(0x7F800000u), 0x7F80);    // +Inf
+  EXPECT_EQ(Bf16OfBits(0xFF800000u), 0xFF80);    // -Inf
   const uint16_t nan = Bf16OfBits(0x7F800001u);  // a signalling NaN
   EXPECT_EQ(nan & 0x7F80, 0x7F80);
   EXPECT_NE(nan & 0x007F, 0);  // still NaN, not Inf
@@ -72,8 +72,7 @@ TEST(KvStorage, Int8BlocksOf32HaveTheirOwnScale) {
   std::vector<float> got(40);
   LoadKvRow(KvDtype::kInt8, bytes.data(), 40, got.data());
   for (size_t i = 0; i < 40; ++i) {
-    EXPECT_LE(std::fabs(got[i] - row[i]), 0.5f * scales[i / 32] * 1.0001f)
-        << i;
+    EXPECT_LE(std::fabs(got[i] - row[i]), 0.5f * scales[i / 32] * 1.0001f) << i;
   }
 }
 
@@ -257,14 +256,14 @@ TEST(KvDtype, Refusals) {
   Problem p(s, o, &rng);
   std::vector<float> out(p.OutSize());
   s.kv_dtype = static_cast<KvDtype>(3);
-  EXPECT_EQ(Attention(s, o, p.q.data(), p.k.data(), p.v.data(), out.data(),
-                      nullptr),
-            Status::kInvalidShape);
+  EXPECT_EQ(
+      Attention(s, o, p.q.data(), p.k.data(), p.v.data(), out.data(), nullptr),
+      Status::kInvalidShape);
   s.kv_dtype = KvDtype::kInt8;
   o.layout = Layout::kBSHD;
-  EXPECT_EQ(Attention(s, o, p.q.data(), p.k.data(), p.v.data(), out.data(),
-                      nullptr),
-            Status::kInvalidOption);
+  EXPECT_EQ(
+      Attention(s, o, p.q.data(), p.k.data(), p.v.data(), out.data(), nullptr),
+      Status::kInvalidOption);
   EXPECT_NE(std::string(StatusDetail()).find("kv_dtype"), std::string::npos);
 }
 
@@ -292,9 +291,9 @@ TEST(KvDtype, LayerAppendsRoundedRows) {
     for (int64_t t = 0; t < steps; ++t) {
       LayerOptions lo;
       lo.attention.causal = CausalMask::kBottomRight;
-      lo.cache = KVCacheView{reinterpret_cast<float*>(ck.data()),
-                             reinterpret_cast<float*>(cv.data()), cap, t,
-                             dtype};
+      lo.cache =
+          KVCacheView{reinterpret_cast<float*>(ck.data()),
+                      reinterpret_cast<float*>(cv.data()), cap, t, dtype};
       std::vector<float> keys(kvh * hd), values(kvh * hd);
       LayerOutputs outs;
       outs.y = y[di].data() + t * heads * hd;
@@ -303,8 +302,8 @@ TEST(KvDtype, LayerAppendsRoundedRows) {
       ASSERT_EQ(AttentionLayerForward(params, lo, x.data() + t * d_in, outs),
                 Status::kOk);
       std::vector<uint8_t> want(kvh * row);
-      for (const auto& [got, src] : {std::make_pair(&ck, &keys),
-                                     std::make_pair(&cv, &values)}) {
+      for (const auto& [got, src] :
+           {std::make_pair(&ck, &keys), std::make_pair(&cv, &values)}) {
         StoreKvRows(dtype, src->data(), kvh, hd, want.data());
         for (int64_t h = 0; h < kvh; ++h) {
           EXPECT_EQ(0, memcmp(got->data() + (h * cap + t) * row,
