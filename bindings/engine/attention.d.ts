@@ -208,14 +208,16 @@ export interface KVCacheOptions {
   headDim: number;
   /** Default: headDim. */
   valueDim?: number;
-  /** Tokens it can hold per sequence; one whose bytes cannot fit a wasm32 heap is a RangeError. */
+  /** Tokens it can hold per sequence; a cache of 2 GiB or more (one block of a wasm32 heap) is a RangeError. */
   capacity: number;
   /**
    * How keys and values are stored. Default 'float32'. 'bfloat16' (half the
-   * bytes) rounds each value to nearest even; 'int8' (a quarter, plus 4
-   * bytes per token and KV head) stores round(x / s) with one scale
-   * s = max |x| / 127 per token and KV head. append() rounds; attention()
-   * converts tile by tile inside the kernel, never into a float32 copy.
+   * bytes) rounds each value to nearest even; 'int8' (a quarter, plus a
+   * 4-byte scale per 32 values) stores round(x / s) with one symmetric scale
+   * s = max |x| / 127 per block of 32 values of a token's KV head.
+   * append() rounds; attention() converts tile by tile inside the kernel,
+   * never into a float32 copy. `bytes` says what the cache holds; a single
+   * cache stays below 2 GiB (the heap's 4 GiB hold several).
    */
   dtype?: KVCacheDtype;
 }
