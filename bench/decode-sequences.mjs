@@ -10,38 +10,15 @@
 // prints each round's medians and ratio.
 //   node bench/decode-sequences.mjs [threads] [rounds]
 import { init } from '../dist/node.mjs';
-import { median } from './lib/timing.mjs';
+import { interleaved, lcgRandom } from './lib/timing.mjs';
 
 const threads = Number(process.argv[2] ?? 1);
 const rounds = Number(process.argv[3] ?? 3);
 const ca = await init({ build: threads > 1 ? 'threads' : 'single', threads });
 const H = 32, KV = 8, D = 128;
 
-let seed = 1;
-const random = (n) => {
-  const x = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    x[i] = seed / 2 ** 32 - 0.5;
-  }
-  return x;
-};
+const random = lcgRandom();
 const mb = (cache) => (cache.capacity * cache.batch * KV * D * 2 * 4) / 2 ** 20;
-
-/** Times a and b interleaved: 15 runs each after 1 s of warm-up, medians. */
-function pair(a, b) {
-  const end = performance.now() + 1000;
-  while (performance.now() < end) { a(); b(); }
-  const times = [[], []];
-  for (let r = 0; r < 15; r++) {
-    for (const i of r % 2 ? [1, 0] : [0, 1]) {
-      const t0 = performance.now();
-      [a, b][i]();
-      times[i].push(performance.now() - t0);
-    }
-  }
-  return times.map(median);
-}
 
 // Ragged: 8 sequences, each appended in chunks of at most 1024 tokens.
 const lengths = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => 512 * i);
@@ -82,8 +59,8 @@ console.log(`ragged: 8 sequences of ${lengths.join(', ')} tokens; caches ${mb(ra
 console.log(`window: W ${W} after ${total} tokens; caches ${mb(windowed).toFixed(0)} MiB (window, capacity ${2 * W}) ` +
   `vs ${mb(full).toFixed(0)} MiB (full); max |window − full| ${diff.toExponential(1)}`);
 for (let r = 0; r < rounds; r++) {
-  const [batched, separate] = pair(batchedStep, separateSteps);
-  const [win, fullMs] = pair(windowStep, fullStep);
+  const [batched, separate] = interleaved(batchedStep, separateSteps, 1000);
+  const [win, fullMs] = interleaved(windowStep, fullStep, 1000);
   console.log(`round ${r + 1}: ragged batch ${batched.toFixed(2)} ms vs 8 steps ${separate.toFixed(2)} ms ` +
     `(ratio ${(batched / separate).toFixed(3)}); window cache ${win.toFixed(2)} ms vs full cache + window ` +
     `${fullMs.toFixed(2)} ms (ratio ${(win / fullMs).toFixed(3)})`);
