@@ -53,6 +53,11 @@ describe('README examples', () => {
     assert.match(out, /^(single|threads) \d+ WASM$/m);
   });
 
+  it('the sequences example: ragged lengths, a fork, a window cache that outlasts its capacity (issue 20)', () => {
+    const out = run(block('copySequence('));
+    assert.deepEqual(out.trim().split('\n'), ['6 3 10 10 384', '7 3 7', '1000 8']);
+  });
+
   it('the generation example: cached tokens equal one full forward, a resident cache decodes', () => {
     const out = run(block('ca.createKVCache('));
     assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128']);
