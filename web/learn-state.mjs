@@ -19,6 +19,7 @@ export const learn = {
   chance: [],
   stepsPerSecond: 0,
   probe: null, // the latest { step, weights, scores }
+  checkpoint: null, // the checkpoint the slider shows ({ step, weights, scores, probeLoss, best }), or null: the latest
   history: [], // per head: { steps, previous, induction } (sparklines)
   best: null, // { score, layer, head }
   maps: [], // per head: { hm, fig, scores, sparkPrevious, sparkInduction, layer, head }

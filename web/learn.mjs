@@ -17,17 +17,25 @@ import { addToken, generate, writePrompt } from './learn-generation.mjs';
 import { addScores, buildHeads, drawHeads, setView } from './learn-heads.mjs';
 import { addLosses, createChart, drawChart, drawStatus } from './learn-progress.mjs';
 import { readSettings, setButtons, taskHint, writeSettings } from './learn-settings.mjs';
+import { followProbe, onScrubMessage, resetScrub, setupScrub } from './learn-scrub.mjs';
+import { onShareMessage, setupShare } from './learn-share.mjs';
 import { $, draw, learn, setPainters } from './learn-state.mjs';
 import { DEFAULTS, LIMITS, checkSettings } from './learn-trainer.mjs';
+import { variantHint } from './learn-variants.mjs';
 import { tokenize } from './tokens.mjs';
 
 setPainters({ chart: drawChart, heads: drawHeads, status: drawStatus });
 
-/** Checks the form; with no problem, starts a new run (step 0, paused). */
-function configure() {
+/**
+ * Checks the form; with no problem, starts a new run (step 0, paused), or
+ * with `restore` continues the run saved in this browser if it has these settings.
+ */
+function configure(restore = false) {
   const s = readSettings();
   $('task-hint').textContent = taskHint(s);
   $('learn-vocab').disabled = s.task !== 'induction';
+  $('attention-hint').textContent = variantHint(s);
+  $('learn-window').disabled = s.attention !== 'window';
   const settings = { ...s };
   let tokens = [];
   if (s.task === 'text') {
@@ -58,8 +66,9 @@ function configure() {
   $('loss-table').tBodies[0].replaceChildren();
   learn.info = null;
   setButtons();
+  resetScrub();
   drawStatus(); // at once: step 0 from here on, whatever the old run still says
-  learn.worker.postMessage({ type: 'configure', settings, run: ++learn.run });
+  learn.worker.postMessage({ type: 'configure', settings, run: ++learn.run, restore });
 }
 
 // ---------------------------------------------------------------- worker
@@ -69,7 +78,8 @@ function onMessage({ data: m }) {
   switch (m.type) {
     case 'ready':
       learn.ready = true;
-      configure();
+      if (m.saved) writeSettings(m.saved);
+      configure(Boolean(m.saved));
       return;
     case 'configured':
       learn.info = m.info;
@@ -88,6 +98,7 @@ function onMessage({ data: m }) {
     case 'probe':
       learn.probe = m;
       addScores(m);
+      followProbe();
       draw('heads', 'status');
       return;
     case 'token':
@@ -102,6 +113,7 @@ function onMessage({ data: m }) {
       draw('status');
       return;
     default:
+      if (onScrubMessage(m) || onShareMessage(m)) return;
       throw new TypeError(`unknown message from the training worker: ${m.type}`);
   }
 }
@@ -119,6 +131,8 @@ export function setupLearn({ getText }) {
     if (input?.type === 'number') Object.assign(input, { min: String(lo), max: String(hi) });
   }
   createChart();
+  setupScrub();
+  setupShare();
   $('learn-controls').addEventListener('change', (e) => {
     if (e.target.closest('.train-buttons')) return;
     configure();
