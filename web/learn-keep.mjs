@@ -1,12 +1,14 @@
 // The training worker's keeping of a run (issue 22): the checkpoints the
 // page's slider scrubs through (learn-checkpoints.mjs), the run saved to
-// IndexedDB as it trains and restored after a reload, and the model's state
-// dict as JSON both ways (learn-persist.mjs). learn-worker.mjs calls it at
+// IndexedDB as it trains and restored after a reload, the model's state
+// dict as JSON both ways (learn-persist.mjs), and a head for the page's
+// pipeline panels (learn-pipeline.mjs). learn-worker.mjs calls it at
 // the points named; it talks to the page through `post` (the worker's, which
 // adds the run number). No DOM.
 
 import { Checkpoints, snapshot } from './learn-checkpoints.mjs';
 import { loadRun, restoreRun, runRecord, saveRun, stateDictJSON } from './learn-persist.mjs';
+import { headInPipeline } from './learn-pipeline.mjs';
 
 /** Least time between two saves while training. */
 const SAVE_MS = 2000;
@@ -91,6 +93,9 @@ export class Keeper {
         if (c) this.post({ type: 'checkpoint', index: message.index, ...c });
         return true;
       }
+      case 'pipeline':
+        this.post({ type: 'pipeline', result: headInPipeline(trainer, message.layer, message.head) });
+        return true;
       case 'state-dict':
         this.post({ type: 'state-dict', json: stateDictJSON(trainer.model.net.stateDict(), trainer.settings.dModel) });
         return true;

@@ -94,6 +94,22 @@ export class AttentionOnlyTransformer {
   }
 
   /**
+   * The residual stream entering layer `layer` (0-based) for `ids` (one
+   * sequence of `tokens`), in eval mode: the embeddings plus the earlier
+   * layers' outputs, [tokens, dModel] (the pipeline panels' input).
+   */
+  layerInput(ids, tokens, layer) {
+    this.eval();
+    const shape = [1, tokens, this.dModel];
+    const x = this.#embed(ids, 1, tokens);
+    for (let l = 0; l < layer; l++) {
+      const h = this.attention[l].forward(x, shape);
+      for (let k = 0; k < x.length; k++) x[k] += h[k];
+    }
+    return x;
+  }
+
+  /**
    * The backward of the last training forward: gradLogits [batch, tokens,
    * vocab] (crossEntropy's gradLogits); every parameter's gradient
    * accumulates. The residual stream's gradient is the sum of the skip

@@ -14,10 +14,12 @@
 // Keeping the run (learn-keep.mjs: checkpoints, IndexedDB, state dicts):
 //   page → worker { type: 'configure', ..., restore } (continue the saved
 //   run if it has these settings), { type: 'checkpoint', index },
-//   'state-dict', { type: 'load-state-dict', dict }; worker → page 'ready'
+//   'state-dict', { type: 'load-state-dict', dict }, { type: 'pipeline',
+//   layer, head }; worker → page 'ready'
 //   { saved: the saved run's settings or null }, 'checkpoints' { summary },
 //   'checkpoint' { index, step, weights, scores, probeLoss }, 'saved'
-//   { step }, 'state-dict' { json }, 'loaded', 'keep-error' { message }.
+//   { step }, 'state-dict' { json }, 'loaded', 'keep-error' { message },
+//   'pipeline' { result (pipeline.mjs's runPipeline shape) }.
 //
 // While running it trains in slices of about SLICE_MS, reports after each,
 // probes the heads every PROBE_MS, and yields between slices so that

@@ -17,6 +17,7 @@ import { addToken, generate, writePrompt } from './learn-generation.mjs';
 import { addScores, buildHeads, drawHeads, setView } from './learn-heads.mjs';
 import { addLosses, createChart, drawChart, drawStatus } from './learn-progress.mjs';
 import { readSettings, setButtons, taskHint, writeSettings } from './learn-settings.mjs';
+import { fillOpenSelect, followBest, onOpenMessage, setupOpen } from './learn-open.mjs';
 import { followProbe, onScrubMessage, resetScrub, setupScrub } from './learn-scrub.mjs';
 import { onShareMessage, setupShare } from './learn-share.mjs';
 import { $, draw, learn, setPainters } from './learn-state.mjs';
@@ -84,6 +85,7 @@ function onMessage({ data: m }) {
     case 'configured':
       learn.info = m.info;
       buildHeads();
+      fillOpenSelect();
       writePrompt();
       $('learn').dataset.ready = 'true';
       setButtons();
@@ -99,6 +101,7 @@ function onMessage({ data: m }) {
       learn.probe = m;
       addScores(m);
       followProbe();
+      followBest();
       draw('heads', 'status');
       return;
     case 'token':
@@ -113,16 +116,20 @@ function onMessage({ data: m }) {
       draw('status');
       return;
     default:
-      if (onScrubMessage(m) || onShareMessage(m)) return;
+      if (onScrubMessage(m) || onShareMessage(m) || onOpenMessage(m)) return;
       throw new TypeError(`unknown message from the training worker: ${m.type}`);
   }
 }
 
 // ---------------------------------------------------------------- start
 
-/** Wires the section; `getText()` returns the text box's text (the text task). */
-export function setupLearn({ getText }) {
+/**
+ * Wires the section; `getText()` returns the text box's text (the text
+ * task), `showInPipeline(result, tokens)` shows a head in the page's pipeline.
+ */
+export function setupLearn({ getText, showInPipeline }) {
   learn.getText = getText;
+  learn.showInPipeline = showInPipeline;
   writeSettings(DEFAULTS);
   const s = readSettings();
   $('task-hint').textContent = taskHint(s);
@@ -133,6 +140,7 @@ export function setupLearn({ getText }) {
   createChart();
   setupScrub();
   setupShare();
+  setupOpen();
   $('learn-controls').addEventListener('change', (e) => {
     if (e.target.closest('.train-buttons')) return;
     configure();

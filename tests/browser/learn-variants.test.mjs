@@ -47,6 +47,15 @@ async function trainTo(page, steps, until = '') {
   return status(page);
 }
 
+/** Moves the pointer over cell (i, j) of a heatmap's base canvas. */
+async function hoverCell(page, canvas, i, j) {
+  await canvas.scrollIntoViewIfNeeded();
+  const d = await canvas.evaluate((c) => ({ ...c.dataset, k: c.getBoundingClientRect().width / c.width }));
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + (Number(d.plotX) + ((j + 0.5) * Number(d.plotW)) / Number(d.cols)) * d.k,
+    box.y + (Number(d.plotY) + ((i + 0.5) * Number(d.plotH)) / Number(d.rows)) * d.k);
+}
+
 const waitForStep = (page, step) => page.waitForFunction((n) => document.querySelector('#learn-checkpoint')
   .dataset.step === String(n), step, { timeout: 15000 });
 
@@ -92,6 +101,36 @@ describe('Learn II: checkpoints, attention variants, keeping and sharing a run',
       clip: { x: grid.x, y: top.y, width: grid.width, height: grid.y + grid.height - top.y } });
     console.log(`  checkpoints: ${kept} kept after ${(await status(page)).step} steps; step 120: ` +
       `${await page.textContent('#learn-checkpoint-text')}`);
+
+    // Open the best induction head in the pipeline: the same weights as its Learn triangle.
+    await slider.focus();
+    await page.keyboard.press('End');
+    await trianglesBecome(page, trained);
+    const chosen = await page.inputValue('#learn-pipeline-head');
+    const [layer, headNo] = chosen.split('.').map(Number);
+    const best = await status(page);
+    assert.equal(layer, 2, `the best induction head is in layer 2: ${chosen} (${best.best})`);
+    await page.click('#learn-open-pipeline');
+    await page.waitForSelector(`body[data-learn-head="${chosen}"]`);
+    assert.match(await page.textContent('#route'), new RegExp(`^A trained head from Learn: layer 2, head ${headNo} of 4 ` +
+      '\\(MultiHeadAttention, d_model 64, step \\d+\\) on the probe, 64 tokens\\.'));
+    assert.equal(await page.textContent('#pipeline-title'), `The pipeline: Learn\u2019s layer 2, head ${headNo}`);
+    // The stripe's cell (query T − 3, key T − 3 − P + 1) in both: the pipeline's softmax = the Learn weight.
+    const [i, j] = [61, 30];
+    const learnCanvas = page.locator('#learn-head-grid .learn-head canvas.base').nth(4 + headNo - 1);
+    await hoverCell(page, learnCanvas, i, j);
+    const learnSaid = await page.textContent('#learn-inspector');
+    await hoverCell(page, page.locator('#panel-weights canvas.base'), i, j);
+    const pipelineSaid = await page.textContent('#inspector');
+    const learnWeight = learnSaid.match(/weight (\d\.\d{4})/)[1];
+    assert.match(pipelineSaid, new RegExp(`softmax ${learnWeight.replace('.', '\\.')};`), `${learnSaid} | ${pipelineSaid}`);
+    console.log(`  open in the pipeline: layer 2 head ${headNo}; ${pipelineSaid}`);
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => document.getElementById('pipeline-title').scrollIntoView());
+    const title = await page.locator('#pipeline-title').boundingBox();
+    const last = await page.locator('#panel-context').boundingBox();
+    await page.screenshot({ path: join(SCREENSHOTS, 'learn-pipeline.png'),
+      clip: { x: 0, y: title.y, width: 1280, height: last.y + last.height - title.y + 8 } });
     assert.deepEqual(problems, []);
     await page.close();
   });
