@@ -47,7 +47,14 @@ export class Keeper {
   configure(trainer, restore) {
     const saved = this.saved;
     this.saved = null;
-    if (restore && saved && sameSettings(saved.settings, trainer.settings)) restoreRun(trainer, saved);
+    if (restore && saved && sameSettings(saved.settings, trainer.settings)) {
+      try {
+        restoreRun(trainer, saved);
+      } catch (error) {
+        // A record this version cannot read: the run starts afresh, and says why.
+        this.post({ type: 'keep-error', message: `The saved run could not be restored: ${error.message}` });
+      }
+    }
     const { layers, heads } = trainer.settings;
     this.checkpoints = new Checkpoints(layers * heads * trainer.tokens * trainer.tokens * 4);
     this.afterStep(trainer, true);

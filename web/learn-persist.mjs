@@ -27,8 +27,16 @@ export function runRecord(trainer) {
  * the step, so training goes on as if it had never stopped.
  */
 export function restoreRun(trainer, record) {
+  // All or nothing: each load checks everything first; if the optimizer's
+  // refuses after the model's went in, the model goes back to its fresh weights.
+  const fresh = trainer.model.net.stateDict();
   trainer.model.net.loadStateDict(record.model);
-  trainer.optimizer.loadStateDict(record.optimizer);
+  try {
+    trainer.optimizer.loadStateDict(record.optimizer);
+  } catch (error) {
+    trainer.model.net.loadStateDict(fresh);
+    throw error;
+  }
   trainer.step = record.step;
   trainer.losses = Array.from(record.losses);
 }

@@ -109,6 +109,19 @@ describe('keeping a run (web/learn-persist.mjs)', () => {
     }
   });
 
+  it('a record it cannot read changes nothing: the trainer stays fresh', () => {
+    const a = new Trainer(ca, DEFAULTS);
+    for (let k = 0; k < 3; k++) a.trainStep();
+    const record = runRecord(a);
+    record.optimizer.state[0].exp_avg = new Float32Array(1);
+    const b = new Trainer(ca, DEFAULTS);
+    const fresh = b.model.net.stateDict();
+    assert.throws(() => restoreRun(b, record), { name: 'RangeError', message: /^stateDict.state\[0\].exp_avg must have 2048 values, got 1$/ });
+    assert.deepEqual(b.model.net.stateDict(), fresh);
+    assert.equal(b.step, 0);
+    assert.deepEqual(b.optimizer.stateDict().state, {});
+  });
+
   it('the downloaded state dict: PyTorch names, weights as rows of d_model, loadable by loadStateDict', () => {
     const a = new Trainer(ca, DEFAULTS);
     for (let k = 0; k < 10; k++) a.trainStep();
