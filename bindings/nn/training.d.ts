@@ -84,8 +84,13 @@ export interface Optimizer {
  * (PyTorch's hyperparameter names, `params` the indices 0 … n − 1).
  */
 export interface OptimizerStateDict {
+  /** Each updated parameter's state, by its index in `params` ('0', '1', ...). */
   state: Record<string, Record<string, unknown>>;
-  param_groups: Array<Record<string, unknown> & { params: number[] }>;
+  /** One group: the hyperparameters under PyTorch's names, and the parameters' indices. */
+  param_groups: Array<Record<string, unknown> & {
+    /** The indices 0 … n − 1 of the optimizer's parameters. */
+    params: number[];
+  }>;
 }
 
 /** torch.optim.SGD. */
