@@ -414,7 +414,7 @@ export class Kept {
  * @param {unknown} value
  * @returns {Float32Array | null}
  */
-function toFloat32(value) {
+export function toFloat32(value) {
   if (value instanceof Float32Array) return value;
   if (Array.isArray(value)) {
     const flat = value.flat(Infinity);

@@ -80,6 +80,10 @@ describe('README examples', () => {
     assert.ok(losses[4][1] < losses[0][1] / 20, `ends far below it: ${out}`);
   });
 
+  it('the optimizer state example resumes training bit for bit', () => {
+    assert.equal(run(block('optimizer.stateDict()')).trim(), '1 true');
+  });
+
   it('the worker mode example runs and prints what its comment says', () => {
     assert.match(run(block('init({ worker: true })')), /^threads true 12 36$/m);
   });
