@@ -13,6 +13,7 @@
 
 #include "src/attention.h"
 #include "src/attention_backward.h"
+#include "src/kv_storage.h"
 #include "src/layer.h"
 #include "src/linear.h"
 #include "src/matmul.h"
@@ -168,12 +169,11 @@ int CallLayerBackward(const AttentionLayerParams& params,
       params, options, In(x), saved, In(grad_y), Out(grad_x), grads));
 }
 
-void CallAppendToCache(const KVCacheView& cache, double heads, double tokens,
-                       double head_dim, double value_dim, uintptr_t k,
-                       uintptr_t v) {
-  AppendToKVCache(cache, static_cast<int64_t>(heads),
-                  static_cast<int64_t>(tokens), static_cast<int64_t>(head_dim),
-                  static_cast<int64_t>(value_dim), In(k), In(v));
+// The caller (bindings/engine/engine.mjs appendToCache) checked the sizes.
+void CallStoreKvRows(int dtype, uintptr_t src, double rows, double width,
+                     uintptr_t dst) {
+  StoreKvRows(static_cast<KvDtype>(dtype), In(src), static_cast<size_t>(rows),
+              static_cast<size_t>(width), reinterpret_cast<void*>(dst));
 }
 double CallKvRowBytes(int dtype, double width) {
   return static_cast<double>(
@@ -322,6 +322,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("values", CA_OUT(KVCacheView, values))
       .field("capacity", CA_SIZE(KVCacheView, capacity))
       .field("length", CA_SIZE(KVCacheView, length))
+      .field("start", CA_SIZE(KVCacheView, start))
       .field("dtype", CA_ENUM(KVCacheView, KvDtype, dtype));
   value_object<LayerOptions>("LayerOptions")
       .field("batch", CA_SIZE(LayerOptions, batch))
@@ -364,7 +365,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("attentionBackwardReference",
            &CallAttentionBackward<AttentionBackwardReference>);
   function("layerForward", &CallLayerForward);
-  function("appendToCache", &CallAppendToCache);
+  function("storeKvRows", &CallStoreKvRows);
   function("kvRowBytes", &CallKvRowBytes);
   function("layerBackward", &CallLayerBackward);
   function("linear", &CallLinear);

@@ -119,7 +119,8 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
   const KVCacheView& c = o.cache;
   if (backward && (c.keys || c.values)) return Status::kInvalidOption;
   if (c.keys &&
-      (c.length < 0 || c.capacity < 1 || c.length > c.capacity - o.tokens)) {
+      (c.length < 0 || c.start < 0 || c.capacity < 1 ||
+       c.length > c.capacity - o.tokens)) {
     return Status::kInvalidShape;
   }
   if (p.rope_base != 0.0f) {
@@ -217,7 +218,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     if (st != Status::kOk) return st;
     if (p.rope_base != 0.0f && i < 2) {
       st = ApplyRope(p.rope_base, o.batch, o.tokens,
-                     static_cast<int64_t>(heads[i]), p.head_dim, past, proj,
+                     static_cast<int64_t>(heads[i]), p.head_dim,
+                     past + (cache.keys ? cache.start : 0), proj,
                      p.rope_scaling);
       if (st != Status::kOk) return st;
     }
@@ -346,26 +348,6 @@ Status LayerBackward(LinearBackwardFn linear_backward,
 }
 
 }  // namespace
-
-void AppendToKVCache(const KVCacheView& cache, int64_t heads, int64_t tokens,
-                     int64_t head_dim, int64_t value_dim, const float* k,
-                     const float* v) {
-  const size_t t = static_cast<size_t>(tokens);
-  const size_t widths[2] = {static_cast<size_t>(head_dim),
-                            static_cast<size_t>(value_dim)};
-  const float* src[2] = {k, v};
-  float* dst[2] = {cache.keys, cache.values};
-  for (int i = 0; i < 2; ++i) {
-    const size_t row_bytes = KvRowBytes(cache.dtype, widths[i]);
-    uint8_t* bytes = reinterpret_cast<uint8_t*>(dst[i]);
-    for (size_t h = 0; h < static_cast<size_t>(heads); ++h) {
-      const size_t row = h * static_cast<size_t>(cache.capacity) +
-                         static_cast<size_t>(cache.length);
-      StoreKvRows(cache.dtype, src[i] + h * t * widths[i], t, widths[i],
-                  bytes + row * row_bytes);
-    }
-  }
-}
 
 Status AttentionLayerForward(const AttentionLayerParams& params,
                              const LayerOptions& options, const float* x,

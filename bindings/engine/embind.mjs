@@ -73,6 +73,7 @@
  * @property {Ptr} values
  * @property {number} capacity
  * @property {number} length
+ * @property {number} start
  * @property {number} dtype src/kv_storage.h's KvDtype (codes.mjs KV_DTYPE)
  */
 
@@ -184,8 +185,8 @@
  * @property {AttentionBackwardFn} attentionBackward
  * @property {AttentionBackwardFn} attentionBackwardReference
  * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, outputs: LayerOutputs) => number} layerForward
- * @property {(cache: KVCacheView, heads: number, tokens: number, headDim: number, valueDim: number, k: Ptr,
- *   v: Ptr) => void} appendToCache  src/layer.h's AppendToKVCache
+ * @property {(dtype: number, src: Ptr, rows: number, width: number, dst: Ptr) => void} storeKvRows
+ *   src/kv_storage.h's StoreKvRows
  * @property {(dtype: number, width: number) => number} kvRowBytes  src/kv_storage.h's KvRowBytes
  * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, saved: Activations<Ptr>, gradY: Ptr,
  *   gradX: Ptr, grads: Projections<Ptr>) => number} layerBackward
@@ -252,11 +253,12 @@ export class Structs {
    * @param {Ptr} values
    * @param {number} capacity
    * @param {number} length
+   * @param {number} start
    * @param {number} dtype
    * @returns {KVCacheView}
    */
-  cacheView(keys, values, capacity, length, dtype) {
-    return { keys, values, capacity, length, dtype };
+  cacheView(keys, values, capacity, length, start, dtype) {
+    return { keys, values, capacity, length, start, dtype };
   }
 
   /**

@@ -135,6 +135,7 @@ import { product } from './validate.mjs';
  * @property {number} valueDim
  * @property {number} capacity
  * @property {'float32' | 'bfloat16' | 'int8'} dtype
+ * @property {number} [window] a window cache's W (the KVCache's bookkeeping, not the block's)
  */
 
 /**
@@ -411,48 +412,68 @@ export class Engine {
   }
 
   /**
-   * Stores t new tokens (k [batch, kvHeads, t, headDim], v likewise with
-   * valueDim) in each KV head's rows [length, length + t), rounded to the
-   * cache's dtype by the core (AppendToKVCache).
+   * Stores t new tokens (k [sequences.length, kvHeads, t, headDim], v
+   * likewise with valueDim) in rows [rows[i], rows[i] + t) of each KV head
+   * of sequence sequences[i], rounded to the cache's dtype by the core
+   * (StoreKvRows, one call per sequence and KV head).
    * @param {CacheBlock} block
-   * @param {number} length rows held now
+   * @param {ArrayLike<number>} sequences
+   * @param {ArrayLike<number>} rows rows each listed sequence holds now
    * @param {Float32Array} k
    * @param {Float32Array} v
    */
-  appendToCache(block, length, k, v) {
-    const { batch, kvHeads, headDim, valueDim } = block.layout;
-    const [kp, vp] = this.#stage('append', [k, v], []);
-    this.#mod.appendToCache(this.cacheView(block, length), batch * kvHeads, k.length / (batch * kvHeads * headDim),
-      headDim, valueDim, kp, vp);
-  }
-
-  /**
-   * Copies the first `length` rows of each KV head from one block into
-   * another of the same layout but a larger capacity.
-   * @param {CacheBlock} from
-   * @param {CacheBlock} to
-   * @param {number} length
-   */
-  moveCache(from, to, length) {
-    const { batch, kvHeads } = from.layout;
-    const bytes = new Uint8Array(this.#heap.f32().buffer);
-    const src = [from.keys, from.values], dst = [to.keys, to.values];
-    [from.keyRow, from.valueRow].forEach((w, i) => {
-      for (let h = 0; h < batch * kvHeads; h++) {
-        const start = src[i] + h * from.layout.capacity * w;
-        bytes.copyWithin(dst[i] + h * to.layout.capacity * w, start, start + length * w);
+  appendToCache(block, sequences, rows, k, v) {
+    const { kvHeads, headDim, valueDim, capacity, dtype } = block.layout;
+    const code = /** @type {number} */ (KV_DTYPE.get(dtype));
+    const t = k.length / (sequences.length * kvHeads * headDim);
+    const staged = this.#stage('append', [k, v], []);
+    const base = [block.keys, block.values];
+    const strides = [block.keyRow, block.valueRow];
+    [headDim, valueDim].forEach((w, i) => {
+      for (let n = 0; n < sequences.length; n++) {
+        for (let h = 0; h < kvHeads; h++) {
+          const row = (sequences[n] * kvHeads + h) * capacity + rows[n];
+          this.#mod.storeKvRows(code, staged[i] + (n * kvHeads + h) * t * w * 4, t, w, base[i] + row * strides[i]);
+        }
       }
     });
   }
 
   /**
-   * The core's KVCacheView of a block holding `length` rows per KV head.
+   * Copies `count` rows of each KV head of one sequence, from row fromRow,
+   * to row toRow of a sequence of a block of the same layout but perhaps
+   * another capacity (the same block: a fork, or a window cache moving its
+   * newest rows to the front; overlapping rows move as memmove does).
+   * @param {CacheBlock} from
+   * @param {number} fromSequence
+   * @param {number} fromRow
+   * @param {CacheBlock} to
+   * @param {number} toSequence
+   * @param {number} toRow
+   * @param {number} count
+   */
+  copyRows(from, fromSequence, fromRow, to, toSequence, toRow, count) {
+    const { kvHeads } = from.layout;
+    const bytes = new Uint8Array(this.#heap.f32().buffer);
+    const src = [from.keys, from.values], dst = [to.keys, to.values];
+    [from.keyRow, from.valueRow].forEach((w, i) => {
+      for (let h = 0; h < kvHeads; h++) {
+        const start = src[i] + ((fromSequence * kvHeads + h) * from.layout.capacity + fromRow) * w;
+        bytes.copyWithin(dst[i] + ((toSequence * kvHeads + h) * to.layout.capacity + toRow) * w, start, start + count * w);
+      }
+    });
+  }
+
+  /**
+   * The core's KVCacheView of a block holding `length` rows per KV head, row
+   * 0 at position `start`.
    * @param {CacheBlock} block
    * @param {number} length
+   * @param {number} start
    * @returns {KVCacheView}
    */
-  cacheView(block, length) {
-    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length,
+  cacheView(block, length, start) {
+    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length, start,
       /** @type {number} */ (KV_DTYPE.get(block.layout.dtype)));
   }
 

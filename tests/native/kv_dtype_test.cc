@@ -291,9 +291,9 @@ TEST(KvDtype, LayerAppendsRoundedRows) {
     for (int64_t t = 0; t < steps; ++t) {
       LayerOptions lo;
       lo.attention.causal = CausalMask::kBottomRight;
-      lo.cache =
-          KVCacheView{reinterpret_cast<float*>(ck.data()),
-                      reinterpret_cast<float*>(cv.data()), cap, t, dtype};
+      lo.cache = KVCacheView{reinterpret_cast<float*>(ck.data()),
+                             reinterpret_cast<float*>(cv.data()), cap, t};
+      lo.cache.dtype = dtype;
       std::vector<float> keys(kvh * hd), values(kvh * hd);
       LayerOutputs outs;
       outs.y = y[di].data() + t * heads * hd;
@@ -316,7 +316,8 @@ TEST(KvDtype, LayerAppendsRoundedRows) {
     if (dtype == KvDtype::kFloat32) continue;
     LayerOptions lo;
     lo.cache = KVCacheView{reinterpret_cast<float*>(ck.data()),
-                           reinterpret_cast<float*>(cv.data()), cap, 0, dtype};
+                           reinterpret_cast<float*>(cv.data()), cap, 0};
+    lo.cache.dtype = dtype;
     std::vector<float> scores(heads * cap), yy(heads * hd);
     LayerOutputs outs;
     outs.y = yy.data();
