@@ -8,47 +8,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { maxRelativeError, randomArray, referenceAttention } from './js-reference.mjs';
+import { maxRelativeError, randomArray, referenceAttention, storedKv } from './js-reference.mjs';
 
 const TOL = 1e-5;
 const BOUND = { bfloat16: 1e-2, int8: 3e-2 };
-
-/** float32 -> bfloat16 -> float32, round to nearest even. */
-function roundBf16(x) {
-  const f = new Float32Array([x]);
-  const u = new Uint32Array(f.buffer);
-  if (Number.isNaN(x)) return x;
-  u[0] = ((u[0] + 0x7fff + ((u[0] >>> 16) & 1)) >>> 16) << 16;
-  return f[0];
-}
-
-/** Round half to even. */
-function roundEven(x) {
-  const r = Math.round(x);
-  return Math.abs(x - Math.trunc(x)) === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
-
-/**
- * Rows of `width` values as the cache stores them, read back as float32:
- * int8 with one scale (largest magnitude / 127) per block of 32 values of a row.
- */
-function stored(a, width, dtype) {
-  if (dtype === 'bfloat16') return a.map(roundBf16);
-  const out = new Float32Array(a.length);
-  for (let r = 0; r < a.length; r += width) {
-    for (let b = r; b < r + width; b += 32) {
-      const end = Math.min(b + 32, r + width);
-      let max = 0;
-      for (let i = b; i < end; i++) max = Math.max(max, Math.abs(a[i]));
-      const scale = Math.fround(max / 127);
-      for (let i = b; i < end; i++) {
-        const q = scale > 0 ? Math.max(-127, Math.min(127, roundEven(Math.fround(a[i] / scale)))) : 0;
-        out[i] = Math.fround(q * scale);
-      }
-    }
-  }
-  return out;
-}
 
 function largestError(a, b) {
   let worst = 0, largest = 0;
@@ -103,7 +66,7 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
           for (const tq of [1, 3]) {
             const q = randomArray(B * H * tq * D, 33 + tq);
             const got = cache.attention(q, { heads: H, queryLength: tq }).output;
-            const ref = referenceAttention(q, stored(k, D, dtype), stored(v, DV, dtype),
+            const ref = referenceAttention(q, storedKv(k, D, dtype), storedKv(v, DV, dtype),
               { ...shape, queryLength: tq, causal: 'bottom-right' }).output;
             assert.ok(maxRelativeError(got, ref) <= TOL, `${dtype} tq ${tq}: ${maxRelativeError(got, ref)}`);
             const exact = referenceAttention(q, k, v, { ...shape, queryLength: tq, causal: 'bottom-right' }).output;
