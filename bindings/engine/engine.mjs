@@ -5,7 +5,7 @@
 // into JS-owned arrays. Its callers (the Runtime, the modules, the KV cache)
 // have validated their arguments: nothing here checks a user's input.
 
-import { checkStatus } from './codes.mjs';
+import { KV_DTYPE, checkStatus } from './codes.mjs';
 import { ACTIVATIONS, PROJECTIONS, Structs, reader, setPointers } from './embind.mjs';
 import { Heap, formatBytes } from './heap.mjs';
 import { terminateWorkers } from './loader.mjs';
@@ -125,14 +125,16 @@ import { product } from './validate.mjs';
  */
 
 /**
- * A KV cache's layout: [batch, kvHeads, capacity, headDim] keys, then
- * [batch, kvHeads, capacity, valueDim] values.
+ * A KV cache's layout: [batch, kvHeads, capacity] stored key rows of
+ * headDim values, then as many value rows of valueDim, each row stored as
+ * `dtype` says (src/kv_storage.h).
  * @typedef {object} CacheLayout
  * @property {number} batch
  * @property {number} kvHeads
  * @property {number} headDim
  * @property {number} valueDim
  * @property {number} capacity
+ * @property {'float32' | 'bfloat16' | 'int8'} dtype
  * @property {number} [window] a window cache's W (the KVCache's bookkeeping, not the block's)
  */
 
@@ -142,6 +144,9 @@ import { product } from './validate.mjs';
  * @property {Ptr} ptr what malloc returned
  * @property {Ptr} keys
  * @property {Ptr} values
+ * @property {number} keyRow bytes per stored key row (the core's KvRowBytes)
+ * @property {number} valueRow bytes per stored value row
+ * @property {number} bytes the block's size
  * @property {Readonly<CacheLayout>} layout
  */
 
@@ -386,13 +391,19 @@ export class Engine {
    * @returns {CacheBlock}
    */
   allocateCache(layout) {
-    const { batch, kvHeads, headDim, valueDim, capacity } = layout;
-    const bytes = product(batch, kvHeads, capacity, headDim + valueDim, 4);
+    const { batch, kvHeads, headDim, valueDim, capacity, dtype } = layout;
+    const code = /** @type {number} */ (KV_DTYPE.get(dtype));
+    const keyRow = this.#mod.kvRowBytes(code, headDim);
+    const valueRow = this.#mod.kvRowBytes(code, valueDim);
+    // The values start on a 16-byte boundary (int8 rows may be odd-sized).
+    const keyBytes = Math.ceil(product(batch, kvHeads, capacity, keyRow) / 16) * 16;
+    const bytes = keyBytes + product(batch, kvHeads, capacity, valueRow);
     const { ptr, base } = this.#heap.allocate('a KV cache', bytes,
-      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × ` +
-      `capacity ${capacity} × (headDim ${headDim} + valueDim ${valueDim}) × 4 bytes)`);
-    const values = base + batch * kvHeads * capacity * headDim * 4;
-    return Object.freeze({ ptr, keys: base, values, layout: Object.freeze({ ...layout }) });
+      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × capacity ${capacity} × ` +
+      `(${keyRow} + ${valueRow} bytes per ${dtype} key and value row))`);
+    return Object.freeze({
+      ptr, keys: base, values: base + keyBytes, keyRow, valueRow, bytes, layout: Object.freeze({ ...layout }),
+    });
   }
 
   /** @param {CacheBlock} block */
@@ -401,9 +412,10 @@ export class Engine {
   }
 
   /**
-   * Copies t new tokens (k [sequences.length, kvHeads, t, headDim], v
-   * likewise with valueDim) into rows [rows[i], rows[i] + t) of each KV head
-   * of sequence sequences[i].
+   * Stores t new tokens (k [sequences.length, kvHeads, t, headDim], v
+   * likewise with valueDim) in rows [rows[i], rows[i] + t) of each KV head
+   * of sequence sequences[i], rounded to the cache's dtype by the core
+   * (StoreKvRows, one call per sequence and KV head).
    * @param {CacheBlock} block
    * @param {ArrayLike<number>} sequences
    * @param {ArrayLike<number>} rows rows each listed sequence holds now
@@ -411,17 +423,17 @@ export class Engine {
    * @param {Float32Array} v
    */
   appendToCache(block, sequences, rows, k, v) {
-    const { kvHeads, headDim, valueDim, capacity } = block.layout;
+    const { kvHeads, headDim, valueDim, capacity, dtype } = block.layout;
+    const code = /** @type {number} */ (KV_DTYPE.get(dtype));
     const t = k.length / (sequences.length * kvHeads * headDim);
-    const f32 = this.#heap.f32();
-    const base = [block.keys >>> 2, block.values >>> 2];
-    const widths = [headDim, valueDim];
-    [k, v].forEach((src, i) => {
-      const w = widths[i];
+    const staged = this.#stage('append', [k, v], []);
+    const base = [block.keys, block.values];
+    const strides = [block.keyRow, block.valueRow];
+    [headDim, valueDim].forEach((w, i) => {
       for (let n = 0; n < sequences.length; n++) {
         for (let h = 0; h < kvHeads; h++) {
-          const from = (n * kvHeads + h) * t * w;
-          f32.set(src.subarray(from, from + t * w), base[i] + ((sequences[n] * kvHeads + h) * capacity + rows[n]) * w);
+          const row = (sequences[n] * kvHeads + h) * capacity + rows[n];
+          this.#mod.storeKvRows(code, staged[i] + (n * kvHeads + h) * t * w * 4, t, w, base[i] + row * strides[i]);
         }
       }
     });
@@ -441,14 +453,13 @@ export class Engine {
    * @param {number} count
    */
   copyRows(from, fromSequence, fromRow, to, toSequence, toRow, count) {
-    const { kvHeads, headDim, valueDim } = from.layout;
-    const f32 = this.#heap.f32();
-    const src = [from.keys >>> 2, from.values >>> 2];
-    const dst = [to.keys >>> 2, to.values >>> 2];
-    [headDim, valueDim].forEach((w, i) => {
+    const { kvHeads } = from.layout;
+    const bytes = new Uint8Array(this.#heap.f32().buffer);
+    const src = [from.keys, from.values], dst = [to.keys, to.values];
+    [from.keyRow, from.valueRow].forEach((w, i) => {
       for (let h = 0; h < kvHeads; h++) {
         const start = src[i] + ((fromSequence * kvHeads + h) * from.layout.capacity + fromRow) * w;
-        f32.copyWithin(dst[i] + ((toSequence * kvHeads + h) * to.layout.capacity + toRow) * w, start, start + count * w);
+        bytes.copyWithin(dst[i] + ((toSequence * kvHeads + h) * to.layout.capacity + toRow) * w, start, start + count * w);
       }
     });
   }
@@ -462,7 +473,8 @@ export class Engine {
    * @returns {KVCacheView}
    */
   cacheView(block, length, start) {
-    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length, start);
+    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length, start,
+      /** @type {number} */ (KV_DTYPE.get(block.layout.dtype)));
   }
 
   /**

@@ -12,7 +12,9 @@
 // KV cache between a forward(..., { useCache: true }) and resetCache() (or
 // dispose()).
 
-import { CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW } from '../engine/kv-cache.mjs';
+import {
+  CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW, checkCacheDtype,
+} from '../engine/kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
   renormalizes, resolveAttentionOptions, resolveVisibility,
@@ -43,7 +45,7 @@ import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
  */
 
 const FORWARD_OPTIONS = [
-  'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
+  'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache', 'cacheDtype',
   'keyLengths', 'mask', 'maskShape',
 ];
 
@@ -175,6 +177,10 @@ class AttentionLayer extends Module {
     const returnScores = checkBoolean('options.returnScores', o.returnScores ?? false);
     const returnQKV = checkBoolean('options.returnQKV', o.returnQKV ?? false);
     const useCache = checkBoolean('options.useCache', o.useCache ?? false);
+    const cacheDtype = checkCacheDtype('options.cacheDtype', o.cacheDtype ?? 'float32');
+    if (useCache && returnScores && cacheDtype !== 'float32') {
+      throw new RangeError(`options.returnScores needs options.cacheDtype 'float32' with useCache, got '${cacheDtype}'`);
+    }
     // With a cache the new tokens come after the cached ones: the mask's
     // bottom-right alignment (the same triangle without one).
     const causal = useCache && this.#causal ? 'bottom-right' : this.#causal;
@@ -209,7 +215,7 @@ class AttentionLayer extends Module {
       renormalizes({ maskStrategy: o.maskStrategy, causal }));
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
-    const cache = useCache ? this.#cacheFor(batch, tokens, params, window) : null;
+    const cache = useCache ? this.#cacheFor(batch, tokens, params, window, cacheDtype) : null;
     const layerOptions = {
       batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays,
     };
@@ -287,15 +293,20 @@ class AttentionLayer extends Module {
    * @param {number} tokens
    * @param {LayerParams} params
    * @param {number} window W, or 0 for none
+   * @param {KVCache['dtype']} dtype
    * @returns {KVCache}
    */
-  #cacheFor(batch, tokens, params, window) {
+  #cacheFor(batch, tokens, params, window, dtype) {
     const limit = this.contextLength ?? Infinity;
     const cache = this.#cache;
     const held = cache?.length ?? 0;
     if (cache && cache.batch !== batch) {
       throw new RangeError(
         `useCache: the cache holds sequences of batch ${cache.batch}, got batch ${batch}; call resetCache() first`);
+    }
+    if (cache && cache.dtype !== dtype) {
+      throw new RangeError(
+        `options.cacheDtype: the cache stores '${cache.dtype}', got '${dtype}'; call resetCache() first`);
     }
     if (held + tokens > limit) {
       throw new RangeError(
@@ -305,7 +316,7 @@ class AttentionLayer extends Module {
     if (!cache) {
       this.#cache = this.#engine.createCache({
         batch, kvHeads: params.numKVHeads ?? params.numHeads, headDim: params.headDim,
-        valueDim: params.headDim, capacity: Math.min(limit, Math.max(tokens, FIRST_CACHE_CAPACITY)),
+        valueDim: params.headDim, capacity: Math.min(limit, Math.max(tokens, FIRST_CACHE_CAPACITY)), dtype,
         ...(window && { window }),
       });
       return /** @type {KVCache} */ (this.#cache);
