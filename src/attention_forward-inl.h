@@ -210,6 +210,11 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
       TileRows(p, k_rows, kn, p.d, p.k_row, p.d_pad, ws.keys, &ldk);
   if (rows == 1) {  // a decode step's lone row: block over keys instead
     DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
+  } else if (rows % 4 == 0 && rows <= 8) {  // a decode step's GQA group(s)
+    for (size_t r = 0; r < rows; r += 4) {
+      DecodeScoresFourRows(q + r * ldq, ldq, k, ldk, kn, p.d_pad, ws.zero,
+                           ws.s + r * kKeyBlock, kKeyBlock);
+    }
   } else {
     DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
   }
