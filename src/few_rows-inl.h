@@ -8,18 +8,25 @@
 // instead. Compiled once per SIMD target.
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "src/matmul.h"
 
 #if defined(CA_GEMM_SIDE_MODULE) && !defined(CA_DECODE_RELAXED_DECLARED_)
 #define CA_DECODE_RELAXED_DECLARED_
-// The relaxed-SIMD side module's DotFourRows and MatMulAddFourRows
+// The relaxed-SIMD side module's DotFourRows, DotFourRowsBf16 and
+// MatMulAddFourRows
 // (src/matmul_relaxed.cc; stubs where the engine lacks relaxed SIMD, never
 // called then: see cmake/gemm_side_library.cmake).
 extern "C" void ca_decode_dot4_relaxed(const float* a, size_t lda,
                                        const float* b, size_t ldb, size_t nb,
                                        size_t depth, const float* zero_row,
                                        float* c, size_t ldc);
+extern "C" void ca_decode_dot4_bf16_relaxed(const float* a, size_t lda,
+                                            const uint8_t* b, size_t row_bytes,
+                                            size_t nb, size_t depth,
+                                            const void* zero_row, float* c,
+                                            size_t ldc);
 extern "C" void ca_decode_pv4_relaxed(const float* a, size_t lda, size_t depth,
                                       const float* b, size_t ldb, size_t ncols,
                                       float* c, size_t ldc);
@@ -112,6 +119,58 @@ HWY_NOINLINE inline void DotFourRows(const float* HWY_RESTRICT a, size_t lda,
     }
   }
 }
+
+#if HWY_TARGET == HWY_WASM
+// DotFourRows on keys stored as bfloat16 rows (kv_storage.h: row_bytes
+// apart; missing keys read `zero_row`, at least 2·depth zero bytes), each
+// 8-value load widened in registers by a zip with zeros instead of
+// through a float32 copy of the tile. depth is a multiple of 8. The same
+// lanes in the same order as DotFourRows on the converted tile: the same
+// bits.
+HWY_NOINLINE inline void DotFourRowsBf16(const float* HWY_RESTRICT a,
+                                         size_t lda,
+                                         const uint8_t* HWY_RESTRICT b,
+                                         size_t row_bytes, size_t nb,
+                                         size_t depth, const void* zero_row,
+                                         float* HWY_RESTRICT c, size_t ldc) {
+  const hn::Full128<float> df;
+  const hn::Full128<uint16_t> du16;
+  const hn::Full128<uint32_t> du32;
+  const hn::Full64<float> d2;
+  using V = hn::Vec<decltype(df)>;
+  const auto zero = hn::Zero(du16);
+  for (size_t j = 0; j < nb; j += 2) {
+    const uint16_t* HWY_RESTRICT b0 =
+        reinterpret_cast<const uint16_t*>(b + j * row_bytes);
+    const uint16_t* HWY_RESTRICT b1 =
+        j + 1 < nb ? reinterpret_cast<const uint16_t*>(b + (j + 1) * row_bytes)
+                   : static_cast<const uint16_t*>(zero_row);
+    V acc[4][2];
+    for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = hn::Zero(df);
+    for (size_t x = 0; x < depth; x += 8) {
+      const auto h0 = hn::LoadU(du16, b0 + x);
+      const auto h1 = hn::LoadU(du16, b1 + x);
+      const V k0[2] = {hn::BitCast(df, hn::ZipLower(du32, zero, h0)),
+                       hn::BitCast(df, hn::ZipUpper(du32, zero, h0))};
+      const V k1[2] = {hn::BitCast(df, hn::ZipLower(du32, zero, h1)),
+                       hn::BitCast(df, hn::ZipUpper(du32, zero, h1))};
+      for (size_t h = 0; h < 2; ++h) {
+        for (size_t r = 0; r < 4; ++r) {
+          const V q = hn::LoadU(df, a + r * lda + x + 4 * h);
+          acc[r][0] = MulAddRelaxed(q, k0[h], acc[r][0]);
+          acc[r][1] = MulAddRelaxed(q, k1[h], acc[r][1]);
+        }
+      }
+    }
+    for (size_t r = 0; r < 4; r += 2) {
+      const auto s =
+          SumOfFour(df, acc[r][0], acc[r][1], acc[r + 1][0], acc[r + 1][1]);
+      hn::StoreU(hn::LowerHalf(d2, s), d2, c + r * ldc + j);
+      hn::StoreU(hn::UpperHalf(d2, s), d2, c + (r + 1) * ldc + j);
+    }
+  }
+}
+#endif  // HWY_TARGET == HWY_WASM
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // c[r][0, ncols) += sum_{i < depth} a[r][i] · b[i][0, ncols) for r < MR:
@@ -211,6 +270,24 @@ HWY_INLINE void DecodeScoresFourRows(const float* HWY_RESTRICT a, size_t lda,
   DotFourRows(a, lda, b, ldb, nb, depth, zero_row, c, ldc);
 }
 #endif  // HWY_TARGET != HWY_SCALAR
+
+#if HWY_TARGET == HWY_WASM
+HWY_INLINE void DecodeScoresFourRowsBf16(const float* HWY_RESTRICT a,
+                                         size_t lda,
+                                         const uint8_t* HWY_RESTRICT b,
+                                         size_t row_bytes, size_t nb,
+                                         size_t depth, const void* zero_row,
+                                         float* HWY_RESTRICT c, size_t ldc) {
+#if defined(CA_GEMM_SIDE_MODULE)
+  if (ActiveGemmKernel() == GemmKernel::kRelaxedSimd) {
+    ca_decode_dot4_bf16_relaxed(a, lda, b, row_bytes, nb, depth, zero_row, c,
+                                ldc);
+    return;
+  }
+#endif
+  DotFourRowsBf16(a, lda, b, row_bytes, nb, depth, zero_row, c, ldc);
+}
+#endif  // HWY_TARGET == HWY_WASM
 
 HWY_INLINE void DecodeValuesFourRows(const float* HWY_RESTRICT a, size_t lda,
                                      size_t depth, const float* HWY_RESTRICT b,

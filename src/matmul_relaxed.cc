@@ -43,6 +43,14 @@ ca_decode_dot4_relaxed(const float* a, size_t lda, const float* b, size_t ldb,
                                                zero_row, c, ldc);
 }
 
+extern "C" __attribute__((export_name("ca_decode_dot4_bf16_relaxed"))) void
+ca_decode_dot4_bf16_relaxed(const float* a, size_t lda, const uint8_t* b,
+                            size_t row_bytes, size_t nb, size_t depth,
+                            const void* zero_row, float* c, size_t ldc) {
+  causal_attention::HWY_NAMESPACE::DotFourRowsBf16(a, lda, b, row_bytes, nb,
+                                                   depth, zero_row, c, ldc);
+}
+
 extern "C" __attribute__((export_name("ca_decode_pv4_relaxed"))) void
 ca_decode_pv4_relaxed(const float* a, size_t lda, size_t depth, const float* b,
                       size_t ldb, size_t ncols, float* c, size_t ldc) {
