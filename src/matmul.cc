@@ -198,6 +198,17 @@ void EdgeTile(const Plan& p, size_t kc, const float* ap, const float* bpan,
     for (size_t j = 0; j < p.nr; ++j) s.bias[j] = j < cols ? bias[j] : 0.0f;
   }
   Microtile(p, kc, ap, bpan, s.tile, p.nr, load_c, bias ? s.bias : nullptr);
+  if (cols == p.nr) {
+    // Whole rows (the usual edge: fewer than kMR rows left): two vectors
+    // each, not a memcpy call per row.
+    const DF df;
+    const size_t N = hn::Lanes(df);
+    for (size_t r = 0; r < rows; ++r) {
+      hn::StoreU(hn::LoadU(df, s.tile + r * p.nr), df, c + r * p.ldc);
+      hn::StoreU(hn::LoadU(df, s.tile + r * p.nr + N), df, c + r * p.ldc + N);
+    }
+    return;
+  }
   for (size_t r = 0; r < rows; ++r) {
     memcpy(c + r * p.ldc, s.tile + r * p.nr, cols * sizeof(float));
   }
