@@ -100,6 +100,9 @@ import { product } from './validate.mjs';
  * @property {boolean} [returnQKV]
  * @property {Float32Array} [out]
  * @property {boolean} [keep] also return `saved`, what the backward reads
+ * @property {Activations<Float32Array>} [savedInto] an earlier `saved` whose
+ *   arrays `saved` reuses where their lengths fit (a training loop's steps
+ *   then allocate none)
  */
 
 /**
@@ -116,7 +119,7 @@ import { product } from './validate.mjs';
 /**
  * @typedef {object} LayerBackwardCall
  * @property {LayerParamArrays} params
- * @property {LayerGradArrays} grads accumulated into (copies come back)
+ * @property {LayerGradArrays} grads accumulated into, in place (and returned)
  * @property {Float32Array} x
  * @property {number} dIn
  * @property {LayerCallOptions} options
@@ -299,12 +302,15 @@ export class Engine {
       result.values = this.#copyOut(outputs.values, kvLength);
     }
     if (c.keep) {
+      const into = c.savedInto;
+      /** @type {(ptr: Ptr, n: number, a?: Float32Array) => Float32Array} */
+      const save = (ptr, n, a) => this.#copyOut(ptr, n, a?.length === n ? a : undefined);
       result.saved = {
-        queries: this.#copyOut(outputs.queries, outLength),
-        keys: this.#copyOut(outputs.keys, kvLength),
-        values: this.#copyOut(outputs.values, kvLength),
-        context: this.#copyOut(outputs.context, outLength),
-        logSumExp: this.#copyOut(outputs.logSumExp, rowsLength),
+        queries: save(outputs.queries, outLength, into?.queries),
+        keys: save(outputs.keys, kvLength, into?.keys),
+        values: save(outputs.values, kvLength, into?.values),
+        context: save(outputs.context, outLength, into?.context),
+        logSumExp: save(outputs.logSumExp, rowsLength, into?.logSumExp),
       };
     }
     return result;
@@ -312,8 +318,8 @@ export class Engine {
 
   /**
    * One layer backward (src/layer.h): the forward's call plus its `saved`,
-   * gradY and the current gradients (accumulated into; come back as new
-   * arrays, null where there were none).
+   * gradY and the current gradients (accumulated into, in place; come back
+   * as the same arrays, null where there were none).
    * @param {LayerBackwardCall} c
    * @returns {{ gradX: Float32Array, grads: LayerGradArrays }}
    */
@@ -338,9 +344,10 @@ export class Engine {
     this.#layerVisibility(params, options, next);
     const gradX = next();
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
+    // The sums go back into the caller's gradient arrays: no new ones.
     const out = /** @type {LayerGradArrays} */ ({});
-    for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length);
-    if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length);
+    for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length, g[key]);
+    if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length, g.sinks);
     return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
   }
 
@@ -362,7 +369,7 @@ export class Engine {
 
   /**
    * LinearBackward (src/linear.h). weightGrad and biasGrad are accumulated
-   * into and come back as new arrays.
+   * into, in place, and come back (the same arrays).
    * @param {Float32Array} x
    * @param {number} rows
    * @param {number} inF
@@ -379,8 +386,8 @@ export class Engine {
     this.#check('Linear.backward', this.#mod.linearBackward(xp, rows, inF, outF, wp, gyp, gxp, gwp, gbp));
     return {
       gradX: this.#copyOut(gxp, rows * inF),
-      weightGrad: this.#copyOut(gwp, weightGrad.length),
-      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length),
+      weightGrad: this.#copyOut(gwp, weightGrad.length, weightGrad),
+      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length, biasGrad),
     };
   }
 

@@ -19,7 +19,7 @@ import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
   renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
-import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * @import {
@@ -61,6 +61,13 @@ class AttentionLayer extends Module {
   #cache = null;
   /** @type {Kept<{ x: Float32Array, options: LayerOptions, saved: LayerSaved }>} */
   #kept = new Kept();
+  /**
+   * The arrays the last backward consumed, for the next training forward
+   * to copy into (a training step allocates none); dropped by an eval or
+   * cached forward.
+   * @type {{ x: Float32Array, saved: LayerSaved } | null}
+   */
+  #spare = null;
 
   /**
    * @param {number} dIn
@@ -220,14 +227,17 @@ class AttentionLayer extends Module {
       batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays,
     };
     const keep = this.training && !useCache;
+    const spare = keep ? this.#spare : null;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
-      returnWeights, returnScores, returnQKV, out: o.out, keep,
+      returnWeights, returnScores, returnQKV, out: o.out, keep, savedInto: spare?.saved,
     });
+    this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
     // make() runs only after a training forward without cache: keep was true.
-    this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved) }),
-      useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
+    this.#kept.set(this.training, () => ({
+      x: copyInto(spare?.x, x), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved),
+    }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
     return returnWeights || returnScores || returnQKV ? result : result.output;
   }
@@ -251,6 +261,7 @@ class AttentionLayer extends Module {
       params: parts.layerParams(), grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
     });
     parts.keepLayerGrads(grads, sums);
+    this.#spare = { x, saved };
     return gradX;
   }
 
