@@ -37,9 +37,11 @@
 //    row's log-sum-exp L = m + log(l) for the backward). Invisible key
 //    tiles are never touched; extra memory is O(tile) per thread (plus
 //    O(rows · chunks · Dv) partial states for split decode calls).
-//  * Rows (weights requested, or the renormalise strategy): S is written
-//    once into the weight rows (the caller's buffer, or a per-thread row
-//    buffer), softmax runs in place, then P·V reads the finished rows.
+//  * Rows (weights or scores requested, or the renormalise strategy): S is
+//    written once into the weight rows (the caller's buffer, or a per-thread
+//    row buffer) and, when asked, every key's into the scores
+//    (FinishScoresRow brings them to the stage asked for), softmax runs in
+//    place, then P·V reads the finished rows.
 
 #include "src/attention.h"
 
@@ -232,6 +234,31 @@ HWY_INLINE bool FinishRuledWeightRow(const Plan& p, const Block& b, size_t r,
   return true;
 }
 
+// Query r's row of p.scores, which holds its raw dot products q·k_j for
+// every key, brought to p.score_stage by the forward's own steps (the
+// scale, SoftcapRow, the masks of ScoreRulesRow): -inf for the keys the row
+// does not see when kMasked.
+HWY_INLINE void FinishScoresRow(const Plan& p, const Block& b, size_t r) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  float* s = p.scores + b.Row(r) * p.tk;
+  ScaleRow(s, p.tk, p.scale);
+  if (p.score_stage == ScoreStage::kScaled) return;
+  if (p.softcap > 0.0f) SoftcapRow(p.softcap, s, p.tk);
+  if (p.score_stage == ScoreStage::kSoftcapped) return;
+  const size_t begin = b.VisibleBegin(p, r), end = b.VisibleEnd(p, r);
+  const size_t row = b.Row(r);
+  const size_t mrow =
+      p.has_mask ? p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq) : 0;
+  for (size_t j = 0; j < p.tk; ++j) {
+    if (j < begin || j >= end ||
+        (p.vis.HasBooleanMask() && !p.vis.MaskAllows(mrow, j))) {
+      s[j] = kNegInf;
+    } else if (p.vis.HasAdditiveMask()) {
+      s[j] += p.vis.MaskAdd(mrow, j);
+    }
+  }
+}
+
 void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   const size_t rows = b.rows;
   size_t ldq;
@@ -256,10 +283,11 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     // A row that sees nothing is zeros; renormalise scores the full row.
     scored[r] = end[r] == 0 ? 0 : p.renormalize ? p.tk : end[r];
   }
-  size_t score_end = 0;
+  // Asked-for scores cover every key of every row.
+  size_t score_end = p.scores ? p.tk : 0;
   for (size_t r = 0; r < rows; ++r) score_end = HWY_MAX(score_end, scored[r]);
 
-  // 1-2. Scores, tile by tile, copied into the weight rows.
+  // 1-2. Scores, tile by tile, copied into the weight rows (and the scores).
   for (size_t k0 = 0; k0 < score_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, score_end - k0);
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.d, rows, kn, ws);
@@ -268,7 +296,14 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
         memcpy(w0 + r * ldw + k0, ws.s + r * kKeyBlock,
                HWY_MIN(kn, scored[r] - k0) * sizeof(float));
       }
+      if (p.scores) {
+        memcpy(p.scores + b.Row(r) * p.tk + k0, ws.s + r * kKeyBlock,
+               kn * sizeof(float));
+      }
     }
+  }
+  if (p.scores) {
+    for (size_t r = 0; r < rows; ++r) FinishScoresRow(p, b, r);
   }
 
   // 3-4. Softmax per row, dropout, zeros for the masked keys.
@@ -343,7 +378,8 @@ Status AttentionImpl(const AttentionShape& shape,
                      const float* k, const float* v, float* out, float* weights,
                      float* lse) {
   const Plan p(shape, options, q, k, v, out, weights, lse);
-  const bool rows_path = weights != nullptr || p.renormalize;
+  const bool rows_path =
+      weights != nullptr || p.renormalize || p.scores != nullptr;
   const bool need_rows = rows_path && weights == nullptr;
   // Decided by the shape alone (never the thread count): bit-identical
   // results for any thread count.

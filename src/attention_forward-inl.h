@@ -48,6 +48,8 @@ struct Plan : AttentionPlan {
   float* out;
   float* weights;
   float* lse;  // [B·H·Tq] log-sum-exp per row, or null
+  ScoreStage score_stage;
+  float* scores;  // [B·H·Tq·Tk] scores before the softmax, or null
 
   Plan(const AttentionShape& shape, const AttentionOptions& options,
        const float* q_, const float* k_, const float* v_, float* out_,
@@ -60,7 +62,10 @@ struct Plan : AttentionPlan {
         v(v_),
         out(out_),
         weights(weights_),
-        lse(lse_) {}
+        lse(lse_),
+        score_stage(options.score_stage),
+        scores(options.score_stage != ScoreStage::kNone ? options.scores
+                                                         : nullptr) {}
 };
 
 // The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
@@ -200,6 +205,15 @@ HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
   return PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, vp, ldv);
 }
 
+// x[0, n) = softcap · tanh(x / softcap).
+HWY_INLINE void SoftcapRow(float softcap, float* HWY_RESTRICT x, size_t n) {
+  const float inv = 1.0f / softcap;
+  TransformRow(x, n, [softcap, inv](auto d, auto v, size_t) HWY_ATTR {
+    return hn::Mul(hn::Set(d, softcap),
+                   hn::Tanh(d, hn::Mul(v, hn::Set(d, inv))));
+  });
+}
+
 // Query r's scores of the tile [k0, k0 + kn) after the score rules: scaled,
 // capped (softcap), the additive mask added, -inf for keys outside its
 // visible part [vb, ve) of the tile or masked out by a boolean mask.
@@ -222,12 +236,7 @@ HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
   }
   ScaleMaxRow(srow + vb, ve - vb, p.scale, non_finite);
   if (*non_finite) return kNegInf;
-  if (p.softcap > 0.0f) {
-    const float cap = p.softcap, inv = 1.0f / p.softcap;
-    TransformRow(srow + vb, ve - vb, [cap, inv](auto d, auto x, size_t) {
-      return hn::Mul(hn::Set(d, cap), hn::Tanh(d, hn::Mul(x, hn::Set(d, inv))));
-    });
-  }
+  if (p.softcap > 0.0f) SoftcapRow(p.softcap, srow + vb, ve - vb);
   if (p.vis.HasAdditiveMask()) {
     for (size_t j = vb; j < ve; ++j) srow[j] += p.vis.MaskAdd(mrow, k0 + j);
   } else if (hides) {

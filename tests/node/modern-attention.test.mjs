@@ -169,6 +169,38 @@ describe('the core against the JS reference', () => {
     }
   }
 
+  // returnScores: every stage of every case, scores and output, against the
+  // JS reference's scores (computed in double from the rules' text).
+  for (const fn of ['attention', 'attentionReference']) {
+    for (const stage of ['scaled', 'softcapped', 'masked']) {
+      it(`${fn}: returnScores '${stage}' on every case`, () => {
+        for (const [name, extra, shape = base] of CASES) {
+          const o = optionsOf(shape, extra, 11);
+          const { q, k, v } = problem(shape, 21);
+          const want = referenceAttention64(q, k, v, { ...o, returnScores: stage });
+          const got = ca[fn](q, k, v, { ...o, returnScores: stage, returnLogSumExp: true });
+          const tk = shape.keyLength ?? shape.queryLength;
+          assert.equal(got.scores.length, shape.batch * shape.heads * shape.queryLength * tk);
+          assert.ok(maxRelativeError(got.scores, want.scores) < 2e-5,
+            `${name}: scores off by ${maxRelativeError(got.scores, want.scores)}`);
+          assert.ok(maxRelativeError(got.output, want.output) < 2e-5, `${name}: output`);
+          assert.equal(got.weights, undefined);
+          if (stage === 'masked') {
+            // The masked scores are the softmax's logits: the log-sum-exp of a row is theirs (with its sink).
+            for (let row = 0; row < got.logSumExp.length; row++) {
+              const r = Array.from(got.scores.subarray(row * tk, (row + 1) * tk));
+              if (o.sinks) r.push(o.sinks[Math.floor(row / shape.queryLength) % shape.heads]);
+              const m = Math.max(...r);
+              const lse = m === -Infinity ? -Infinity : m + Math.log(r.reduce((a, x) => a + Math.exp(x - m), 0));
+              if (got.logSumExp[row] === -Infinity) assert.ok(r.slice(0, tk).every((x) => x === -Infinity), name);
+              else assert.ok(Math.abs(lse - got.logSumExp[row]) < 1e-4 * (1 + Math.abs(lse)), `${name}: row ${row}`);
+            }
+          }
+        }
+      });
+    }
+  }
+
   it('attentionBackward (and its reference) against float64 finite differences, with gradSinks', () => {
     const shape = { batch: 2, heads: 2, kvHeads: 1, queryLength: 4, keyLength: 6, headDim: 3, valueDim: 2 };
     for (const extra of [
