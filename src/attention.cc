@@ -75,6 +75,47 @@ HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
+// --- Keys a row does not see, with non-finite values ------------------------
+// P·V multiplies each row's P over a contiguous run of the tile, [0, end);
+// keys inside it that the row does not see (before a window's begin, or
+// hidden by a boolean mask) have P = 0, but 0 · NaN is NaN: a non-finite
+// value row would reach rows that do not see it. So where a tile can hide
+// keys inside a run and its value rows are not all finite (rare: checked
+// only then), P·V skips each row's hidden keys one by one instead.
+
+// Whether row r of the block sees key j (the rule, visibility.h).
+HWY_INLINE bool Sees(const Plan& p, const Block& b, size_t r, size_t j) {
+  if (j < b.VisibleBegin(p, r) || j >= b.VisibleEnd(p, r)) return false;
+  if (!p.vis.HasBooleanMask()) return true;
+  const size_t row = b.Row(r);
+  return p.vis.MaskAllows(p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq),
+                          j);
+}
+
+// Whether P·V of keys [k0, k0 + kn) must skip hidden keys: some row hides
+// a key inside its run (a boolean mask, or a begin past k0) and a value row
+// of the tile is not finite.
+HWY_INLINE bool MustSkipHidden(const Plan& p, const Block& b,
+                               const size_t* begin, size_t k0, size_t kn) {
+  bool hides = p.vis.HasBooleanMask();
+  for (size_t r = 0; r < b.rows && !hides; ++r) hides = begin[r] > k0;
+  return hides && !internal::AllFinite(b.v + k0 * p.dv, kn * p.dv);
+}
+
+// O += P·V over the keys [k0, k0 + end[r]) that row r sees (P rows of
+// stride ldp, value rows of stride ldv, O rows of stride ldo).
+void AddSeenProducts(const Plan& p, const Block& b, const float* pr,
+                     size_t ldp, const size_t* end, size_t k0, const float* vt,
+                     size_t ldv, float* o, size_t ldo) {
+  for (size_t r = 0; r < b.rows; ++r) {
+    for (size_t j = 0; j < end[r]; ++j) {
+      if (!Sees(p, b, r, k0 + j)) continue;
+      const float w = pr[r * ldp + j];
+      for (size_t c = 0; c < p.dv; ++c) o[r * ldo + c] += w * vt[j * ldv + c];
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Tiled path: online softmax over keys [key_begin, key_end), no weights.
 // Writes finished rows to p.out, or partial states to *partial.
@@ -141,7 +182,10 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     // their keys: blocked over columns instead of rows).
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    if (rows == 1 && tile_end[0] > 0) {
+    if (vis == TileVisibility::kPartial && MustSkipHidden(p, b, begin, k0, kn)) {
+      AddSeenProducts(p, b, ws.s, kKeyBlock, tile_end, k0, vt, ldv, ws.o,
+                      p.dv_panel);
+    } else if (rows == 1 && tile_end[0] > 0) {
       MatMulAddFewRows<1>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_panel,
                           ws.o, p.dv_panel);
     } else if (rows == 2 && tile_end[0] == tile_end[1] && tile_end[0] > 0) {
@@ -342,8 +386,13 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    MatMulAddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
-                    p.dv_panel);
+    if (MustSkipHidden(p, b, begin, k0, kn)) {
+      AddSeenProducts(p, b, w0 + k0, ldw, tile_end, k0, vt, ldv, ws.o,
+                      p.dv_panel);
+    } else {
+      MatMulAddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
+                      p.dv_panel);
+    }
   }
   for (size_t r = 0; r < rows; ++r) {
     // The weights are normalised already: l = 1 (0 for a row without keys).

@@ -169,7 +169,11 @@ struct AttentionOptions {
 // Rows with no visible key give zero weights and a zero output.
 // Non-finite values: a query row that sees a NaN or ±Inf score (from NaN/Inf
 // in q or k) gets NaN weights and a NaN output; NaN/Inf in v reaches exactly
-// the outputs of the rows that see that key. Other rows are unaffected.
+// the outputs of the rows that see that key. Other rows are unaffected:
+// "see" by the rules (causal, window, key lengths, a boolean mask), also
+// for keys a rule hides inside a tile that a row otherwise multiplies
+// (their values are skipped, not multiplied by 0); an additive mask's -inf
+// is a score, not a rule.
 // Accuracy: max abs error vs AttentionReference <= 1e-5·(1 + |ref|) on the
 // tested shapes (see tests/native/attention_test.cc).
 // Runs on NumThreads() threads; the result is bit-identical for every
