@@ -104,9 +104,9 @@ HWY_INLINE bool MustSkipHidden(const Plan& p, const Block& b,
 
 // O += P·V over the keys [k0, k0 + end[r]) that row r sees (P rows of
 // stride ldp, value rows of stride ldv, O rows of stride ldo).
-void AddSeenProducts(const Plan& p, const Block& b, const float* pr,
-                     size_t ldp, const size_t* end, size_t k0, const float* vt,
-                     size_t ldv, float* o, size_t ldo) {
+void AddSeenProducts(const Plan& p, const Block& b, const float* pr, size_t ldp,
+                     const size_t* end, size_t k0, const float* vt, size_t ldv,
+                     float* o, size_t ldo) {
   for (size_t r = 0; r < b.rows; ++r) {
     for (size_t j = 0; j < end[r]; ++j) {
       if (!Sees(p, b, r, k0 + j)) continue;
@@ -182,7 +182,8 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     // their keys: blocked over columns instead of rows).
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    if (vis == TileVisibility::kPartial && MustSkipHidden(p, b, begin, k0, kn)) {
+    if (vis == TileVisibility::kPartial &&
+        MustSkipHidden(p, b, begin, k0, kn)) {
       AddSeenProducts(p, b, ws.s, kKeyBlock, tile_end, k0, vt, ldv, ws.o,
                       p.dv_panel);
     } else if (rows == 1 && tile_end[0] > 0) {

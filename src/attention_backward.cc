@@ -320,8 +320,8 @@ void AddSeenKeyGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t k0,
 }
 
 // dQ += dS·K over the keys [0, end[i]) each query row i >= skip sees.
-void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0,
-                       size_t qn, size_t skip, size_t k0, const size_t* end,
+void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
+                       size_t skip, size_t k0, const size_t* end,
                        const float* ds, const float* k_rows, size_t ldk,
                        float* dqt) {
   for (size_t i = skip; i < qn; ++i) {
@@ -396,8 +396,8 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
     const float* vt_rows =
         PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, ws.vt, &ldv);
     // Hidden pairs inside the runs come from a mask or a window's begin.
-    const bool may_hide = p.vis.HasBooleanMask() ||
-                          p.VisibleBegin(b, p.tq - 1) > k0;
+    const bool may_hide =
+        p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0;
     const bool keys_finite =
         !may_hide || internal::AllFinite(k_head + k0 * p.d, kn * p.d);
 
@@ -480,8 +480,8 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
         if (!keys_finite && !full) {
-          AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows,
-                            ldk, ws.dqt);
+          AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
+                            ws.dqt);
         } else {
           MatMulAddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
                           end + skip, kt_rows, ldk, p.d_panel,

@@ -66,7 +66,7 @@ struct Plan : AttentionPlan {
         lse(lse_),
         score_stage(options.score_stage),
         scores(options.score_stage != ScoreStage::kNone ? options.scores
-                                                         : nullptr) {}
+                                                        : nullptr) {}
 };
 
 // The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],

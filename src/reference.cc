@@ -112,8 +112,8 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
 
       // 1. Scores (scale, softcap, additive mask); -inf where not seen.
       // The asked-for scores (options.scores) at their stage, every key.
-      float* score_row = stage != ScoreStage::kNone ? options.scores + row * tk
-                                                    : nullptr;
+      float* score_row =
+          stage != ScoreStage::kNone ? options.scores + row * tk : nullptr;
       for (size_t j = 0; j < tk; ++j) {
         s[j] = -inf;
         const bool needed = n_seen > 0 && (seen[j] || renormalize);

@@ -50,16 +50,16 @@ void ExpectRulesMatch(const RuleProblem& p) {
 // reference's, -inf (the keys a row does not see, kMasked) exactly where
 // the reference has it; asking for them leaves the output as it was.
 void ExpectScoresMatch(const RuleProblem& p) {
-  for (const ScoreStage stage : {ScoreStage::kScaled, ScoreStage::kSoftcapped,
-                                 ScoreStage::kMasked}) {
+  for (const ScoreStage stage :
+       {ScoreStage::kScaled, ScoreStage::kSoftcapped, ScoreStage::kMasked}) {
     SCOPED_TRACE("score stage " + std::to_string(static_cast<int>(stage)));
     std::vector<float> ref_s(p.WeightsSize(), -7.0f), s(p.WeightsSize(), -7.0f);
     std::vector<float> ref_out(p.OutSize()), out(p.OutSize());
     AttentionOptions o = p.options;
     o.score_stage = stage;
     o.scores = ref_s.data();
-    ASSERT_EQ(AttentionReference(p.shape, o, p.q.data(), p.k.data(),
-                                 p.v.data(), ref_out.data(), nullptr),
+    ASSERT_EQ(AttentionReference(p.shape, o, p.q.data(), p.k.data(), p.v.data(),
+                                 ref_out.data(), nullptr),
               Status::kOk);
     o.scores = s.data();
     ASSERT_EQ(Attention(p.shape, o, p.q.data(), p.k.data(), p.v.data(),
