@@ -45,7 +45,6 @@
 #define HWY_TARGET_INCLUDE "src/attention_backward.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "hwy/contrib/math/math-inl.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
@@ -53,6 +52,7 @@
 #include "src/matmul-inl.h"
 #include "src/row_passes-inl.h"
 #include "src/simd-inl.h"
+#include "src/softcap-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
@@ -239,18 +239,27 @@ HWY_INLINE void RuledGradRow(const Plan& p, size_t b, size_t h, size_t q0,
   float slope[kQueryTile];
   bool hidden[kQueryTile];
   if (p.softcap > 0.0f) {
-    // x = cap·tanh(scale·s / cap), slope = 1 - tanh² (vectors, then lanes).
-    const float cap = p.softcap, inv = p.scale / p.softcap;
-    const auto capped = [&](auto d, size_t i) {
-      const auto th = hn::Tanh(d, hn::Mul(hn::LoadU(d, st + i), hn::Set(d, inv)));
+    // x = cap·tanh(scale·s / cap), slope = 1 - tanh² (vectors, then lanes):
+    // the forward's own tanh (softcap-inl.h) on the forward's scale·s, so
+    // P here is the forward's to the last bit of the score.
+    const float cap = p.softcap, m2 = -2.0f / p.softcap, scale = p.scale;
+    const auto capped = [&](auto d, const auto& e, size_t i) {
+      const auto x = hn::Mul(hn::LoadU(d, st + i), hn::Set(d, scale));
+      const auto th = TanhOverCap(d, x, hn::Set(d, m2), e);
       hn::StoreU(hn::Mul(th, hn::Set(d, cap)), d, st + i);
       hn::StoreU(hn::NegMulAdd(th, th, hn::Set(d, 1.0f)), d, slope + i);
     };
     const DF df;
     const D1 d1;
     size_t i = i0;
-    for (; i + hn::Lanes(df) <= i1; i += hn::Lanes(df)) capped(df, i);
-    for (; i < i1; ++i) capped(d1, i);
+    if (i + hn::Lanes(df) <= i1) {
+      const ExpConstants<DF> e(df);
+      for (; i + hn::Lanes(df) <= i1; i += hn::Lanes(df)) capped(df, e, i);
+    }
+    if (i < i1) {
+      const ExpConstants<D1> e1(d1);
+      for (; i < i1; ++i) capped(d1, e1, i);
+    }
   } else {
     for (size_t i = i0; i < i1; ++i) {
       st[i] *= p.scale;

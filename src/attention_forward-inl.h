@@ -31,6 +31,7 @@
 #include "src/online_softmax-inl.h"
 #include "src/row_passes-inl.h"
 #include "src/simd-inl.h"
+#include "src/softcap-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
@@ -206,21 +207,7 @@ HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
   return PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, vp, ldv);
 }
 
-// softcap · tanh(x / softcap) on the lanes of d, through the softmax's own
-// exponential (exp-inl.h) instead of a general tanh: with e = exp(-2|x| /
-// softcap) in [0, 1], tanh(|x| / softcap) = (1 - e) / (1 + e), the sign
-// then restored. Max error of a capped score: softcap · 2.5e-7 (measured
-// 1.5e-7, near |x| = softcap; tests/native/softcap_inl_test.cc), about
-// 1.5 ULP of the result. ±Inf gives ±softcap; NaN stays NaN.
-template <class D, class V = hn::Vec<D>>
-HWY_INLINE V SoftcapLanes(D d, V x, V cap, V minus_two_over_cap,
-                          const ExpConstants<D>& e) {
-  const V ex = ExpNonPositive(d, hn::Mul(hn::Abs(x), minus_two_over_cap), e);
-  const V t = hn::Div(hn::Sub(e.one, ex), hn::Add(e.one, ex));
-  return hn::IfThenElse(hn::IsNaN(x), x, hn::CopySignToAbs(hn::Mul(cap, t), x));
-}
-
-// x[0, n) = softcap · tanh(x / softcap) (SoftcapLanes).
+// x[0, n) = softcap · tanh(x / softcap) (TanhOverCap, softcap-inl.h).
 HWY_INLINE void SoftcapRow(float softcap, float* HWY_RESTRICT x, size_t n) {
   const DF df;
   const size_t N = hn::Lanes(df);
@@ -230,7 +217,8 @@ HWY_INLINE void SoftcapRow(float softcap, float* HWY_RESTRICT x, size_t n) {
     const auto cap = hn::Set(df, softcap);
     const auto m2 = hn::Set(df, -2.0f / softcap);
     for (; j + N <= n; j += N) {
-      hn::StoreU(SoftcapLanes(df, hn::LoadU(df, x + j), cap, m2, e), df, x + j);
+      const auto t = TanhOverCap(df, hn::LoadU(df, x + j), m2, e);
+      hn::StoreU(hn::Mul(cap, t), df, x + j);
     }
   }
   if (j < n) {
@@ -239,7 +227,8 @@ HWY_INLINE void SoftcapRow(float softcap, float* HWY_RESTRICT x, size_t n) {
     const auto cap = hn::Set(d1, softcap);
     const auto m2 = hn::Set(d1, -2.0f / softcap);
     for (; j < n; ++j) {
-      hn::StoreU(SoftcapLanes(d1, hn::LoadU(d1, x + j), cap, m2, e), d1, x + j);
+      const auto t = TanhOverCap(d1, hn::LoadU(d1, x + j), m2, e);
+      hn::StoreU(hn::Mul(cap, t), d1, x + j);
     }
   }
 }

@@ -1,4 +1,5 @@
-// SoftcapRow (src/attention_forward-inl.h) on every compiled target:
+// SoftcapRow (src/attention_forward-inl.h; its tanh is softcap-inl.h's
+// TanhOverCap, which the backward uses too) on every compiled target:
 // softcap · tanh(x / softcap) through ExpNonPositive, against double tanh.
 // Stated accuracy: |error| <= softcap · 2.5e-7 (measured: softcap · 1.5e-7
 // at most, near |x| = softcap, on every target); ±Inf gives ±softcap, NaN
