@@ -55,6 +55,8 @@
  * @property {number} maskHeads 1 or heads
  * @property {number} maskQueries 1 or queryLength
  * @property {number} maskKeys 1 or keyLength
+ * @property {number} scoreStage ScoreStage: kNone 0, kScaled 1, kSoftcapped 2, kMasked 3
+ * @property {Ptr} scores float [batch, heads, queryLength, keyLength]; 0: none
  */
 
 /**

@@ -59,6 +59,7 @@ import { product } from './validate.mjs';
  * @property {Float32Array} output
  * @property {Float32Array} [weights]
  * @property {Float32Array} [logSumExp]
+ * @property {Float32Array} [scores] options.scoreStage's [B, H, Tq, Tk]
  * @property {bigint} [seed]
  */
 
@@ -223,10 +224,14 @@ export class Engine {
    */
   attention(fn, c, q, k, v) {
     const a = c.arrays;
-    const [qp, kp, vp, klp, mp, sp, op, wp, lp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
-      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
+    const scores = c.options.scoreStage ? c.weightsLength : 0;
+    const [qp, kp, vp, klp, mp, sp, op, wp, lp, scp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0, scores]);
     setPointers(c.options, klp, mp, sp);
-    return this.#attend(fn, c, qp, kp, vp, op, wp, lp);
+    c.options.scores = scp;
+    const result = this.#attend(fn, c, qp, kp, vp, op, wp, lp);
+    if (scores) result.scores = this.#copyOut(scp, scores);
+    return result;
   }
 
   /**

@@ -305,6 +305,14 @@ const cases = [
   ['maskShape that does not broadcast', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Float32Array(6), maskShape: [3, 2] }), RangeError, /^options.maskShape \[3, 2\] does not broadcast to \[batch 1, heads 2, queryLength 3, keyLength 3\]: maskShape\[1\] must be 1 or keyLength 3, got 2$/],
   ['maskShape with a batch axis of another size', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Uint8Array(18), maskShape: [2, 1, 3, 3] }), RangeError, /^options.maskShape \[2, 1, 3, 3\] does not broadcast .*maskShape\[0\] must be 1 or batch 1, got 2$/],
   ['renormalize with a window', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, maskStrategy: 'renormalize', window: { left: 1 } }), RangeError, /^options.maskStrategy 'renormalize' .* got it with options.window; use maskStrategy 'neg-inf'$/],
+  ['returnScores true', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, returnScores: true }), TypeError, /^options.returnScores must be one of 'scaled', 'softcapped', 'masked', got true$/],
+  ['returnScores an unknown stage', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, returnScores: 'raw' }), RangeError, /^options.returnScores must be one of 'scaled', 'softcapped', 'masked', got the string "raw"$/],
+  ['returnScores beyond a wasm32 heap', (ca) => {
+    const t = new Float32Array(30000);
+    return ca.attention(t, t, t, { batch: 1, heads: 1, queryLength: 30000, keyLength: 30000, headDim: 1, returnScores: 'masked' });
+  }, RangeError, /^options.returnScores: the scores \[batch 1, heads 1, queryLength 30000, keyLength 30000\] would take 3\.35 GiB, more than one block of a wasm32 heap holds \(2\.00 GiB\); without returnScores no such matrix is allocated$/],
+  ['attentionBackward returnScores (forward only)', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, returnScores: 'scaled' }), TypeError, /^options has an unknown option 'returnScores'; known options: /],
+  ['cache attention returnScores', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, returnScores: 'masked' }), TypeError, /^options has an unknown option 'returnScores'; known options: /],
   ['renormalize with softcap', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, maskStrategy: 'renormalize', softcap: 5 }), RangeError, /^options.maskStrategy 'renormalize' .* got it with options.softcap; use maskStrategy 'neg-inf'$/],
   ['backward keyLengths out of range', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, keyLengths: [9] }), RangeError, /^options.keyLengths\[0\] must be an integer in \[0, keyLength 3\], got 9$/],
   ['backward sinks of the wrong length', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, new Float32Array(6), { ...shape, sinks: new Float32Array(1) }), RangeError, /^options.sinks must have length 2 \(one logit per head: heads 2\), got length 1$/],
