@@ -53,6 +53,10 @@ describe('README examples', () => {
     assert.match(out, /^(single|threads) \d+ WASM$/m);
   });
 
+  it('the headMask example: the heads\' shares add up, a [batch, heads] mask acts per sequence', () => {
+    assert.deepEqual(run(block('headMask: new Float32Array([1, 0])')).trim().split('\n'), ['true', 'true true']);
+  });
+
   it('the generation example: cached tokens equal one full forward, a resident cache decodes', () => {
     const out = run(block('ca.createKVCache('));
     assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128']);
