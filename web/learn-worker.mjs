@@ -6,10 +6,12 @@
 //   every later message of the worker carries its `run`, so that the page
 //   can drop what an older run said after it asked for a new one),
 //   'start', 'pause', { type: 'step' } (one step), { type: 'generate',
-//   prompt, count, delayMs } (pauses training while it runs).
+//   prompt, count, delayMs } (pauses training while it runs), { type:
+//   'ablate', heads: [[layer, head]] (0-based) } (knocks those heads out of
+//   the probe and generation, not of training; probes at once).
 // Worker → page: 'ready' { build }, 'configured' { info }, 'progress' { step,
 //   losses (the new ones), stepsPerSecond, running }, 'probe' { step, weights,
-//   scores }, 'token' { index (−1: the prompt), id, weights (per layer
+//   scores, probeLoss, tokenLosses, icl, ablated }, 'token' { index (−1: the prompt), id, weights (per layer
 //   [heads, queries, keys]), queries, done }, 'error' { message }.
 //
 // While running it trains in slices of about SLICE_MS, reports after each,
@@ -48,7 +50,10 @@ function reportProgress(from) {
 function probe() {
   lastProbe = performance.now();
   const p = trainer.probe();
-  post({ type: 'probe', step: trainer.step, weights: p.weights, scores: p.scores }, p.weights.map((w) => w.buffer));
+  post({
+    type: 'probe', step: trainer.step, weights: p.weights, scores: p.scores,
+    probeLoss: p.probeLoss, tokenLosses: p.tokenLosses, icl: p.icl, ablated: p.ablated,
+  }, [...p.weights.map((w) => w.buffer), p.tokenLosses.buffer]);
 }
 
 // A zero-delay yield that setTimeout's clamping would slow down. Each
@@ -129,6 +134,7 @@ function handle(message) {
     case 'pause':
       running = false;
       reportProgress(trainer.step);
+      probe(); // the heads, the probe loss and what an ablation compares with: the paused step's
       return;
     case 'step': {
       if (running || generating) return;
@@ -138,6 +144,10 @@ function handle(message) {
       probe();
       return;
     }
+    case 'ablate':
+      trainer.setAblation(message.heads);
+      probe();
+      return;
     case 'generate':
       if (generating) return;
       generate(message).catch((error) => post({ type: 'error', message: error.message }));

@@ -13,15 +13,23 @@
 //
 // User text reaches the page through textContent and canvas fillText only.
 
+import { buildAblation, drawAblationStatus } from './learn-ablation.mjs';
 import { addToken, generate, writePrompt } from './learn-generation.mjs';
 import { addScores, buildHeads, drawHeads, setView } from './learn-heads.mjs';
+import { addIcl, createIclCharts, drawIcl, resetIcl } from './learn-icl-view.mjs';
 import { addLosses, createChart, drawChart, drawStatus } from './learn-progress.mjs';
 import { readSettings, setButtons, taskHint, writeSettings } from './learn-settings.mjs';
 import { $, draw, learn, setPainters } from './learn-state.mjs';
 import { DEFAULTS, LIMITS, checkSettings } from './learn-trainer.mjs';
 import { tokenize } from './tokens.mjs';
 
-setPainters({ chart: drawChart, heads: drawHeads, status: drawStatus });
+setPainters({
+  chart: drawChart, heads: drawHeads, icl: drawIcl,
+  status: () => {
+    drawStatus();
+    drawAblationStatus();
+  },
+});
 
 /** Checks the form; with no problem, starts a new run (step 0, paused). */
 function configure() {
@@ -74,6 +82,8 @@ function onMessage({ data: m }) {
     case 'configured':
       learn.info = m.info;
       buildHeads();
+      buildAblation();
+      resetIcl();
       writePrompt();
       $('learn').dataset.ready = 'true';
       setButtons();
@@ -88,7 +98,8 @@ function onMessage({ data: m }) {
     case 'probe':
       learn.probe = m;
       addScores(m);
-      draw('heads', 'status');
+      addIcl(m);
+      draw('heads', 'status', 'icl');
       return;
     case 'token':
       addToken(m);
@@ -119,6 +130,7 @@ export function setupLearn({ getText }) {
     if (input?.type === 'number') Object.assign(input, { min: String(lo), max: String(hi) });
   }
   createChart();
+  createIclCharts();
   $('learn-controls').addEventListener('change', (e) => {
     if (e.target.closest('.train-buttons')) return;
     configure();
