@@ -11,12 +11,15 @@ import { $, learn } from './learn-state.mjs';
 
 /** The heads knocked out, as "layer.head" keys (0-based); emptied by each new run. */
 const ablated = new Set();
+/** The run the toggles were built for: the worker drops what they say once a newer one is asked for. */
+let builtFor = 0;
 
 const key = (layer, head) => `${layer}.${head}`;
 
 /** Adds a toggle to every head panel (after buildHeads) and clears the ablations of the last run. */
 export function buildAblation() {
   ablated.clear();
+  builtFor = learn.run;
   for (const m of learn.maps) {
     const button = document.createElement('button');
     button.type = 'button';
@@ -40,7 +43,7 @@ function toggle(m, button) {
   button.textContent = on ? 'Knocked out' : 'Knock out';
   m.fig.classList.toggle('ablated', on);
   const heads = [...ablated].map((s) => s.split('.').map(Number));
-  learn.worker.postMessage({ type: 'ablate', heads });
+  learn.worker.postMessage({ type: 'ablate', heads, run: builtFor });
 }
 
 /**

@@ -7,12 +7,14 @@
 //   can drop what an older run said after it asked for a new one),
 //   'start', 'pause', { type: 'step' } (one step), { type: 'generate',
 //   prompt, count, delayMs } (pauses training while it runs), { type:
-//   'ablate', heads: [[layer, head]] (0-based) } (knocks those heads out of
-//   the probe and generation, not of training; probes at once).
+//   'ablate', heads: [[layer, head]] (0-based), run } (knocks those heads
+//   out of the probe and generation, not of training; probes at once; an
+//   older run's toggles are dropped).
 // Worker → page: 'ready' { build }, 'configured' { info }, 'progress' { step,
 //   losses (the new ones), stepsPerSecond, running }, 'probe' { step, weights,
-//   scores, probeLoss, tokenLosses, icl, ablated }, 'token' { index (−1: the prompt), id, weights (per layer
-//   [heads, queries, keys]), queries, done }, 'error' { message }.
+//   scores, probeLoss, tokenLosses, icl, ablated }, 'token' { index (−1: the
+//   prompt), id, weights (per layer [heads, queries, keys]), queries, done },
+//   'error' { message }.
 //
 // While running it trains in slices of about SLICE_MS, reports after each,
 // probes the heads every PROBE_MS, and yields between slices so that
@@ -145,6 +147,7 @@ function handle(message) {
       return;
     }
     case 'ablate':
+      if (message.run !== run) return;
       trainer.setAblation(message.heads);
       probe();
       return;
