@@ -2,8 +2,8 @@
 // (button[data-ablate="L.H"], 1-based, aria-pressed) knocks that head out of
 // the probe and of generation — the worker runs the modules' forward with
 // headMask 0 for it (training keeps every head) — and the status line shows
-// the probe's loss with the current ablations, as text and as
-// #train-status's data-probe-loss, with the best induction head's place
+// the probe's loss and accuracy with the current ablations, as text and as
+// #train-status's data-probe-loss (and data-probe-accuracy), with the best induction head's place
 // (data-best-induction-layer, data-best-induction-head).
 
 import { formatValue } from './format.mjs';
@@ -57,10 +57,12 @@ export function drawAblationStatus() {
   if (hasLoss) {
     const n = p.ablated.length;
     const what = n === 0 ? 'every head' : `${n} head${n === 1 ? '' : 's'} knocked out`;
-    el.textContent += ` \u00b7 probe loss ${formatValue(p.probeLoss, 3)} on the repeat (${what})`;
+    el.textContent += ` \u00b7 probe loss ${formatValue(p.probeLoss, 3)} on the repeat, ` +
+      `${Math.round(100 * p.probeAccuracy)}% of its tokens predicted (${what})`;
   }
   Object.assign(el.dataset, {
     probeLoss: hasLoss ? String(p.probeLoss) : '',
+    probeAccuracy: hasLoss ? String(p.probeAccuracy) : '',
     ablated: hasLoss ? p.ablated.map(([l, h]) => `${l + 1}.${h + 1}`).join(' ') : '',
     bestInductionLayer: learn.best ? String(learn.best.layer + 1) : '',
     bestInductionHead: learn.best ? String(learn.best.head + 1) : '',

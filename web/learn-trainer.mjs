@@ -153,7 +153,8 @@ export class Trainer {
   /**
    * The heads on the probe, in eval mode, with the current ablations: { ids,
    * tokens, period, weights: per layer [heads, T, T], scores:
-   * headScores(...), probeLoss (crossEntropy on the repeat), tokenLosses
+   * headScores(...), probeLoss (crossEntropy on the repeat), probeAccuracy
+   * (the share of the repeat's next tokens predicted, greedy), tokenLosses
    * (Float64Array [T − 1]), icl (iclScore), ablated }.
    */
   probe() {
@@ -161,10 +162,12 @@ export class Trainer {
     const { logits, weights } = this.model.eval().forward(this.probeIds, 1, T,
       { returnWeights: true, headMasks: this.headMasks });
     const losses = tokenLosses(logits, this.probeIds, this.vocab);
+    const targets = repeatTargets(this.probeIds, this.period);
     return {
       ids: this.probeIds, tokens: T, period: this.period, weights,
       scores: headScores(weights, this.settings.heads, T, this.period),
-      probeLoss: this.ca.crossEntropy(logits, repeatTargets(this.probeIds, this.period), { ignoreIndex: IGNORE }).loss,
+      probeLoss: this.ca.crossEntropy(logits, targets, { ignoreIndex: IGNORE }).loss,
+      probeAccuracy: accuracy(logits, targets, this.vocab),
       tokenLosses: losses, icl: iclScore(losses), ablated: this.ablated,
     };
   }
@@ -204,6 +207,18 @@ export class Trainer {
   dispose() {
     this.model.resetCache();
   }
+}
+
+/** The share of the scored targets (not IGNORE) that are their row's argmax of logits [T, vocab]. */
+export function accuracy(logits, targets, vocab) {
+  let scored = 0;
+  let right = 0;
+  targets.forEach((t, i) => {
+    if (t === IGNORE) return;
+    scored += 1;
+    if (argmax(logits.subarray(i * vocab, (i + 1) * vocab)) === t) right += 1;
+  });
+  return scored ? right / scored : 0;
 }
 
 /** Index of the largest value (the first of ties): greedy decoding. */

@@ -12,9 +12,9 @@
 //   older run's toggles are dropped).
 // Worker → page: 'ready' { build }, 'configured' { info }, 'progress' { step,
 //   losses (the new ones), stepsPerSecond, running }, 'probe' { step, weights,
-//   scores, probeLoss, tokenLosses, icl, ablated }, 'token' { index (−1: the
-//   prompt), id, weights (per layer [heads, queries, keys]), queries, done },
-//   'error' { message }.
+//   scores, probeLoss, probeAccuracy, tokenLosses, icl, ablated }, 'token' {
+//   index (−1: the prompt), id, weights (per layer [heads, queries, keys]),
+//   queries, done }, 'error' { message }.
 //
 // While running it trains in slices of about SLICE_MS, reports after each,
 // probes the heads every PROBE_MS, and yields between slices so that
@@ -54,7 +54,8 @@ function probe() {
   const p = trainer.probe();
   post({
     type: 'probe', step: trainer.step, weights: p.weights, scores: p.scores,
-    probeLoss: p.probeLoss, tokenLosses: p.tokenLosses, icl: p.icl, ablated: p.ablated,
+    probeLoss: p.probeLoss, probeAccuracy: p.probeAccuracy, tokenLosses: p.tokenLosses, icl: p.icl,
+    ablated: p.ablated,
   }, [...p.weights.map((w) => w.buffer), p.tokenLosses.buffer]);
 }
 

@@ -23,7 +23,8 @@ async function openLearn(options) {
 const read = (page) => page.evaluate(() => {
   const d = document.getElementById('train-status').dataset;
   return {
-    step: Number(d.step), probeStep: d.probeStep, probeLoss: d.probeLoss, ablated: d.ablated,
+    step: Number(d.step), probeStep: d.probeStep, probeLoss: d.probeLoss, accuracy: Number(d.probeAccuracy),
+    ablated: d.ablated,
     layer: Number(d.bestInductionLayer), head: Number(d.bestInductionHead), best: Number(d.bestInductionScore),
     icl: Number(document.getElementById('icl-panel').dataset.icl), text: document.getElementById('train-status').textContent,
   };
@@ -56,7 +57,7 @@ describe('the Learn section: ablation and in-context learning', () => {
     const best = `${full.layer}.${full.head}`;
     assert.equal(full.layer, 2, 'the best induction head is in layer 2');
     assert.ok(full.icl < -1, `the trained model learns in context: ICL ${full.icl}`);
-    assert.match(full.text, /probe loss \d\.\d{3} on the repeat \(every head\)/);
+    assert.match(full.text, /probe loss \d\.\d{3} on the repeat, \d+% of its tokens predicted \(every head\)/);
 
     const ablated = await toggle(page, best, best);
     assert.equal(await page.getAttribute(`button[data-ablate="${best}"]`, 'aria-pressed'), 'true');
@@ -89,14 +90,16 @@ describe('the Learn section: ablation and in-context learning', () => {
     const noLayer2 = await read(page);
     for (const [k, h] of layer2.entries()) await toggle(page, h, layer2.slice(k + 1).join(' '));
     assert.equal((await read(page)).probeLoss, full.probeLoss);
-    console.log(`  after ${full.step} steps in Chromium: probe loss ${Number(full.probeLoss).toFixed(3)} ` +
+    const said = (r) => `${Number(r.probeLoss).toFixed(3)}, ${(100 * r.accuracy).toFixed(0)}%`;
+    console.log(`  after ${full.step} steps in Chromium: probe loss, accuracy ${said(full)} ` +
       `(ICL score ${full.icl.toFixed(3)}); without the best induction head ${best} ` +
-      `${Number(ablated.probeLoss).toFixed(3)} (ICL ${ablated.icl.toFixed(3)}); without layer 1's previous-token ` +
-      `head ${prev} (score ${Math.max(...previous)}) ${Number(noPrevious.probeLoss).toFixed(3)} (best induction ` +
+      `${said(ablated)} (ICL ${ablated.icl.toFixed(3)}); without layer 1's previous-token ` +
+      `head ${prev} (score ${Math.max(...previous)}) ${said(noPrevious)} (best induction ` +
       `score ${full.best.toFixed(3)} → ${noPrevious.best.toFixed(3)}); without all of layer 2 ` +
-      `${Number(noLayer2.probeLoss).toFixed(3)}; restored ${restored.probeLoss === full.probeLoss ? 'bit for bit' : 'NOT equal'}`);
+      `${said(noLayer2)}; restored ${restored.probeLoss === full.probeLoss ? 'bit for bit' : 'NOT equal'}`);
     assert.ok(Number(noPrevious.probeLoss) > Number(ablated.probeLoss), 'the previous-token head matters more');
     assert.ok(noPrevious.best < full.best, 'without its previous-token head the induction stripe fades');
+    assert.ok(noPrevious.accuracy < full.accuracy, `accuracy ${full.accuracy} → ${noPrevious.accuracy}`);
     assert.ok(Number(noLayer2.probeLoss) > Number(ablated.probeLoss));
 
     // The ICL panel (its picture with the tables closed): the tables hold

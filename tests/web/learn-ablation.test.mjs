@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { iclScore, iclSpan, repeatTargets, tokenLosses } from '../../web/learn-icl.mjs';
 import { IGNORE } from '../../web/learn-tasks.mjs';
-import { DEFAULTS, Trainer } from '../../web/learn-trainer.mjs';
+import { DEFAULTS, Trainer, accuracy } from '../../web/learn-trainer.mjs';
 
 let ca;
 before(async () => {
@@ -41,9 +41,12 @@ describe('in-context learning (web/learn-icl.mjs)', () => {
     assert.equal(iclScore(falling), -3);
   });
 
-  it('scores the repeat as the training does: ids[i + 1] from i = P on', () => {
+  it('scores the repeat as the training does: ids[i + 1] from i = P on; accuracy counts argmax hits', () => {
     assert.deepEqual(Array.from(repeatTargets(Int32Array.from([7, 8, 9, 7, 8, 9]), 3)),
       [IGNORE, IGNORE, IGNORE, 8, 9, IGNORE]);
+    const logits = Float32Array.from([0, 1, 0, 5, 0, 0, 2, 2, 0, 0, 0, 9]);
+    assert.equal(accuracy(logits, Int32Array.from([1, 1, 0, IGNORE]), 3), 2 / 3);
+    assert.equal(accuracy(logits, Int32Array.from([IGNORE, IGNORE, IGNORE, IGNORE]), 3), 0);
   });
 });
 
@@ -80,22 +83,29 @@ describe('ablation on a trained model (the page\'s defaults, 300 steps)', () => 
     const noLayer2 = trainer.probe();
     trainer.setAblation([]);
     const restored = trainer.probe();
-    console.log(`  after 300 steps: probe loss ${full.probeLoss.toFixed(3)} (ICL ${full.icl.toFixed(3)}); ` +
+    const pct = (p) => `${(100 * p.probeAccuracy).toFixed(0)}%`;
+    console.log(`  after 300 steps: probe loss ${full.probeLoss.toFixed(3)}, accuracy ${pct(full)} ` +
+      `(ICL ${full.icl.toFixed(3)}); ` +
       `without the best induction head (layer ${best.layer + 1} head ${best.head + 1}, score ` +
-      `${best.induction.toFixed(3)}) ${noInduction.probeLoss.toFixed(3)} (ICL ${noInduction.icl.toFixed(3)}); ` +
+      `${best.induction.toFixed(3)}) ${noInduction.probeLoss.toFixed(3)}, ${pct(noInduction)} ` +
+      `(ICL ${noInduction.icl.toFixed(3)}); ` +
       `without layer 1's previous-token head (head ${prev.head + 1}, score ${prev.previousToken.toFixed(3)}) ` +
-      `${noPrevious.probeLoss.toFixed(3)}, layer 2's best induction score ${secondBest(full).toFixed(3)} → ` +
-      `${secondBest(noPrevious).toFixed(3)}; without layer 2 ${noLayer2.probeLoss.toFixed(3)}; ` +
+      `${noPrevious.probeLoss.toFixed(3)}, ${pct(noPrevious)}, layer 2's best induction score ` +
+      `${secondBest(full).toFixed(3)} → ${secondBest(noPrevious).toFixed(3)}; without layer 2 ` +
+      `${noLayer2.probeLoss.toFixed(3)}, ${pct(noLayer2)}; ` +
       `ln ${DEFAULTS.vocab} = ${Math.log(DEFAULTS.vocab).toFixed(3)}`);
     assert.equal(best.layer, 1);
     assert.ok(full.icl < -1, `a trained model learns in context: ICL ${full.icl}`);
     assert.ok(noInduction.probeLoss > full.probeLoss + 0.1, `${full.probeLoss} → ${noInduction.probeLoss}`);
     assert.ok(noPrevious.probeLoss > full.probeLoss + 0.1, `${full.probeLoss} → ${noPrevious.probeLoss}`);
     assert.ok(secondBest(noPrevious) < secondBest(full), 'the previous-token head feeds the induction head');
+    assert.ok(full.probeAccuracy > 0.6, `accuracy ${full.probeAccuracy}`);
+    assert.ok(noPrevious.probeAccuracy < full.probeAccuracy - 0.3, `accuracy ${noPrevious.probeAccuracy}`);
     assert.ok(noLayer2.probeLoss > noInduction.probeLoss, 'without layer 2 no induction at all');
     assert.deepEqual(noInduction.ablated, [[best.layer, best.head]]);
     // Restored: every number as before, bit for bit.
     assert.equal(restored.probeLoss, full.probeLoss);
+    assert.equal(restored.probeAccuracy, full.probeAccuracy);
     assert.deepEqual(restored.tokenLosses, full.tokenLosses);
     assert.deepEqual(restored.weights, full.weights);
     // Training keeps every head: an ablation does not change a step's loss.
