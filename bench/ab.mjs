@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { median } from './lib/timing.mjs';
+import { interleaved, lcgRandom } from './lib/timing.mjs';
 
 const [dirA, dirB, threadArg = '1'] = process.argv.slice(2);
 if (!dirA || !dirB) {
@@ -24,15 +24,7 @@ const load = (dir) => import(pathToFileURL(entry(dir)).href);
 const runtimes = await Promise.all([dirA, dirB].map(async (dir) =>
   (await load(dir)).init({ build: threads > 1 ? 'threads' : 'single', threads })));
 
-let seed = 1;
-const random = (n) => {
-  const x = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    x[i] = seed / 2 ** 32 - 0.5;
-  }
-  return x;
-};
+const random = lcgRandom();
 
 function attentionCase(B, H, T, D) {
   const [q, k, v] = [0, 1, 2].map(() => random(B * H * T * D));
@@ -60,17 +52,7 @@ const cases = [attentionCase(1, 12, 1024, 64), attentionCase(1, 1, 4096, 64),
   moduleCase(2, 1024, 768, 12), linearCase(8192, 768)];
 console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s)`);
 for (const [name, [a, b]] of cases) {
-  const end = performance.now() + 1500;
-  while (performance.now() < end) { a(); b(); }
-  const times = [[], []];
-  for (let r = 0; r < 15; r++) {
-    for (const i of r % 2 ? [1, 0] : [0, 1]) {
-      const t0 = performance.now();
-      [a, b][i]();
-      times[i].push(performance.now() - t0);
-    }
-  }
-  const [ma, mb] = times.map(median);
+  const [ma, mb] = interleaved(a, b);
   console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   B/A ${(mb / ma).toFixed(3)}`);
 }
 for (const ca of runtimes) ca.dispose();

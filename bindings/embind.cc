@@ -304,7 +304,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("keys", CA_OUT(KVCacheView, keys))
       .field("values", CA_OUT(KVCacheView, values))
       .field("capacity", CA_SIZE(KVCacheView, capacity))
-      .field("length", CA_SIZE(KVCacheView, length));
+      .field("length", CA_SIZE(KVCacheView, length))
+      .field("start", CA_SIZE(KVCacheView, start));
   value_object<LayerOptions>("LayerOptions")
       .field("batch", CA_SIZE(LayerOptions, batch))
       .field("tokens", CA_SIZE(LayerOptions, tokens))

@@ -124,7 +124,8 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
   const KVCacheView& c = o.cache;
   if (backward && (c.keys || c.values)) return Status::kInvalidOption;
   if (c.keys &&
-      (c.length < 0 || c.capacity < 1 || c.length > c.capacity - o.tokens)) {
+      (c.length < 0 || c.start < 0 || c.capacity < 1 ||
+       c.length > c.capacity - o.tokens)) {
     return Status::kInvalidShape;
   }
   if (o.head_mask && o.head_mask_batch != 1 && o.head_mask_batch != o.batch) {
@@ -222,7 +223,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     if (st != Status::kOk) return st;
     if (p.rope_base != 0.0f && i < 2) {
       st = ApplyRope(p.rope_base, o.batch, o.tokens,
-                     static_cast<int64_t>(heads[i]), p.head_dim, past, proj,
+                     static_cast<int64_t>(heads[i]), p.head_dim,
+                     past + (cache.keys ? cache.start : 0), proj,
                      p.rope_scaling);
       if (st != Status::kOk) return st;
     }

@@ -10,6 +10,7 @@ import { AttentionOnlyTransformer } from './learn-model.mjs';
 import {
   IGNORE, compactVocabulary, inductionBatch, inductionProbe, period, textBatch, textProbe,
 } from './learn-tasks.mjs';
+import { checkVariant } from './learn-variants.mjs';
 
 /** Bounds of each setting (inclusive). */
 export const LIMITS = {
@@ -21,6 +22,7 @@ export const LIMITS = {
   batch: [1, 64],
   seed: [0, 2 ** 32 - 1],
   lr: [1e-5, 0.1],
+  window: [1, 256],
 };
 
 /**
@@ -43,6 +45,8 @@ export const DEFAULTS = {
   batch: 16,
   lr: 5e-3,
   seed: 0,
+  attention: 'full', // learn-variants.mjs
+  window: 16, // the sliding window's tokens (attention 'window')
 };
 
 /**
@@ -61,6 +65,7 @@ export function checkSettings(s, textTokens = 0) {
   if (Number.isInteger(s.dModel) && Number.isInteger(s.heads) && s.heads > 0 && s.dModel % s.heads !== 0) {
     problems.push(`d_model must be a multiple of the number of heads (${s.heads}), got ${s.dModel}.`);
   }
+  problems.push(...checkVariant(s));
   if (s.task !== 'induction' && s.task !== 'text') problems.push(`task must be 'induction' or 'text', got ${s.task}.`);
   if (s.task === 'text' && textTokens < 3) {
     problems.push(`The text needs at least 3 tokens to train on, got ${textTokens}.`);
@@ -99,6 +104,7 @@ export class Trainer {
     ca.manualSeed(s.seed);
     this.model = new AttentionOnlyTransformer(ca, {
       vocab: this.vocab, layers: s.layers, heads: s.heads, dModel: s.dModel, contextLength: s.contextLength,
+      attention: s.attention, window: s.window,
     });
     this.optimizer = new ca.optim.AdamW(this.model.modules(), { lr: s.lr });
     /** Steps taken; losses[k] is step k's mean loss (before its update). */
@@ -155,12 +161,13 @@ export class Trainer {
    * tokens, period, weights: per layer [heads, T, T], scores:
    * headScores(...), probeLoss (crossEntropy on the repeat), probeAccuracy
    * (the share of the repeat's next tokens predicted, greedy), tokenLosses
-   * (Float64Array [T − 1]), icl (iclScore), ablated }.
+   * (Float64Array [T − 1]), icl (iclScore), ablated }. withAblation false:
+   * the whole model, whatever is knocked out (the checkpoints' snapshots).
    */
-  probe() {
+  probe({ withAblation = true } = {}) {
     const T = this.tokens;
     const { logits, weights } = this.model.eval().forward(this.probeIds, 1, T,
-      { returnWeights: true, headMasks: this.headMasks });
+      { returnWeights: true, headMasks: withAblation ? this.headMasks : null });
     const losses = tokenLosses(logits, this.probeIds, this.vocab);
     const targets = repeatTargets(this.probeIds, this.period);
     return {
@@ -168,7 +175,7 @@ export class Trainer {
       scores: headScores(weights, this.settings.heads, T, this.period),
       probeLoss: this.ca.crossEntropy(logits, targets, { ignoreIndex: IGNORE }).loss,
       probeAccuracy: accuracy(logits, targets, this.vocab),
-      tokenLosses: losses, icl: iclScore(losses), ablated: this.ablated,
+      tokenLosses: losses, icl: iclScore(losses), ablated: withAblation ? this.ablated : [],
     };
   }
 

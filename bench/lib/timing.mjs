@@ -58,3 +58,35 @@ export function summarize(samples) {
 }
 
 export const gflops = (flopCount, ms) => flopCount / (ms * 1e6);
+
+/**
+ * A/B timing on a shared machine: a and b alternately for warmupMs, then
+ * `runs` runs each, interleaved (the order flipping each round); their medians.
+ * @returns {[number, number]}
+ */
+export function interleaved(a, b, warmupMs = 1500, runs = 15) {
+  const end = now() + warmupMs;
+  while (now() < end) { a(); b(); }
+  const times = [[], []];
+  for (let r = 0; r < runs; r++) {
+    for (const i of r % 2 ? [1, 0] : [0, 1]) {
+      const t0 = now();
+      [a, b][i]();
+      times[i].push(now() - t0);
+    }
+  }
+  return [median(times[0]), median(times[1])];
+}
+
+/** A Float32Array maker of uniform [-0.5, 0.5) values from one LCG stream (seeded 1). */
+export function lcgRandom() {
+  let seed = 1;
+  return (n) => {
+    const x = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      x[i] = seed / 2 ** 32 - 0.5;
+    }
+    return x;
+  };
+}

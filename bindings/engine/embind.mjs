@@ -71,6 +71,7 @@
  * @property {Ptr} values
  * @property {number} capacity
  * @property {number} length
+ * @property {number} start
  */
 
 /**
@@ -251,10 +252,11 @@ export class Structs {
    * @param {Ptr} values
    * @param {number} capacity
    * @param {number} length
+   * @param {number} start
    * @returns {KVCacheView}
    */
-  cacheView(keys, values, capacity, length) {
-    return { keys, values, capacity, length };
+  cacheView(keys, values, capacity, length, start) {
+    return { keys, values, capacity, length, start };
   }
 
   /**

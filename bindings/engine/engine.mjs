@@ -135,6 +135,7 @@ import { product } from './validate.mjs';
  * @property {number} headDim
  * @property {number} valueDim
  * @property {number} capacity
+ * @property {number} [window] a window cache's W (the KVCache's bookkeeping, not the block's)
  */
 
 /**
@@ -402,55 +403,68 @@ export class Engine {
   }
 
   /**
-   * Copies t new tokens (k [batch, kvHeads, t, headDim], v likewise with
-   * valueDim) into each KV head's rows [length, length + t).
+   * Copies t new tokens (k [sequences.length, kvHeads, t, headDim], v
+   * likewise with valueDim) into rows [rows[i], rows[i] + t) of each KV head
+   * of sequence sequences[i].
    * @param {CacheBlock} block
-   * @param {number} length rows held now
+   * @param {ArrayLike<number>} sequences
+   * @param {ArrayLike<number>} rows rows each listed sequence holds now
    * @param {Float32Array} k
    * @param {Float32Array} v
    */
-  appendToCache(block, length, k, v) {
-    const { batch, kvHeads, headDim, valueDim, capacity } = block.layout;
-    const t = k.length / (batch * kvHeads * headDim);
+  appendToCache(block, sequences, rows, k, v) {
+    const { kvHeads, headDim, valueDim, capacity } = block.layout;
+    const t = k.length / (sequences.length * kvHeads * headDim);
     const f32 = this.#heap.f32();
     const base = [block.keys >>> 2, block.values >>> 2];
     const widths = [headDim, valueDim];
     [k, v].forEach((src, i) => {
       const w = widths[i];
-      for (let h = 0; h < batch * kvHeads; h++) {
-        f32.set(src.subarray(h * t * w, (h + 1) * t * w), base[i] + (h * capacity + length) * w);
+      for (let n = 0; n < sequences.length; n++) {
+        for (let h = 0; h < kvHeads; h++) {
+          const from = (n * kvHeads + h) * t * w;
+          f32.set(src.subarray(from, from + t * w), base[i] + ((sequences[n] * kvHeads + h) * capacity + rows[n]) * w);
+        }
       }
     });
   }
 
   /**
-   * Copies the first `length` rows of each KV head from one block into
-   * another of the same layout but a larger capacity.
+   * Copies `count` rows of each KV head of one sequence, from row fromRow,
+   * to row toRow of a sequence of a block of the same layout but perhaps
+   * another capacity (the same block: a fork, or a window cache moving its
+   * newest rows to the front; overlapping rows move as memmove does).
    * @param {CacheBlock} from
+   * @param {number} fromSequence
+   * @param {number} fromRow
    * @param {CacheBlock} to
-   * @param {number} length
+   * @param {number} toSequence
+   * @param {number} toRow
+   * @param {number} count
    */
-  moveCache(from, to, length) {
-    const { batch, kvHeads, headDim, valueDim } = from.layout;
+  copyRows(from, fromSequence, fromRow, to, toSequence, toRow, count) {
+    const { kvHeads, headDim, valueDim } = from.layout;
     const f32 = this.#heap.f32();
     const src = [from.keys >>> 2, from.values >>> 2];
     const dst = [to.keys >>> 2, to.values >>> 2];
     [headDim, valueDim].forEach((w, i) => {
-      for (let h = 0; h < batch * kvHeads; h++) {
-        const start = src[i] + h * from.layout.capacity * w;
-        f32.copyWithin(dst[i] + h * to.layout.capacity * w, start, start + length * w);
+      for (let h = 0; h < kvHeads; h++) {
+        const start = src[i] + ((fromSequence * kvHeads + h) * from.layout.capacity + fromRow) * w;
+        f32.copyWithin(dst[i] + ((toSequence * kvHeads + h) * to.layout.capacity + toRow) * w, start, start + count * w);
       }
     });
   }
 
   /**
-   * The core's KVCacheView of a block holding `length` rows per KV head.
+   * The core's KVCacheView of a block holding `length` rows per KV head, row
+   * 0 at position `start`.
    * @param {CacheBlock} block
    * @param {number} length
+   * @param {number} start
    * @returns {KVCacheView}
    */
-  cacheView(block, length) {
-    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length);
+  cacheView(block, length, start) {
+    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length, start);
   }
 
   /**

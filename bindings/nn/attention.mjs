@@ -12,10 +12,10 @@
 // KV cache between a forward(..., { useCache: true }) and resetCache() (or
 // dispose()).
 
-import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from '../engine/kv-cache.mjs';
+import { CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW } from '../engine/kv-cache.mjs';
 import {
-  checkBoolean, checkHeadMask, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
-  renormalizes, resolveAttentionOptions, resolveVisibility,
+  checkBoolean, checkHeadMask, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor,
+  product, renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
 import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
@@ -197,14 +197,24 @@ class AttentionLayer extends Module {
     // grows. After a cache of n tokens the new ones sit at n.., however
     // short a batch item's keys.
     const held = useCache ? this.cacheLength : 0;
+    const rules = parts.layerRules?.() ?? {};
+    // A sliding window's cache holds only the window's keys (and those of
+    // this call): rows, not positions, which padding or a mask would name.
+    const window = useCache && rules.window ? rules.window.left + 1 : 0;
+    for (const name of /** @type {const} */ (['keyLengths', 'mask'])) {
+      if (window && o[name] !== undefined) {
+        throw new RangeError(`options.${name} is not taken with useCache by a module with slidingWindow: ` +
+          `its cache keeps only the window's ${window - 1} newest tokens`);
+      }
+    }
     const visibility = resolveVisibility('options',
-      { keyLengths: o.keyLengths, mask: o.mask, maskShape: o.maskShape, ...parts.layerRules?.() },
+      { keyLengths: o.keyLengths, mask: o.mask, maskShape: o.maskShape, ...rules },
       { batch, heads: params.numHeads, queryLength: tokens, keyLength: held + tokens },
       renormalizes({ maskStrategy: o.maskStrategy, causal }));
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
     const headMask = checkHeadMask('options.headMask', o.headMask, batch, params.numHeads);
-    const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
+    const cache = useCache ? this.#cacheFor(batch, tokens, params, window) : null;
     const layerOptions = {
       batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, headMask,
     };
@@ -272,14 +282,19 @@ class AttentionLayer extends Module {
   }
 
   // The cache for `tokens` more tokens: created on first use, grown by
-  // doubling (never past contextLength).
+  // doubling (never past contextLength). With a sliding window of W it is a
+  // window cache: once it holds at least twice the W − 1 rows it keeps (and
+  // room for this call's), making room moves those to the front instead of
+  // growing, so the next move is W − 1 tokens away (O(1) copies per token)
+  // and the capacity stays below 2 · max(2 (W − 1), W − 1 + tokens) + tokens.
   /**
    * @param {number} batch
    * @param {number} tokens
    * @param {LayerParams} params
+   * @param {number} window W, or 0 for none
    * @returns {KVCache}
    */
-  #cacheFor(batch, tokens, params) {
+  #cacheFor(batch, tokens, params, window) {
     const limit = this.contextLength ?? Infinity;
     const cache = this.#cache;
     const held = cache?.length ?? 0;
@@ -292,17 +307,23 @@ class AttentionLayer extends Module {
         `useCache: the cache would hold ${held + tokens} tokens, past contextLength ${limit} ` +
         `(it holds ${held}); call resetCache() first`);
     }
-    const need = held + tokens;
     if (!cache) {
       this.#cache = this.#engine.createCache({
         batch, kvHeads: params.numKVHeads ?? params.numHeads, headDim: params.headDim,
-        valueDim: params.headDim, capacity: Math.min(limit, Math.max(need, FIRST_CACHE_CAPACITY)),
+        valueDim: params.headDim, capacity: Math.min(limit, Math.max(tokens, FIRST_CACHE_CAPACITY)),
+        ...(window && { window }),
       });
-    } else if (need > cache.capacity) {
-      cache[CACHE_RESERVE](Math.min(limit, Math.max(need, 2 * cache.capacity)));
+      return /** @type {KVCache} */ (this.#cache);
     }
-    // Set above when there was none.
-    return /** @type {KVCache} */ (this.#cache);
+    const rows = cache[CACHE_ROWS], capacity = cache.capacity;
+    if (rows + tokens <= capacity) return cache;
+    const keep = window ? Math.min(rows, window - 1) : rows;
+    if (window && keep + tokens <= capacity && 2 * keep <= capacity) {
+      cache[CACHE_COMPACT]();
+    } else {
+      cache[CACHE_RESERVE](Math.min(limit, Math.max(rows + tokens, 2 * capacity)));
+    }
+    return cache;
   }
 
   /**

@@ -42,7 +42,8 @@ import { checkBoolean, describe } from '../engine/validate.mjs';
  * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
  *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
  *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad
- * @property {(layout: Required<KVCacheOptions>) => KVCache} createCache  a KVCache for useCache
+ * @property {(layout: Required<Omit<KVCacheOptions, 'window'>> & Pick<KVCacheOptions, 'window'>) => KVCache} createCache
+ *   a KVCache for useCache
  */
 
 /**
@@ -413,7 +414,7 @@ export class Kept {
  * @param {unknown} value
  * @returns {Float32Array | null}
  */
-function toFloat32(value) {
+export function toFloat32(value) {
   if (value instanceof Float32Array) return value;
   if (Array.isArray(value)) {
     const flat = value.flat(Infinity);
