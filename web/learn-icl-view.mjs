@@ -14,8 +14,12 @@ const CURVE_POINTS = 2000;
 const TABLE_ROWS = 60;
 const HEIGHT = 180;
 
-/** The ICL score per probed step (reset by each new run), and the two charts. */
-const icl = { steps: [], scores: [], tokenChart: null, scoreChart: null };
+/**
+ * The ICL score per probed step (reset by each new run), the two charts, and
+ * whether the panel is on screen (the charts are redrawn only then: the
+ * page's thread has frames to keep).
+ */
+const icl = { steps: [], scores: [], tokenChart: null, scoreChart: null, visible: false };
 
 const legendValue = (u, v) => (v == null ? '' : formatValue(v, 3));
 
@@ -47,6 +51,10 @@ export function createIclCharts() {
     { label: 'ICL score', stroke: '#d9480f', width: 2 },
   ]);
   $('icl-numbers').addEventListener('toggle', () => drawIclTables());
+  new IntersectionObserver(([entry]) => {
+    icl.visible = entry.isIntersecting;
+    if (icl.visible) drawIcl();
+  }).observe($('icl-panel'));
 }
 
 /** A new run: no curve yet. */
@@ -74,10 +82,12 @@ export function drawIcl() {
   const p = learn.probe;
   const info = learn.info;
   if (!info || !icl.tokenChart) return;
-  const losses = p?.tokenLosses ? Array.from(p.tokenLosses) : [];
-  const xs = losses.map((_, i) => i);
-  icl.tokenChart.setData([xs, losses, xs.map(() => Math.log(info.vocab))]);
-  icl.scoreChart.setData([icl.steps, icl.scores]);
+  if (icl.visible) {
+    const losses = p?.tokenLosses ? Array.from(p.tokenLosses) : [];
+    const xs = losses.map((_, i) => i);
+    icl.tokenChart.setData([xs, losses, xs.map(() => Math.log(info.vocab))]);
+    icl.scoreChart.setData([icl.steps, icl.scores]);
+  }
   const n = info.tokens - 1;
   const q = iclSpan(n);
   const latest = icl.scores.length ? icl.scores[icl.scores.length - 1] : null;

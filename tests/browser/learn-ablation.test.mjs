@@ -106,6 +106,9 @@ describe('the Learn section: ablation and in-context learning', () => {
 
     // The ICL panel (its picture with the tables closed): the tables hold
     // the latest probe's losses and the curve.
+    // (Its charts are drawn while it is on screen.)
+    await page.locator('#icl-panel').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true)))));
     await page.locator('#icl-panel').screenshot({ path: join(SCREENSHOTS, 'learn-icl.png') });
     await page.click('#icl-numbers summary');
     await page.waitForFunction(() => document.querySelectorAll('#icl-token-table td').length > 0);
