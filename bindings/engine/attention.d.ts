@@ -209,9 +209,9 @@ export interface KVCacheOptions {
   /** Default: headDim. */
   valueDim?: number;
   /**
-   * Tokens it can hold per sequence; one whose bytes cannot fit a wasm32 heap is a RangeError.
-   * With `window`: at least W − 1 plus the longest chunk you will append (2·W keeps the
-   * moves that make room to one per W tokens or so).
+   * Tokens it can hold per sequence; a cache of 2 GiB or more (one block of a wasm32 heap) is
+   * a RangeError. With `window`: at least W − 1 plus the longest chunk you will append (2·W
+   * keeps the moves that make room to one per W tokens or so).
    */
   capacity: number;
   /**
@@ -223,7 +223,20 @@ export interface KVCacheOptions {
    * token kept).
    */
   window?: number;
+  /**
+   * How keys and values are stored. Default 'float32'. 'bfloat16' (half the
+   * bytes) rounds each value to nearest even; 'int8' (a quarter, plus a
+   * 4-byte scale per 32 values) stores round(x / s) with one symmetric scale
+   * s = max |x| / 127 per block of 32 values of a token's KV head.
+   * append() rounds; attention() converts tile by tile inside the kernel,
+   * never into a float32 copy. `bytes` says what the cache holds; a single
+   * cache stays below 2 GiB (the heap's 4 GiB hold several).
+   */
+  dtype?: KVCacheDtype;
 }
+
+/** A KV cache's storage type. */
+export type KVCacheDtype = 'float32' | 'bfloat16' | 'int8';
 
 /** Options of {@link KVCache.append}. */
 export interface KVCacheAppendOptions {
@@ -281,12 +294,17 @@ export interface KVCache {
   readonly headDim: number;
   /** Size Dv of each value vector. */
   readonly valueDim: number;
+  /** How keys and values are stored. */
+  readonly dtype: KVCacheDtype;
+  /** Bytes of wasm memory the cache holds (0 after dispose()). */
+  readonly bytes: number;
   /** Whether dispose() has run (answers after it, as the layout does). */
   readonly disposed: boolean;
   /**
    * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim] (with `sequences`:
-   * [sequences.length, ...]); t from k's length. Past capacity (a window cache: a chunk
-   * longer than capacity − (W − 1)): RangeError, nothing changes.
+   * [sequences.length, ...]); t from k's length, rounded to the cache's dtype. Past
+   * capacity (a window cache: a chunk longer than capacity − (W − 1)): RangeError,
+   * nothing changes.
    */
   append(k: Float32Array, v: Float32Array, options?: KVCacheAppendOptions): this;
   /**

@@ -19,6 +19,7 @@
 // sequence (moving its newest W − 1 rows to the front) when an append
 // would not fit: capacity ≥ W − 1 + the longest chunk appended.
 
+import { KV_DTYPE } from './codes.mjs';
 import {
   checkBoolean, checkIndices, checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
   resolveAttentionOutputs,
@@ -35,7 +36,7 @@ export const CACHE_ROWS = Symbol('KVCache rows');
 /** A window cache keeps only each sequence's newest W − 1 rows (the modules' room-making). */
 export const CACHE_COMPACT = Symbol('KVCache compact');
 
-const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity', 'window'];
+const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity', 'window', 'dtype'];
 const ATTENTION_OPTIONS = [
   'heads', 'queryLength', 'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
   'returnWeights', 'returnLogSumExp', 'out', 'weightsOut', 'window', 'softcap', 'sinks', 'mask', 'maskShape',
@@ -59,13 +60,28 @@ export function resolveCacheLayout(options) {
   if (capacity > 0xffffffff) {
     throw new RangeError(`options.capacity must be at most 2^32 - 1, got ${capacity}`);
   }
-  if (o.window === undefined) return { batch, kvHeads, headDim, valueDim, capacity };
+  const dtype = checkCacheDtype('options.dtype', o.dtype ?? 'float32');
+  if (o.window === undefined) return { batch, kvHeads, headDim, valueDim, capacity, dtype };
   const window = checkInteger('options.window', o.window);
   if (capacity < window) {
     throw new RangeError(`options.capacity must be at least options.window ${window} (the window's W − 1 = ` +
       `${window - 1} newest tokens plus a chunk of at least 1), got ${capacity}`);
   }
-  return { batch, kvHeads, headDim, valueDim, capacity, window };
+  return { batch, kvHeads, headDim, valueDim, capacity, window, dtype };
+}
+
+/**
+ * A KV cache's storage type, checked: 'float32', 'bfloat16' or 'int8'.
+ * @param {string} name the argument, for the message
+ * @param {unknown} dtype
+ * @returns {CacheLayout['dtype']}
+ */
+export function checkCacheDtype(name, dtype) {
+  if (typeof dtype !== 'string' || !KV_DTYPE.has(dtype)) {
+    throw new TypeError(`${name} must be one of ${[...KV_DTYPE.keys()].map((d) => `'${d}'`).join(', ')}, ` +
+      `got ${describe(dtype)}`);
+  }
+  return /** @type {CacheLayout['dtype']} */ (dtype);
 }
 
 /**
@@ -170,6 +186,16 @@ export class KVCache {
     return this.#layout.valueDim;
   }
 
+  /** How keys and values are stored: 'float32', 'bfloat16' or 'int8'. */
+  get dtype() {
+    return this.#layout.dtype;
+  }
+
+  /** Bytes of wasm memory the cache holds (0 after dispose()). */
+  get bytes() {
+    return this.#block?.bytes ?? 0;
+  }
+
   get disposed() {
     return this.#disposed;
   }
@@ -246,7 +272,7 @@ export class KVCache {
     if (options === undefined) {
       throw new TypeError('options must be an object with at least heads and queryLength, got undefined');
     }
-    const { batch, kvHeads, headDim, valueDim, capacity } = this.#layout;
+    const { batch, kvHeads, headDim, valueDim, capacity, dtype } = this.#layout;
     const heads = checkInteger('options.heads', o.heads);
     const queryLength = checkInteger('options.queryLength', o.queryLength);
     checkKvGroups("options.heads must be a multiple of the cache's kvHeads", heads, kvHeads);
@@ -258,6 +284,7 @@ export class KVCache {
       `batch ${batch} × heads ${heads} × queryLength ${queryLength} × headDim ${headDim}`);
     const shape = {
       batch, heads, queryLength, keyLength, headDim, valueDim, kvHeads, kvCapacity: capacity,
+      kvDtype: KV_DTYPE.get(dtype),
     };
     // The queries are each sequence's newest tokens: the mask's bottom-right
     // alignment, per sequence when their lengths differ.

@@ -2,7 +2,7 @@
 // chapter's GroupedQueryAttention (bindings/nn/attention.mjs,
 // grouped-query-attention.mjs). Re-exported by index.d.ts; types only.
 
-import type { MaskStrategy } from '../engine/attention.js';
+import type { KVCacheDtype, MaskStrategy } from '../engine/attention.js';
 import type { Linear, Module } from './layers.js';
 
 /** Options of a module's forward(). */
@@ -35,6 +35,13 @@ export interface ForwardOptions {
    * memory; keyLengths and mask are then refused (RangeError).
    */
   useCache?: boolean;
+  /**
+   * How the module's cache stores keys and values (see KVCacheOptions.dtype):
+   * 'float32' (default), 'bfloat16' or 'int8'. Fixed when the cache is
+   * created; another dtype before resetCache() is a RangeError. returnScores
+   * needs 'float32'.
+   */
+  cacheDtype?: KVCacheDtype;
   /**
    * A padded batch: the valid tokens of each sequence (an Int32Array or
    * Array of `batch` integers in [0, keys]); keys at or past keyLengths[b]

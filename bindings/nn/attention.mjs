@@ -12,12 +12,14 @@
 // KV cache between a forward(..., { useCache: true }) and resetCache() (or
 // dispose()).
 
-import { CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW } from '../engine/kv-cache.mjs';
+import {
+  CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW, checkCacheDtype,
+} from '../engine/kv-cache.mjs';
 import {
   checkBoolean, checkHeadMask, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor,
   product, renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
-import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * @import {
@@ -43,7 +45,7 @@ import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
  */
 
 const FORWARD_OPTIONS = [
-  'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
+  'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache', 'cacheDtype',
   'keyLengths', 'mask', 'maskShape', 'headMask',
 ];
 
@@ -59,6 +61,13 @@ class AttentionLayer extends Module {
   #cache = null;
   /** @type {Kept<{ x: Float32Array, options: LayerOptions, saved: LayerSaved }>} */
   #kept = new Kept();
+  /**
+   * The arrays the last backward consumed, for the next training forward
+   * to copy into (a training step allocates none); dropped by an eval or
+   * cached forward.
+   * @type {{ x: Float32Array, saved: LayerSaved } | null}
+   */
+  #spare = null;
 
   /**
    * @param {number} dIn
@@ -179,6 +188,10 @@ class AttentionLayer extends Module {
     const returnScores = checkBoolean('options.returnScores', o.returnScores ?? false);
     const returnQKV = checkBoolean('options.returnQKV', o.returnQKV ?? false);
     const useCache = checkBoolean('options.useCache', o.useCache ?? false);
+    const cacheDtype = checkCacheDtype('options.cacheDtype', o.cacheDtype ?? 'float32');
+    if (useCache && returnScores && cacheDtype !== 'float32') {
+      throw new RangeError(`options.returnScores needs options.cacheDtype 'float32' with useCache, got '${cacheDtype}'`);
+    }
     // With a cache the new tokens come after the cached ones: the mask's
     // bottom-right alignment (the same triangle without one).
     const causal = useCache && this.#causal ? 'bottom-right' : this.#causal;
@@ -214,19 +227,22 @@ class AttentionLayer extends Module {
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
     const headMask = checkHeadMask('options.headMask', o.headMask, batch, params.numHeads);
-    const cache = useCache ? this.#cacheFor(batch, tokens, params, window) : null;
+    const cache = useCache ? this.#cacheFor(batch, tokens, params, window, cacheDtype) : null;
     const layerOptions = {
       batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, headMask,
     };
     const keep = this.training && !useCache;
+    const spare = keep ? this.#spare : null;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
-      returnWeights, returnScores, returnQKV, out: o.out, keep,
+      returnWeights, returnScores, returnQKV, out: o.out, keep, savedInto: spare?.saved,
     });
+    this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
     // make() runs only after a training forward without cache: keep was true.
-    this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved) }),
-      useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
+    this.#kept.set(this.training, () => ({
+      x: copyInto(spare?.x, x), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved),
+    }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
     return returnWeights || returnScores || returnQKV ? result : result.output;
   }
@@ -250,6 +266,7 @@ class AttentionLayer extends Module {
       params: parts.layerParams(), grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
     });
     parts.keepLayerGrads(grads, sums);
+    this.#spare = { x, saved };
     return gradX;
   }
 
@@ -292,15 +309,20 @@ class AttentionLayer extends Module {
    * @param {number} tokens
    * @param {LayerParams} params
    * @param {number} window W, or 0 for none
+   * @param {KVCache['dtype']} dtype
    * @returns {KVCache}
    */
-  #cacheFor(batch, tokens, params, window) {
+  #cacheFor(batch, tokens, params, window, dtype) {
     const limit = this.contextLength ?? Infinity;
     const cache = this.#cache;
     const held = cache?.length ?? 0;
     if (cache && cache.batch !== batch) {
       throw new RangeError(
         `useCache: the cache holds sequences of batch ${cache.batch}, got batch ${batch}; call resetCache() first`);
+    }
+    if (cache && cache.dtype !== dtype) {
+      throw new RangeError(
+        `options.cacheDtype: the cache stores '${cache.dtype}', got '${dtype}'; call resetCache() first`);
     }
     if (held + tokens > limit) {
       throw new RangeError(
@@ -310,7 +332,7 @@ class AttentionLayer extends Module {
     if (!cache) {
       this.#cache = this.#engine.createCache({
         batch, kvHeads: params.numKVHeads ?? params.numHeads, headDim: params.headDim,
-        valueDim: params.headDim, capacity: Math.min(limit, Math.max(tokens, FIRST_CACHE_CAPACITY)),
+        valueDim: params.headDim, capacity: Math.min(limit, Math.max(tokens, FIRST_CACHE_CAPACITY)), dtype,
         ...(window && { window }),
       });
       return /** @type {KVCache} */ (this.#cache);

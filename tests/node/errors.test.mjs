@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
+import { CAUSAL, KV_DTYPE, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
 import { Structs } from '../../dist/engine/embind.mjs';
 import { Engine } from '../../dist/engine/engine.mjs';
 import { loadModule } from '../../dist/engine/loader.mjs';
@@ -61,12 +61,12 @@ const cases = [
   ['out of the wrong type', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, out: [] }), TypeError, /^options.out must be a Float32Array, got an Array of length 0$/],
   ['weightsOut without returnWeights', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, weightsOut: new Float32Array(18) }), TypeError, /^options.weightsOut is only used with returnWeights: true$/],
   ['tensors beyond a wasm32 heap', (ca) => {
-    // Small inputs, but 30000² weights (3.35 GiB): rejected before any
+    // Small inputs, but 40000² weights (5.96 GiB): rejected before any
     // allocation.
-    const s = { batch: 1, heads: 1, queryLength: 30000, keyLength: 30000, headDim: 1, returnWeights: true };
-    const t = new Float32Array(30000);
+    const s = { batch: 1, heads: 1, queryLength: 40000, keyLength: 40000, headDim: 1, returnWeights: true };
+    const t = new Float32Array(40000);
     return ca.attention(t, t, t, s);
-  }, RangeError, /^options.returnWeights: the weights \[batch 1, heads 1, queryLength 30000, keyLength 30000\] would take 3\.35 GiB, more than a wasm32 heap holds \(2 GiB\); without returnWeights no such matrix is allocated$/],
+  }, RangeError, /^options.returnWeights: the weights \[batch 1, heads 1, queryLength 40000, keyLength 40000\] would take 5\.96 GiB, more than one block of a wasm32 heap holds \(2\.00 GiB\); without returnWeights no such matrix is allocated$/],
   ['attentionReference with a bad tensor', (ca, q, k) => ca.attentionReference(q, k, new Int32Array(24), shape), TypeError, /^v must be a Float32Array, got an Int32Array of length 24$/],
   ['manualSeed with a string', (ca) => ca.manualSeed('x'), TypeError, /^seed must be an integer or a BigInt, got the string "x"$/],
   ['manualSeed negative', (ca) => ca.manualSeed(-1), RangeError, /^seed must be in \[0, 2\^64\), got -1$/],
@@ -232,7 +232,7 @@ const cases = [
   ['forward weights beyond a wasm32 heap', (ca) => {
     const m = new ca.CausalAttention(1, 1, 40000, 0);
     return m.forward(new Float32Array(40000), [1, 40000, 1], { returnWeights: true });
-  }, RangeError, /^forward needs 5\.96 GiB of wasm memory for its tensors; a wasm32 module holds at most 2\.00 GiB$/],
+  }, RangeError, /^forward needs 5\.96 GiB of wasm memory for its tensors; a wasm32 module holds at most 4\.00 GiB, in blocks below 2\.00 GiB each$/],
   ['setting dropout to 1', (ca, q, k, v, ctx) => { ctx.module.dropout = 1; }, RangeError, /^dropout must be a number in \[0, 1\), got 1$/],
   ['train with a string', (ca, q, k, v, ctx) => ctx.module.train('no'), TypeError, /^mode must be true or false, got the string "no"$/],
   ['Linear.forward x a Float64Array', (ca, q, k, v, ctx) => ctx.linear.forward(new Float64Array(6), [2, 3]), TypeError, /^x must be a Float32Array, got a Float64Array of length 6$/],
@@ -246,8 +246,22 @@ const cases = [
   ['createKVCache without options', (ca) => ca.createKVCache(), TypeError, /^options must be an object with batch, kvHeads, headDim and capacity, got undefined$/],
   ['createKVCache capacity 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 0 }), RangeError, /^options.capacity must be an integer >= 1, got 0$/],
   ['createKVCache kvHeads missing', (ca) => ca.createKVCache({ batch: 1, headDim: 4, capacity: 8 }), TypeError, /^options.kvHeads must be an integer >= 1, got undefined$/],
-  ['createKVCache unknown option', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, heads: 2 }), TypeError, /^options has an unknown option 'heads'; known options: batch, kvHeads, headDim, valueDim, capacity, window$/],
-  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 }), RangeError, /^a KV cache needs 2\.29 GiB of wasm memory \(batch 1 × kvHeads 8 × capacity 300000 × \(headDim 128 \+ valueDim 128\) × 4 bytes\); a wasm32 module holds at most 2\.00 GiB$/],
+  ['createKVCache unknown option', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, heads: 2 }), TypeError, /^options has an unknown option 'heads'; known options: batch, kvHeads, headDim, valueDim, capacity, window, dtype$/],
+  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 600000 }), RangeError, /^a KV cache needs 4\.58 GiB of wasm memory \(batch 1 × kvHeads 8 × capacity 600000 × \(512 \+ 512 bytes per float32 key and value row\)\); a wasm32 module holds at most 4\.00 GiB, in blocks below 2\.00 GiB each$/],
+  ['createKVCache dtype unknown', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, dtype: 'float16' }), TypeError, /^options.dtype must be one of 'float32', 'bfloat16', 'int8', got the string "float16"$/],
+  ['createKVCache dtype not a string', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, dtype: 2 }), TypeError, /^options.dtype must be one of 'float32', 'bfloat16', 'int8', got 2$/],
+  ['forward cacheDtype unknown', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int4' }), TypeError, /^options.cacheDtype must be one of 'float32', 'bfloat16', 'int8', got the string "int4"$/],
+  ['forward cacheDtype other than the cache\'s', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int8' });
+    try {
+      return m.forward(ctx.x.subarray(0, 6), [2, 1, 3], { useCache: true });
+    } finally {
+      assert.equal(m.cacheLength, 6, 'the refused call changed nothing');
+      m.dispose();
+    }
+  }, RangeError, /^options.cacheDtype: the cache stores 'int8', got 'float32'; call resetCache\(\) first$/],
+  ['forward returnScores with an int8 cache', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int8', returnScores: true }), RangeError, /^options.returnScores needs options.cacheDtype 'float32' with useCache, got 'int8'$/],
   ['cache append k an Array', (ca, q, k, v, ctx) => ctx.cache.append([1, 2, 3, 4], new Float32Array(4)), TypeError, /^k must be a Float32Array, got an Array of length 4$/],
   ['cache append k of a partial token', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(6), new Float32Array(6)), RangeError, /^k must have a length that is a positive multiple of batch 1 × kvHeads 1 × headDim 4 = 4 \(one token per 4 values\), got length 6$/],
   ['cache append v of the wrong length', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(8), new Float32Array(4)), RangeError, /^v must have length 8 \(batch 1 × kvHeads 1 × 2 tokens \(from k\) × valueDim 4\), got length 4$/],
@@ -449,8 +463,8 @@ const remoteCases = [
   ['attention with a detached q', (ca, q, k, v) => ca.attention(detached, k, v, shape)],
   ['attention with a detached out', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, out: detached })],
   ['attention seed 2^64', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, seed: 2n ** 64n })],
-  ['attention beyond a wasm32 heap', (ca) => ca.attention(f32(30000), f32(30000), f32(30000),
-    { batch: 1, heads: 1, queryLength: 30000, keyLength: 30000, headDim: 1, returnWeights: true })],
+  ['attention beyond a wasm32 heap', (ca) => ca.attention(f32(40000), f32(40000), f32(40000),
+    { batch: 1, heads: 1, queryLength: 40000, keyLength: 40000, headDim: 1, returnWeights: true })],
   ['attentionBackward gradOutput a Float64Array', (ca, q, k, v) => ca.attentionBackward(new Float64Array(24), q, k, v, q, f32(6), shape)],
   ['attentionBackward without logSumExp', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, undefined, shape)],
   ['manualSeed with a symbol', (ca) => ca.manualSeed(Symbol('seed'))],
@@ -487,7 +501,7 @@ const remoteCases = [
     return ctx.module.loadStateDict(d);
   }],
   ['createKVCache capacity 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 0 })],
-  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 })],
+  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 600000 })],
   ['cache append past capacity', async (ca) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).append(f32(12), f32(12))],
   ['cache attention on an empty cache', async (ca, q) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).attention(q, { heads: 2, queryLength: 3 })],
   ['cache truncate beyond its length', async (ca) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).truncate(1)],
@@ -589,6 +603,8 @@ describe('the codes at the boundary', () => {
       mod.CausalMask.kTopLeft.value, mod.CausalMask.kBottomRight.value]);
     assert.deepEqual([...MASK_STRATEGY.values()],
       [mod.MaskStrategy.kNegInf.value, mod.MaskStrategy.kRenormalize.value]);
+    assert.deepEqual([...KV_DTYPE.values()],
+      [mod.KvDtype.kFloat32.value, mod.KvDtype.kBFloat16.value, mod.KvDtype.kInt8.value]);
   });
 
   it('bindings/engine/embind.mjs builds each value object with the fields the wasm registers', async () => {
@@ -649,6 +665,7 @@ describe('the codes at the boundary', () => {
     const mod = await loadModule('single', 1);
     const shape = {
       batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
+      kvDtype: 0,
     };
     const options = {
       ...mod.structDefaults().AttentionOptions, causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false,
@@ -663,6 +680,8 @@ describe('the codes at the boundary', () => {
     assert.equal(mod.attention({ ...shape, heads: 4, kvHeads: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
     assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0, 0),
       Status.INVALID_SHAPE);
+    // A KV storage type the core does not know.
+    assert.equal(mod.attention({ ...shape, heads: 1, kvDtype: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
     // The backward: kvHeads must divide heads, k and v dense (no cache
     // capacity); every tensor is required (gradSinks, last, only with sinks).
     const g = [8, 8, 8, 8, 8, 8, 8, 8, 8, 0];

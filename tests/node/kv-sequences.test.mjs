@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { maxRelativeError, randomArray, referenceAttention64 } from './js-reference.mjs';
+import { maxRelativeError, randomArray, referenceAttention64, storedKv } from './js-reference.mjs';
 
 const TOL = 1e-5;
 
@@ -104,10 +104,11 @@ describe('KV cache sequences of their own lengths (issue 20)', async () => {
   const ca = await init({ build: 'single' });
   const threaded = await init({ build: 'threads', threads: 2 });
 
-  it('ragged appends, truncations and forks, each step against the float64 reference (GQA, both builds)', () => {
+  // A bfloat16 or int8 cache (issue 20's dtype) against the reference on its rounded values.
+  for (const dtype of /** @type {const} */ (['float32', 'bfloat16', 'int8'])) it(`${dtype}: ragged appends, truncations and forks, each step against the float64 reference (GQA, both builds)`, () => {
     const B = 4, KV = 2, H = 6, D = 5, DV = 3, C = 40;
     const rand = random(7);
-    const caches = [ca, threaded].map((rt) => rt.createKVCache({ batch: B, kvHeads: KV, headDim: D, valueDim: DV, capacity: C }));
+    const caches = [ca, threaded].map((rt) => rt.createKVCache({ batch: B, kvHeads: KV, headDim: D, valueDim: DV, capacity: C, dtype }));
     const history = new History(B, KV, D, DV);
     let checks = 0, appends = 0, truncations = 0, forks = 0;
     for (let step = 0; step < 120; step++) {
@@ -120,7 +121,7 @@ describe('KV cache sequences of their own lengths (issue 20)', async () => {
         const t = 1 + Math.floor(rand() * Math.min(room, 4));
         const k = randomArray(sequences.length * KV * t * D, 100 + step);
         const v = randomArray(sequences.length * KV * t * DV, 200 + step);
-        history.append(k, v, sequences);
+        history.append(storedKv(k, D, dtype), storedKv(v, DV, dtype), sequences);
         // Listed in a random order, as an Array or an Int32Array.
         caches.forEach((c, i) => c.append(k, v, { sequences: i ? Int32Array.from(sequences) : sequences }));
         appends++;
@@ -184,13 +185,13 @@ describe('KV cache sequences of their own lengths (issue 20)', async () => {
 describe('soak (issue 20)', async () => {
   const ca = await init({ build: 'single' });
 
-  it('100 000 mixed appends, forks and truncations over a ragged and a window cache: lengths as modelled, a flat heap', () => {
+  for (const dtype of /** @type {const} */ (['float32', 'bfloat16', 'int8'])) it(`${dtype}: 100 000 mixed appends, forks and truncations over a ragged and a window cache: lengths as modelled, a flat heap`, () => {
     const B = 4, D = 4;
     const rand = random(11);
     const k = randomArray(B * 3 * D, 1), v = randomArray(B * 3 * D, 2), q = randomArray(B * 2 * D, 3);
     let heap = 0, attended = 0;
     for (const layout of [{ capacity: 64 }, { capacity: 12, window: 6 }]) {
-      const cache = ca.createKVCache({ batch: B, kvHeads: 1, headDim: D, ...layout });
+      const cache = ca.createKVCache({ batch: B, kvHeads: 1, headDim: D, ...layout, dtype });
       const lengths = new Array(B).fill(0);
       // In the window cache, a sequence may be cut by one token right after an append to it.
       const appended = new Array(B).fill(false);

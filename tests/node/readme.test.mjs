@@ -64,7 +64,7 @@ describe('README examples', () => {
 
   it('the generation example: cached tokens equal one full forward, a resident cache decodes', () => {
     const out = run(block('ca.createKVCache('));
-    assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128']);
+    assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128', '1048576 327680']);
   });
 
   it("the book's modules example prints the book's numbers", () => {

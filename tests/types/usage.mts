@@ -71,8 +71,13 @@ const W: number | null = windowed.window;
 // @ts-expect-error sequences are indices, not one index
 cache.append(q, q, { sequences: 1 });
 cache[Symbol.dispose]();
+const small = ca.createKVCache({ batch: 1, kvHeads: 2, headDim: 8, capacity: 64, dtype: 'int8' });
+const smallBytes: number = small.bytes;
+const smallDtype: 'float32' | 'bfloat16' | 'int8' = small.dtype;
+// @ts-expect-error float16 is not a cache dtype
+ca.createKVCache({ batch: 1, kvHeads: 2, headDim: 8, capacity: 64, dtype: 'float16' });
 const llama = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 64, ropeBase: 500000 });
-const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true });
+const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true, cacheDtype: 'bfloat16' });
 const held: number = llama.resetCache().cacheLength + llama.numKVGroups;
 llama.dispose();
 const llama32 = new ca.GroupedQueryAttention(16, 16, 2, 1, {
