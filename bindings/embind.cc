@@ -335,7 +335,9 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("batch", CA_SIZE(LayerOptions, batch))
       .field("tokens", CA_SIZE(LayerOptions, tokens))
       .field("attention", &LayerOptions::attention)
-      .field("cache", &LayerOptions::cache);
+      .field("cache", &LayerOptions::cache)
+      .field("headMask", CA_IN(LayerOptions, head_mask))
+      .field("headMaskBatch", CA_SIZE(LayerOptions, head_mask_batch));
   using Outputs = LayerOutputs;
   value_object<Outputs>("LayerOutputs")
       .field("y", CA_OUT(Outputs, y))

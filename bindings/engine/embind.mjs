@@ -86,6 +86,8 @@
  * @property {number} tokens
  * @property {AttentionOptions} attention
  * @property {KVCacheView} cache
+ * @property {Ptr} headMask float [headMaskBatch, heads]; 0: none
+ * @property {number} headMaskBatch 1 (every sequence) or batch
  */
 
 /**
@@ -241,12 +243,16 @@ export class Structs {
   }
 
   /**
-   * @param {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null }} o
+   * The head mask's pointer (0: none) comes from the engine, which stages it.
+   * @param {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
+   *   headMaskBatch?: number }} o
    * @returns {LayerOptions}
    */
   layerOptions(o) {
+    const d = this.#defaults.LayerOptions;
     return {
       batch: o.batch, tokens: o.tokens, attention: o.attention, cache: o.cache ?? this.#defaults.KVCacheView,
+      headMask: 0, headMaskBatch: o.headMaskBatch ?? d.headMaskBatch,
     };
   }
 

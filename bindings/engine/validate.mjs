@@ -475,6 +475,28 @@ export function resolveVisibility(prefix, o, s, renormalizing) {
 }
 
 /**
+ * A head mask (Hugging Face's head_mask): a Float32Array [heads] or
+ * [batch, heads] of finite factors, one per head's output. Returns a copy
+ * (a module keeps it for its backward), or null when left out.
+ * @param {string} name
+ * @param {unknown} value
+ * @param {number} batch
+ * @param {number} heads
+ * @returns {Float32Array | null}
+ */
+export function checkHeadMask(name, value, batch, heads) {
+  if (value === undefined || value === null) return null;
+  const mask = checkFloat32Array(name, value);
+  if (mask.length !== heads && mask.length !== batch * heads) {
+    throw new RangeError(`${name} must have length ${heads} ([heads]) or ${batch * heads} ` +
+      `([batch ${batch}, heads ${heads}]), got length ${mask.length}`);
+  }
+  const bad = mask.findIndex((f) => !Number.isFinite(f));
+  if (bad >= 0) throw new RangeError(`${name}[${bad}] must be finite, got ${mask[bad]}`);
+  return mask.slice();
+}
+
+/**
  * A softcap: a finite number > 0 that stays so as a float32.
  * @param {string} name
  * @param {unknown} value

@@ -337,8 +337,8 @@ void FuzzLinear(Input& in, bool raw) {
 }
 
 // The layer the JS modules call: random sizes (sometimes invalid), optional
-// biases, output projection and outputs, grouped KV heads, RoPE and a KV
-// cache (sometimes too full); the SIMD layer against the reference layer,
+// biases, output projection and outputs, grouped KV heads, RoPE, a KV
+// cache (sometimes too full) and a head mask; the SIMD layer against the reference layer,
 // as for Attention, and the cache rows each wrote.
 void FuzzLayer(Input& in, bool raw) {
   causal_attention::AttentionLayerParams p;
@@ -434,6 +434,13 @@ void FuzzLayer(Input& in, bool raw) {
     ref.weights = w_ref.data();
     ref.scores = s_ref.data();
     ref.queries = q_ref.data();
+  }
+  // A head mask now and then ([1 or batch, heads], or a batch of neither).
+  std::vector<float> head_mask;
+  if (in.Byte() < 64 && heads > 0) {
+    o.head_mask_batch = in.Byte() < 16 ? o.batch + 1 : in.Bool() ? o.batch : 1;
+    head_mask = in.Floats(static_cast<size_t>(o.head_mask_batch) * heads, raw);
+    o.head_mask = head_mask.data();
   }
   const Status a = causal_attention::AttentionLayerForward(p, o, x.data(), out);
   if (cached) o.cache = {keys_ref.data(), values_ref.data(), capacity, length};
