@@ -94,12 +94,18 @@ HWY_INLINE bool Sees(const Plan& p, const Block& b, size_t r, size_t j) {
 
 // Whether P·V of keys [k0, k0 + kn) must skip hidden keys: some row hides
 // a key inside its run (a boolean mask, or a begin past k0) and a value row
-// of the tile is not finite.
+// of the tile (vt: kn rows of stride ldv, as ValueRows gives them, i.e.
+// after a bfloat16 or int8 cache's rows were converted) is not finite.
 HWY_INLINE bool MustSkipHidden(const Plan& p, const Block& b,
-                               const size_t* begin, size_t k0, size_t kn) {
+                               const size_t* begin, size_t k0, size_t kn,
+                               const float* vt, size_t ldv) {
   bool hides = p.vis.HasBooleanMask();
   for (size_t r = 0; r < b.rows && !hides; ++r) hides = begin[r] > k0;
-  return hides && !internal::AllFinite(b.v + k0 * p.dv, kn * p.dv);
+  if (!hides) return false;
+  for (size_t j = 0; j < kn; ++j) {
+    if (!internal::AllFinite(vt + j * ldv, p.dv)) return true;
+  }
+  return false;
 }
 
 // O += P·V over the keys [k0, k0 + end[r]) that row r sees (P rows of
@@ -183,7 +189,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
     if (vis == TileVisibility::kPartial &&
-        MustSkipHidden(p, b, begin, k0, kn)) {
+        MustSkipHidden(p, b, begin, k0, kn, vt, ldv)) {
       AddSeenProducts(p, b, ws.s, kKeyBlock, tile_end, k0, vt, ldv, ws.o,
                       p.dv_panel);
     } else if (rows == 1 && tile_end[0] > 0) {
@@ -387,7 +393,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    if (MustSkipHidden(p, b, begin, k0, kn)) {
+    if (MustSkipHidden(p, b, begin, k0, kn, vt, ldv)) {
       AddSeenProducts(p, b, w0 + k0, ldw, tile_end, k0, vt, ldv, ws.o,
                       p.dv_panel);
     } else {
