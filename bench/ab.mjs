@@ -27,10 +27,11 @@ const runtimes = await Promise.all([dirA, dirB].map(async (dir) =>
 
 const random = lcgRandom();
 
-function attentionCase(B, H, T, D) {
+function attentionCase(B, H, T, D, extra = {}) {
   const [q, k, v] = [0, 1, 2].map(() => random(B * H * T * D));
-  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true };
-  return [`attention (${B},${H},${T},${D})`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
+  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true, ...extra };
+  const more = Object.keys(extra).length ? ` ${JSON.stringify(extra)}` : '';
+  return [`attention (${B},${H},${T},${D})${more}`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
 }
 function moduleCase(B, T, d, heads) {
   const x = random(B * T * d);
@@ -64,7 +65,7 @@ function decodeCase(L, dtype) {
 const decodeOnly = process.argv.includes('--decode');
 const cases = [
   ...(decodeOnly ? [] : [attentionCase(1, 12, 1024, 64), attentionCase(1, 1, 4096, 64),
-    moduleCase(2, 1024, 768, 12), linearCase(8192, 768)]),
+    attentionCase(1, 8, 1024, 64, { softcap: 50 }), moduleCase(2, 1024, 768, 12), linearCase(8192, 768)]),
   ...['float32', 'bfloat16', 'int8'].map((dtype) => decodeCase(4096, dtype))];
 console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s)`);
 for (const [name, [a, b]] of cases) {

@@ -16,10 +16,10 @@ import {
   CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW, checkCacheDtype,
 } from '../engine/kv-cache.mjs';
 import {
-  checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
-  renormalizes, resolveAttentionOptions, resolveVisibility,
+  checkBoolean, checkHeadMask, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor,
+  product, renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
-import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * @import {
@@ -46,7 +46,7 @@ import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
 const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache', 'cacheDtype',
-  'keyLengths', 'mask', 'maskShape',
+  'keyLengths', 'mask', 'maskShape', 'headMask',
 ];
 
 /** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
@@ -61,6 +61,13 @@ class AttentionLayer extends Module {
   #cache = null;
   /** @type {Kept<{ x: Float32Array, options: LayerOptions, saved: LayerSaved }>} */
   #kept = new Kept();
+  /**
+   * The arrays the last backward consumed, for the next training forward
+   * to copy into (a training step allocates none); dropped by an eval or
+   * cached forward.
+   * @type {{ x: Float32Array, saved: LayerSaved } | null}
+   */
+  #spare = null;
 
   /**
    * @param {number} dIn
@@ -149,7 +156,11 @@ class AttentionLayer extends Module {
    * (the book's ch04/03 KV cache: append this call's keys and values to
    * the module's cache and attend over all of it; positions continue,
    * so a prompt and then one token per call give one full forward's
-   * outputs; keys = cached + tokens).
+   * outputs; keys = cached + tokens), headMask (Hugging Face's
+   * head_mask: a Float32Array [heads] or [batch, heads] multiplying each
+   * head's attention output before the heads are merged and projected; 0
+   * knocks a head out; the backward honours it; weights and scores are
+   * the heads' own, unscaled).
    * In training mode (without useCache) it keeps what backward() needs:
    * x, the projected heads, the attention output and its log-sum-exp, the
    * dropout seed.
@@ -215,19 +226,23 @@ class AttentionLayer extends Module {
       renormalizes({ maskStrategy: o.maskStrategy, causal }));
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
+    const headMask = checkHeadMask('options.headMask', o.headMask, batch, params.numHeads);
     const cache = useCache ? this.#cacheFor(batch, tokens, params, window, cacheDtype) : null;
     const layerOptions = {
-      batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays,
+      batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, headMask,
     };
     const keep = this.training && !useCache;
+    const spare = keep ? this.#spare : null;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
-      returnWeights, returnScores, returnQKV, out: o.out, keep,
+      returnWeights, returnScores, returnQKV, out: o.out, keep, savedInto: spare?.saved,
     });
+    this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
     // make() runs only after a training forward without cache: keep was true.
-    this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved) }),
-      useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
+    this.#kept.set(this.training, () => ({
+      x: copyInto(spare?.x, x), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved),
+    }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
     return returnWeights || returnScores || returnQKV ? result : result.output;
   }
@@ -251,6 +266,7 @@ class AttentionLayer extends Module {
       params: parts.layerParams(), grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
     });
     parts.keepLayerGrads(grads, sums);
+    this.#spare = { x, saved };
     return gradX;
   }
 

@@ -343,7 +343,21 @@ export class Module {
  */
 export function keepGrad(owner, key, grad, result) {
   props(owner)[`${key}Grad`] = grad;
-  grad.set(result);
+  if (result !== grad) grad.set(result);
+}
+
+/**
+ * A copy of `a` for a module to keep: written into `spare` (an array the
+ * module kept before and no longer needs) when the lengths match, so that a
+ * training loop's steps allocate nothing; else a new array.
+ * @param {Float32Array | null | undefined} spare
+ * @param {Float32Array} a
+ * @returns {Float32Array}
+ */
+export function copyInto(spare, a) {
+  if (spare?.length !== a.length) return a.slice();
+  spare.set(a);
+  return spare;
 }
 
 /**
