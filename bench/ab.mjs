@@ -3,7 +3,8 @@
 // into one process and timed interleaved after warm-up, medians. For "did
 // this change make it slower?" on a shared machine, where only numbers
 // from one run compare.
-//   node bench/ab.mjs <checkout A> <checkout B> [threads]
+//   node bench/ab.mjs <checkout A> <checkout B> [threads] [--decode]
+// (--decode: only the decode steps, one per KV cache dtype)
 // e.g. git worktree add /tmp/before main~1 && (cd /tmp/before &&
 //      node scripts/build.mjs --wasm) && node bench/ab.mjs /tmp/before .
 import { existsSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { interleaved, lcgRandom } from './lib/timing.mjs';
 
-const [dirA, dirB, threadArg = '1'] = process.argv.slice(2);
+const [dirA, dirB, threadArg = '1'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 if (!dirA || !dirB) {
   console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads]');
   process.exit(2);
@@ -48,9 +49,24 @@ function linearCase(rows, d) {
     return () => m.forward(x, [rows, d]);
   })];
 }
+// A decode step against a KV cache of `dtype` (Llama-3-8B layer: 32 query
+// heads, 8 KV heads, head size 128, L cached tokens), warm: steps back to
+// back into a preallocated output.
+function decodeCase(L, dtype) {
+  const [H, KV, D] = [32, 8, 128];
+  const [k, v, q] = [random(KV * L * D), random(KV * L * D), random(H * D)];
+  const out = new Float32Array(H * D);
+  return [`decode step ${H}/${KV} heads, D ${D}, L ${L}, ${dtype}`, runtimes.map((ca) => {
+    const cache = ca.createKVCache({ batch: 1, kvHeads: KV, headDim: D, capacity: L, dtype }).append(k, v);
+    return () => cache.attention(q, { heads: H, queryLength: 1, out });
+  })];
+}
 
-const cases = [attentionCase(1, 12, 1024, 64), attentionCase(1, 1, 4096, 64),
-  attentionCase(1, 8, 1024, 64, { softcap: 50 }), moduleCase(2, 1024, 768, 12), linearCase(8192, 768)];
+const decodeOnly = process.argv.includes('--decode');
+const cases = [
+  ...(decodeOnly ? [] : [attentionCase(1, 12, 1024, 64), attentionCase(1, 1, 4096, 64),
+    attentionCase(1, 8, 1024, 64, { softcap: 50 }), moduleCase(2, 1024, 768, 12), linearCase(8192, 768)]),
+  ...['float32', 'bfloat16', 'int8'].map((dtype) => decodeCase(4096, dtype))];
 console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s)`);
 for (const [name, [a, b]] of cases) {
   const [ma, mb] = interleaved(a, b);

@@ -12,8 +12,15 @@
 // sweeping 256 MiB of other memory (as bench/lib/decode.mjs). GB/s: the
 // cache's bytes (cache.bytes) over the step's median time; "% read": of the
 // plain read of the same number of bytes, warm or cold, in the same run.
+// "% SIMD": the step's multiply-adds (Q·Kᵀ and P·V: 4·H·L·D FLOPs) timed at
+// the SIMD128 mul+add limit measured in the same run (lib/simd-limit.mjs),
+// over the step's time: the share of the step that is arithmetic the
+// kernel cannot avoid without FMA (relaxed SIMD) or integer dot products.
+// The floor line below the table says which of the two floors (reading the
+// float32 cache, or its arithmetic) bounds the float32 step.
 import { fmtMs, fmtPct, fmtX, table } from './lib/format.mjs';
 import { measureReadBandwidth, readKernelBytes } from './lib/read-bandwidth.mjs';
+import { measureSimdLimit } from './lib/simd-limit.mjs';
 import { median } from './lib/timing.mjs';
 import { init } from 'causal-attention';
 
@@ -49,6 +56,8 @@ const sweep = () => /** @type {(p: number, n: number, r: number) => number} */ (
 
 for (const c of cases) for (let i = 0; i < 30; i++) c.step(); // past V8's baseline tier
 const bandwidth = (cold) => cases.map((c) => measureReadBandwidth(c.cache.bytes, { cold, repeats: 5 }));
+const simdLimit = () => measureSimdLimit({ repeats: 5 }, [8, 12]).gflops;
+const simd = [simdLimit()];
 const readWarm = [bandwidth(false)];
 const readCold = [bandwidth(true)];
 for (let r = 0; r < rounds; r++) {
@@ -68,8 +77,13 @@ for (let r = 0; r < rounds; r++) {
 }
 readWarm.push(bandwidth(false));
 readCold.push(bandwidth(true));
+simd.push(simdLimit());
 
 const gbps = (bytes, ms) => bytes / (ms * 1e6);
+// Other load only lowers a measured limit: the higher of before and after.
+const gflops = Math.max(...simd);
+const flops = 4 * B * H * L * D;
+const computeFloorMs = flops / (gflops * 1e6);
 const f32 = cases[0];
 const rows = cases.map((c, i) => {
   const warm = median(c.warm), cold = median(c.cold);
@@ -78,7 +92,7 @@ const rows = cases.map((c, i) => {
   return [
     c.dtype, (c.cache.bytes / 2 ** 20).toFixed(1),
     fmtMs(warm), gbps(c.cache.bytes, warm).toFixed(1), `${fmtPct(gbps(c.cache.bytes, warm) / bwWarm)} of ${bwWarm.toFixed(1)}`,
-    fmtX(warm / median(f32.warm)),
+    fmtX(warm / median(f32.warm)), fmtPct(computeFloorMs / warm),
     fmtMs(cold), gbps(c.cache.bytes, cold).toFixed(1), `${fmtPct(gbps(c.cache.bytes, cold) / bwCold)} of ${bwCold.toFixed(1)}`,
     fmtX(cold / median(f32.cold)),
   ];
@@ -86,7 +100,12 @@ const rows = cases.map((c, i) => {
 console.log(`Decode step, Llama-3-8B layer (B ${B}, H ${H}, Hkv ${KV}, D ${D}, L ${L}), ${ca.build} build, ` +
   `${ca.threads} thread(s), ${rounds} interleaved rounds, target ${ca.targetName ?? ''}:\n`);
 console.log(table(
-  ['dtype', 'MiB K+V', 'warm ms', 'GB/s', '% read (GB/s)', 'time vs f32', 'cold ms', 'GB/s', '% read (GB/s)', 'time vs f32'],
-  rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
+  ['dtype', 'MiB K+V', 'warm ms', 'GB/s', '% read (GB/s)', 'time vs f32', '% SIMD', 'cold ms', 'GB/s', '% read (GB/s)', 'time vs f32'],
+  rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
+const readFloorMs = f32.cache.bytes / (Math.max(readWarm[0][0], readWarm[1][0]) * 1e6);
+console.log(`\nFloors of the float32 step (warm, this run): its ${(flops / 1e6).toFixed(1)} MFLOP of mul+add at the ` +
+  `SIMD128 limit of ${gflops.toFixed(1)} GFLOP/s: ${fmtMs(computeFloorMs)}; one read of its ` +
+  `${(f32.cache.bytes / 2 ** 20).toFixed(1)} MiB: ${fmtMs(readFloorMs)}. A step at 50 % of the read bandwidth ` +
+  `(${fmtMs(2 * readFloorMs)}) is ${2 * readFloorMs >= computeFloorMs ? 'above' : 'below'} the arithmetic floor.`);
 for (const c of cases) c.cache.dispose();
 ca.dispose();

@@ -75,6 +75,14 @@ HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
+// Whether rows [0, n) all end their tile's keys at ends[0] > 0.
+HWY_INLINE bool SameEnds(const size_t* ends, size_t n) {
+  for (size_t r = 1; r < n; ++r) {
+    if (ends[r] != ends[0]) return false;
+  }
+  return ends[0] > 0;
+}
+
 // --- Keys a row does not see, with non-finite values ------------------------
 // P·V multiplies each row's P over a contiguous run of the tile, [0, end);
 // keys inside it that the row does not see (before a window's begin, or
@@ -198,6 +206,12 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     } else if (rows == 2 && tile_end[0] == tile_end[1] && tile_end[0] > 0) {
       MatMulAddFewRows<2>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_panel,
                           ws.o, p.dv_panel);
+    } else if (rows % 4 == 0 && rows <= 8 && SameEnds(tile_end, rows)) {
+      for (size_t r = 0; r < rows; r += 4) {  // a decode step's GQA group(s)
+        DecodeValuesFourRows(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
+                             vt, ldv, p.dv_panel, ws.o + r * p.dv_panel,
+                             p.dv_panel);
+      }
     } else {
       MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_panel,
                       ws.o, p.dv_panel);

@@ -212,11 +212,26 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
                ws.s, kKeyBlock);
 #else
+#if HWY_TARGET == HWY_WASM
+  if (p.kv_dtype == KvDtype::kBFloat16 && rows % 4 == 0 && rows <= 8 &&
+      p.d % 8 == 0) {  // a decode step's group(s): keys widened in registers
+    for (size_t r = 0; r < rows; r += 4) {
+      DecodeScoresFourRowsBf16(q + r * ldq, ldq, k_rows, p.k_row, kn, p.d,
+                               ws.zero, ws.s + r * kKeyBlock, kKeyBlock);
+    }
+    return;
+  }
+#endif
   size_t ldk;
   const float* k =
       TileRows(p, k_rows, kn, p.d, p.k_row, p.d_pad, ws.keys, &ldk);
   if (rows == 1) {  // a decode step's lone row: block over keys instead
     DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
+  } else if (rows % 4 == 0 && rows <= 8) {  // a decode step's GQA group(s)
+    for (size_t r = 0; r < rows; r += 4) {
+      DecodeScoresFourRows(q + r * ldq, ldq, k, ldk, kn, p.d_pad, ws.zero,
+                           ws.s + r * kKeyBlock, kKeyBlock);
+    }
   } else {
     DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
   }

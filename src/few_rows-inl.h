@@ -1,9 +1,36 @@
 // Microkernels for tiles of one or two query rows, the shape of a decode
 // step without grouped heads (one new token per head: GPT-2's 12 heads each
-// read their own keys). The general kernels (dot-inl.h, matmul-inl.h) keep
-// 8 accumulators by blocking over rows; with one row they would keep 2 to 4
-// dependent chains and wait on add latency, so these block over keys
-// (scores) and output columns (P·V) instead. Compiled once per SIMD target.
+// read their own keys), and of four (a GQA group of four query heads per
+// KV head, as Llama 3's: all four against one read of each key tile). The
+// general kernels (dot-inl.h, matmul-inl.h) keep 8 accumulators by blocking
+// over rows; with one row they would keep 2 to 4 dependent chains and wait on
+// add latency, so these block over keys (scores) and output columns (P·V)
+// instead. Compiled once per SIMD target.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/matmul.h"
+
+#if defined(CA_GEMM_SIDE_MODULE) && !defined(CA_DECODE_RELAXED_DECLARED_)
+#define CA_DECODE_RELAXED_DECLARED_
+// The relaxed-SIMD side module's DotFourRows, DotFourRowsBf16 and
+// MatMulAddFourRows
+// (src/matmul_relaxed.cc; stubs where the engine lacks relaxed SIMD, never
+// called then: see cmake/gemm_side_library.cmake).
+extern "C" void ca_decode_dot4_relaxed(const float* a, size_t lda,
+                                       const float* b, size_t ldb, size_t nb,
+                                       size_t depth, const float* zero_row,
+                                       float* c, size_t ldc);
+extern "C" void ca_decode_dot4_bf16_relaxed(const float* a, size_t lda,
+                                            const uint8_t* b, size_t row_bytes,
+                                            size_t nb, size_t depth,
+                                            const void* zero_row, float* c,
+                                            size_t ldc);
+extern "C" void ca_decode_pv4_relaxed(const float* a, size_t lda, size_t depth,
+                                      const float* b, size_t ldb, size_t ncols,
+                                      float* c, size_t ldc);
+#endif
 
 // Per-target include guard (the toggle pattern of Highway's -inl.h files).
 #if defined(CAUSAL_ATTENTION_SRC_FEW_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -52,6 +79,98 @@ HWY_INLINE void DotOneRow(const float* HWY_RESTRICT a,
     hn::StoreU(SumOfFour(df, acc[4], acc[5], acc[6], acc[7]), d4, c + j + 4);
   }
 }
+
+// c[r][j] = a_r · b_j for four rows of a and the rows b[0, nb) (written up
+// to a multiple of 2; a missing row reads `zero_row`): a decode step's GQA
+// group of four query heads against one read of each key row, two keys at
+// a time (eight accumulators, the sums of DotMicrokernel's order: the same
+// bits in SIMD128). DotTile would read each key tile twice, once per pair
+// of rows. Its own function, so that profiles name it, and the relaxed-SIMD
+// side module exports it (src/matmul_relaxed.cc: one f32x4.relaxed_madd per
+// product instead of a mul and an add).
+HWY_NOINLINE inline void DotFourRows(const float* HWY_RESTRICT a, size_t lda,
+                                     const float* HWY_RESTRICT b, size_t ldb,
+                                     size_t nb, size_t depth,
+                                     const float* zero_row,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  using V = hn::Vec<DF>;
+  const hn::Full64<float> d2;
+  for (size_t j = 0; j < nb; j += 2) {
+    const float* HWY_RESTRICT b0 = b + j * ldb;
+    const float* HWY_RESTRICT b1 = j + 1 < nb ? b0 + ldb : zero_row;
+    V acc[4][2];
+    for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = hn::Zero(df);
+    for (size_t x = 0; x < depth; x += N) {
+      const V k0 = hn::LoadU(df, b0 + x);
+      const V k1 = hn::LoadU(df, b1 + x);
+      for (size_t r = 0; r < 4; ++r) {
+        const V q = hn::LoadU(df, a + r * lda + x);
+        acc[r][0] = MulAddRelaxed(q, k0, acc[r][0]);
+        acc[r][1] = MulAddRelaxed(q, k1, acc[r][1]);
+      }
+    }
+    for (size_t r = 0; r < 4; r += 2) {
+      const auto s =
+          SumOfFour(df, acc[r][0], acc[r][1], acc[r + 1][0], acc[r + 1][1]);
+      hn::StoreU(hn::LowerHalf(d2, s), d2, c + r * ldc + j);
+      hn::StoreU(hn::UpperHalf(d2, s), d2, c + (r + 1) * ldc + j);
+    }
+  }
+}
+
+#if HWY_TARGET == HWY_WASM
+// DotFourRows on keys stored as bfloat16 rows (kv_storage.h: row_bytes
+// apart; missing keys read `zero_row`, at least 2·depth zero bytes), each
+// 8-value load widened in registers by a zip with zeros instead of
+// through a float32 copy of the tile. depth is a multiple of 8. The same
+// lanes in the same order as DotFourRows on the converted tile: the same
+// bits.
+HWY_NOINLINE inline void DotFourRowsBf16(const float* HWY_RESTRICT a,
+                                         size_t lda,
+                                         const uint8_t* HWY_RESTRICT b,
+                                         size_t row_bytes, size_t nb,
+                                         size_t depth, const void* zero_row,
+                                         float* HWY_RESTRICT c, size_t ldc) {
+  const hn::Full128<float> df;
+  const hn::Full128<uint16_t> du16;
+  const hn::Full128<uint32_t> du32;
+  const hn::Full64<float> d2;
+  using V = hn::Vec<decltype(df)>;
+  const auto zero = hn::Zero(du16);
+  for (size_t j = 0; j < nb; j += 2) {
+    const uint16_t* HWY_RESTRICT b0 =
+        reinterpret_cast<const uint16_t*>(b + j * row_bytes);
+    const uint16_t* HWY_RESTRICT b1 =
+        j + 1 < nb ? reinterpret_cast<const uint16_t*>(b + (j + 1) * row_bytes)
+                   : static_cast<const uint16_t*>(zero_row);
+    V acc[4][2];
+    for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = hn::Zero(df);
+    for (size_t x = 0; x < depth; x += 8) {
+      const auto h0 = hn::LoadU(du16, b0 + x);
+      const auto h1 = hn::LoadU(du16, b1 + x);
+      const V k0[2] = {hn::BitCast(df, hn::ZipLower(du32, zero, h0)),
+                       hn::BitCast(df, hn::ZipUpper(du32, zero, h0))};
+      const V k1[2] = {hn::BitCast(df, hn::ZipLower(du32, zero, h1)),
+                       hn::BitCast(df, hn::ZipUpper(du32, zero, h1))};
+      for (size_t h = 0; h < 2; ++h) {
+        for (size_t r = 0; r < 4; ++r) {
+          const V q = hn::LoadU(df, a + r * lda + x + 4 * h);
+          acc[r][0] = MulAddRelaxed(q, k0[h], acc[r][0]);
+          acc[r][1] = MulAddRelaxed(q, k1[h], acc[r][1]);
+        }
+      }
+    }
+    for (size_t r = 0; r < 4; r += 2) {
+      const auto s =
+          SumOfFour(df, acc[r][0], acc[r][1], acc[r + 1][0], acc[r + 1][1]);
+      hn::StoreU(hn::LowerHalf(d2, s), d2, c + r * ldc + j);
+      hn::StoreU(hn::UpperHalf(d2, s), d2, c + (r + 1) * ldc + j);
+    }
+  }
+}
+#endif  // HWY_TARGET == HWY_WASM
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // c[r][0, ncols) += sum_{i < depth} a[r][i] · b[i][0, ncols) for r < MR:
@@ -80,7 +199,7 @@ HWY_INLINE void AccumulateRows(const float* HWY_RESTRICT a, size_t lda,
       for (size_t r = 0; r < MR; ++r) {
         const V av = hn::Set(df, a[r * lda + i]);
         for (size_t v = 0; v < NV; ++v) {
-          acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
+          acc[r][v] = MulAddRelaxed(av, bv[v], acc[r][v]);
         }
       }
     }
@@ -106,6 +225,81 @@ HWY_INLINE void MatMulAddFewRows(const float* HWY_RESTRICT a, size_t lda,
   AccumulateRows<MR, kWide>(a, lda, depth, b, ldb, wide, c, ldc);
   AccumulateRows<MR, 2>(a, lda, depth, b + wide, ldb, ncols - wide, c + wide,
                         ldc);
+}
+
+// c[r] += a[r][0, depth) · b for four rows sharing their depth (a decode
+// step's GQA group: P·V over the tile's keys), ncols a multiple of
+// PanelWidth(). Down the value rows 16 at a time, each block of rows
+// (8 KiB at head size 128) read by both row pairs and every column pass
+// while it is in L1: column passes over all 64 rows of a tile walked down
+// the rows at a 512-byte stride, and the float32 step spent 1.5× as long
+// in P·V as in Q·Kᵀ. Each c element still sums its terms in key order:
+// the bits of MatMulAddRagged. Its own function, which the relaxed-SIMD
+// side module exports too.
+HWY_NOINLINE inline void MatMulAddFourRows(const float* HWY_RESTRICT a,
+                                           size_t lda, size_t depth,
+                                           const float* HWY_RESTRICT b,
+                                           size_t ldb, size_t ncols,
+                                           float* HWY_RESTRICT c, size_t ldc) {
+  constexpr size_t kKeys = 16;  // the value rows one pass walks down
+  for (size_t i = 0; i < depth; i += kKeys) {
+    const size_t n = HWY_MIN(kKeys, depth - i);
+    MatMulAddFewRows<2>(a + i, lda, n, b + i * ldb, ldb, ncols, c, ldc);
+    MatMulAddFewRows<2>(a + 2 * lda + i, lda, n, b + i * ldb, ldb, ncols,
+                        c + 2 * ldc, ldc);
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// DotFourRows and MatMulAddFourRows, or (wasm, where the engine has relaxed
+// SIMD and ca.gemmKernel is 'relaxed-simd') the side module's copies of
+// them: the choice MatMul makes, so one kernel setting gives one set of
+// bits (the decode step's FMA products differ in the last bits from mul +
+// add, both within the oracle's tolerance).
+HWY_INLINE void DecodeScoresFourRows(const float* HWY_RESTRICT a, size_t lda,
+                                     const float* HWY_RESTRICT b, size_t ldb,
+                                     size_t nb, size_t depth,
+                                     const float* zero_row,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+#if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
+  if (ActiveGemmKernel() == GemmKernel::kRelaxedSimd) {
+    ca_decode_dot4_relaxed(a, lda, b, ldb, nb, depth, zero_row, c, ldc);
+    return;
+  }
+#endif
+  DotFourRows(a, lda, b, ldb, nb, depth, zero_row, c, ldc);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+#if HWY_TARGET == HWY_WASM
+HWY_INLINE void DecodeScoresFourRowsBf16(const float* HWY_RESTRICT a,
+                                         size_t lda,
+                                         const uint8_t* HWY_RESTRICT b,
+                                         size_t row_bytes, size_t nb,
+                                         size_t depth, const void* zero_row,
+                                         float* HWY_RESTRICT c, size_t ldc) {
+#if defined(CA_GEMM_SIDE_MODULE)
+  if (ActiveGemmKernel() == GemmKernel::kRelaxedSimd) {
+    ca_decode_dot4_bf16_relaxed(a, lda, b, row_bytes, nb, depth, zero_row, c,
+                                ldc);
+    return;
+  }
+#endif
+  DotFourRowsBf16(a, lda, b, row_bytes, nb, depth, zero_row, c, ldc);
+}
+#endif  // HWY_TARGET == HWY_WASM
+
+HWY_INLINE void DecodeValuesFourRows(const float* HWY_RESTRICT a, size_t lda,
+                                     size_t depth, const float* HWY_RESTRICT b,
+                                     size_t ldb, size_t ncols,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+#if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
+  if (ActiveGemmKernel() == GemmKernel::kRelaxedSimd) {
+    ca_decode_pv4_relaxed(a, lda, depth, b, ldb, ncols, c, ldc);
+    return;
+  }
+#endif
+  MatMulAddFourRows(a, lda, depth, b, ldb, ncols, c, ldc);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -29,7 +29,8 @@ namespace HWY_NAMESPACE {
 // in [width, padded). In 128-bit vectors on every target (the lane order of
 // a zip or a half is then the memory order): bfloat16 is a zip with zeros
 // (8 values from one load, no shift); int8 16 values from one load, widened
-// twice, converted and scaled.
+// twice (wasm: each byte shuffled to the top of a lane and shifted back
+// down), converted and scaled.
 HWY_INLINE void DequantRows(KvDtype dtype, const uint8_t* HWY_RESTRICT src,
                             size_t rows, size_t width, size_t row_bytes,
                             size_t padded, float* HWY_RESTRICT dst) {
@@ -72,6 +73,28 @@ HWY_INLINE void DequantRows(KvDtype dtype, const uint8_t* HWY_RESTRICT src,
                sizeof(scale));
         const auto vs = hn::Set(d4, scale);
         for (i = b0; i + 16 <= b1; i += 16) {
+#if HWY_TARGET == HWY_WASM
+          // Each byte to the top of a 32-bit lane (a shuffle with zeros),
+          // shifted back down with its sign: clang 14 folds the widenings
+          // below and the convert into one i16 -> f32 convert, which it
+          // then does lane by lane (extract, f32.convert_i32_s, replace):
+          // that made the int8 step slower than the float32 one.
+          const v128_t v = wasm_v128_load(q + i);
+          const v128_t z = wasm_i32x4_splat(0);
+          const v128_t x[4] = {
+              wasm_i8x16_shuffle(z, v, 0, 0, 0, 16, 0, 0, 0, 17, 0, 0, 0, 18,
+                                 0, 0, 0, 19),
+              wasm_i8x16_shuffle(z, v, 0, 0, 0, 20, 0, 0, 0, 21, 0, 0, 0, 22,
+                                 0, 0, 0, 23),
+              wasm_i8x16_shuffle(z, v, 0, 0, 0, 24, 0, 0, 0, 25, 0, 0, 0, 26,
+                                 0, 0, 0, 27),
+              wasm_i8x16_shuffle(z, v, 0, 0, 0, 28, 0, 0, 0, 29, 0, 0, 0, 30,
+                                 0, 0, 0, 31)};
+          for (size_t k = 0; k < 4; ++k) {
+            const v128_t f = wasm_f32x4_convert_i32x4(wasm_i32x4_shr(x[k], 24));
+            wasm_v128_store(dst + i + 4 * k, wasm_f32x4_mul(f, vs.raw));
+          }
+#else
           const auto v = hn::LoadU(di8, q + i);
           const hn::Vec<decltype(di16)> w[2] = {
               hn::PromoteTo(di16, hn::LowerHalf(di8h, v)),
@@ -83,6 +106,7 @@ HWY_INLINE void DequantRows(KvDtype dtype, const uint8_t* HWY_RESTRICT src,
             hn::StoreU(hn::Mul(hn::ConvertTo(d4, hi), vs), d4,
                        dst + i + 8 * k + 4);
           }
+#endif  // HWY_TARGET == HWY_WASM
         }
         for (; i < b1; ++i) dst[i] = static_cast<float>(q[i]) * scale;
       }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "hwy/highway.h"
+#include "src/few_rows-inl.h"
 #include "src/matmul-inl.h"
 
 extern "C" __attribute__((export_name("ca_gemm_kernel_relaxed"))) void
@@ -30,4 +31,29 @@ ca_gemm_kernel_relaxed(size_t kc, const float* ap, const float* bp, float* c,
   causal_attention::HWY_NAMESPACE::GemmMicrokernel<
       causal_attention::HWY_NAMESPACE::kGemmRows>(kc, ap, bp, c, ldc,
                                                    load_c != 0, bias);
+}
+
+// The decode step's kernels for a GQA group of four query heads
+// (few_rows-inl.h): Q·Kᵀ and P·V of a key tile.
+extern "C" __attribute__((export_name("ca_decode_dot4_relaxed"))) void
+ca_decode_dot4_relaxed(const float* a, size_t lda, const float* b, size_t ldb,
+                       size_t nb, size_t depth, const float* zero_row, float* c,
+                       size_t ldc) {
+  causal_attention::HWY_NAMESPACE::DotFourRows(a, lda, b, ldb, nb, depth,
+                                               zero_row, c, ldc);
+}
+
+extern "C" __attribute__((export_name("ca_decode_dot4_bf16_relaxed"))) void
+ca_decode_dot4_bf16_relaxed(const float* a, size_t lda, const uint8_t* b,
+                            size_t row_bytes, size_t nb, size_t depth,
+                            const void* zero_row, float* c, size_t ldc) {
+  causal_attention::HWY_NAMESPACE::DotFourRowsBf16(a, lda, b, row_bytes, nb,
+                                                   depth, zero_row, c, ldc);
+}
+
+extern "C" __attribute__((export_name("ca_decode_pv4_relaxed"))) void
+ca_decode_pv4_relaxed(const float* a, size_t lda, size_t depth, const float* b,
+                      size_t ldb, size_t ncols, float* c, size_t ldc) {
+  causal_attention::HWY_NAMESPACE::MatMulAddFourRows(a, lda, depth, b, ldb,
+                                                     ncols, c, ldc);
 }

@@ -5,6 +5,10 @@
 // KernelSizes() and head sizes 1, 3, 17, 64, 65 padded to whole vectors;
 // MatMulAddFewRows<1> and <2>: c += a·b for depths of every length and 1 to
 // 9 panels of columns (through both the wide and the two-vector passes).
+// The GQA group's four-row kernels: DotFourRows (odd key counts: the last
+// pair reads the zero row) and MatMulAddFourRows (depths across its blocks
+// of 16 value rows), each also bit-identical to the kernel it replaces for
+// four rows (DotTile, MatMulAddRagged with equal ends).
 
 #include <random>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "src/few_rows-inl.h"
+#include "src/matmul-inl.h"
 #include "src/simd-inl.h"
 #include "tests/native/kernel_test_util.h"
 
@@ -86,6 +91,83 @@ void TestMatMulAddFewRows() {
   CheckFewRows<2>();
 }
 
+void TestDotFourRows() {
+#if HWY_TARGET != HWY_SCALAR
+  std::mt19937 rng(73);
+  const size_t lanes = hn::Lanes(DF());
+  for (size_t d : {size_t{1}, size_t{3}, size_t{17}, size_t{65}, size_t{128}}) {
+    const size_t depth = RoundUp(d, lanes), lda = depth + lanes;
+    const std::vector<float> zero(depth, 0.0f);
+    for (size_t nb : testing_util::KernelSizes()) {
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      std::vector<float> a(4 * lda, 0.0f), b(nb * depth, 0.0f);
+      for (size_t r = 0; r < 4; ++r) {
+        for (size_t x = 0; x < d; ++x) a[r * lda + x] = dist(rng);
+      }
+      for (size_t j = 0; j < nb; ++j) {
+        for (size_t x = 0; x < d; ++x) b[j * depth + x] = dist(rng);
+      }
+      const size_t ldc = RoundUp(nb, 8);
+      std::vector<float> c(4 * ldc, -7.0f), tile(4 * ldc, -7.0f);
+      std::vector<float> bt(depth * nb);
+      DotFourRows(a.data(), lda, b.data(), depth, nb, depth, zero.data(),
+                  c.data(), ldc);
+      DotTile(a.data(), lda, 4, b.data(), depth, nb, depth, zero.data(),
+              tile.data(), ldc);
+      for (size_t j = 0; j < nb; ++j) {
+        for (size_t x = 0; x < depth; ++x) bt[x * nb + j] = b[j * depth + x];
+      }
+      const std::vector<size_t> begin(4, 0), end(4, depth);
+      const ScalarProduct ref(a.data(), lda, 4, begin.data(), end.data(),
+                              bt.data(), nb, nb, nullptr, ldc);
+      EXPECT_TRUE(ref.Matches(c.data(), 4, nb))
+          << hwy::TargetName(HWY_TARGET) << " d=" << d << " nb=" << nb;
+      for (size_t r = 0; r < 4; ++r) {
+        for (size_t j = 0; j < nb; ++j) {
+          ASSERT_EQ(c[r * ldc + j], tile[r * ldc + j])
+              << hwy::TargetName(HWY_TARGET) << " d=" << d << " nb=" << nb;
+        }
+      }
+    }
+  }
+#endif
+}
+
+void TestMatMulAddFourRows() {
+  std::mt19937 rng(76);
+  for (size_t depth : testing_util::KernelSizes()) {
+    for (size_t panels : {size_t{1}, size_t{3}, size_t{8}}) {
+      const size_t ncols = panels * PanelWidth();
+      const size_t lda = depth + 3, ldb = ncols + 1, ldc = RoundUp(ncols, 16);
+      const std::vector<float> a = [&] {
+        auto p = AlignedRandom(4 * lda, &rng);
+        return std::vector<float>(p.get(), p.get() + 4 * lda);
+      }();
+      auto b = AlignedRandom(depth * ldb, &rng);
+      auto c = AlignedRandom(4 * ldc, &rng);
+      auto ragged = AlignedRandom(4 * ldc, &rng);
+      const std::vector<float> c0(c.get(), c.get() + 4 * ldc);
+      for (size_t i = 0; i < 4 * ldc; ++i) ragged.get()[i] = c0[i];
+      MatMulAddFourRows(a.data(), lda, depth, b.get(), ldb, ncols, c.get(),
+                        ldc);
+      const std::vector<size_t> begin(4, 0), end(4, depth);
+      MatMulAddRagged(a.data(), lda, 4, end.data(), b.get(), ldb, ncols,
+                      ragged.get(), ldc);
+      const ScalarProduct ref(a.data(), lda, 4, begin.data(), end.data(),
+                              b.get(), ldb, ncols, c0.data(), ldc);
+      EXPECT_TRUE(ref.Matches(c.get(), 4, ncols))
+          << hwy::TargetName(HWY_TARGET) << " depth=" << depth
+          << " ncols=" << ncols;
+      for (size_t r = 0; r < 4; ++r) {
+        for (size_t j = 0; j < ncols; ++j) {
+          ASSERT_EQ(c.get()[r * ldc + j], ragged.get()[r * ldc + j])
+              << hwy::TargetName(HWY_TARGET) << " depth=" << depth;
+        }
+      }
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace causal_attention
@@ -98,6 +180,8 @@ class FewRowsInlTest : public hwy::TestWithParamTarget {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(FewRowsInlTest);
 HWY_EXPORT_AND_TEST_P(FewRowsInlTest, TestDotOneRow);
 HWY_EXPORT_AND_TEST_P(FewRowsInlTest, TestMatMulAddFewRows);
+HWY_EXPORT_AND_TEST_P(FewRowsInlTest, TestDotFourRows);
+HWY_EXPORT_AND_TEST_P(FewRowsInlTest, TestMatMulAddFourRows);
 }  // namespace
 }  // namespace causal_attention
 #endif  // HWY_ONCE

@@ -7,7 +7,10 @@
 // reference (the native tests' tolerance) and checks 1, 2 and 3 threads give
 // the same bits; Chromium runs the relaxed kernel in tests/browser/.
 // init({ gemmKernel: 'simd128' }) keeps the SIMD128 kernel there: plain
-// Node's bits.
+// Node's bits. The same holds for the decode step's kernels of a GQA group
+// of four query heads (few_rows-inl.h: Q·Kᵀ and P·V of a key tile), which
+// the side module exports too: KV cache steps of each dtype (4 and 8 query
+// heads per KV head) against the JS reference on the stored values.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -16,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const dist = dirname(fileURLToPath(import.meta.resolve('causal-attention')));
 const loaderUrl = pathToFileURL(join(dist, 'engine/loader.mjs')).href;
+const referenceUrl = new URL('./js-reference.mjs', import.meta.url).href;
 
 // Prints { builds: { single: { kernel, worst, sideModule }, threads: ... },
 // identical, digest } for init({ gemmKernel: process.env.GEMM_KERNEL }).
@@ -23,6 +27,7 @@ const CHILD = `
 import { createHash } from 'node:crypto';
 import { init } from 'causal-attention';
 import { loadModule, terminateWorkers } from ${JSON.stringify(loaderUrl)};
+import { referenceAttention64, storedKv } from ${JSON.stringify(referenceUrl)};
 const report = { builds: {}, outputs: {} };
 for (const [build, threads] of [['single', 1], ['threads', 2], ['threads', 3]]) {
   const ca = await init({ build, threads, gemmKernel: process.env.GEMM_KERNEL });
@@ -46,8 +51,28 @@ for (const [build, threads] of [['single', 1], ['threads', 2], ['threads', 3]]) 
       worst = Math.max(worst, Math.abs(y[r * dout + o] - acc) / (1 + Math.abs(acc)));
     }
   }
+  // Decode steps: one query per head against 300 cached tokens (five key
+  // tiles, the last one partial), heads/kvHeads 4 and 8, each cache dtype.
+  const outputs = [y];
+  for (const [heads, kvHeads, d] of [[8, 2, 128], [16, 2, 40]]) {
+    for (const dtype of ['float32', 'bfloat16', 'int8']) {
+      const L = 300;
+      const k = new Float32Array(kvHeads * L * d).map((_, i) => Math.sin(i * 0.11));
+      const v = new Float32Array(kvHeads * L * d).map((_, i) => Math.cos(i * 0.07));
+      const q = new Float32Array(heads * d).map((_, i) => Math.sin(i * 0.29 + 1));
+      const cache = ca.createKVCache({ batch: 1, kvHeads, headDim: d, capacity: L, dtype }).append(k, v);
+      const { output } = cache.attention(q, { heads, queryLength: 1 });
+      cache.dispose();
+      const want = referenceAttention64(q, storedKv(k, d, dtype), storedKv(v, d, dtype),
+        { batch: 1, heads, kvHeads, queryLength: 1, keyLength: L, headDim: d, causal: 'bottom-right' }).output;
+      for (let i = 0; i < want.length; i++) {
+        worst = Math.max(worst, Math.abs(output[i] - want[i]) / (1 + Math.abs(want[i])));
+      }
+      outputs.push(output);
+    }
+  }
   report.builds[build] = { kernel, worst, build: ca.build, sideModule };
-  report.outputs[threads] = Array.from(new Uint32Array(y.buffer, y.byteOffset, y.length));
+  report.outputs[threads] = outputs.flatMap((o) => Array.from(new Uint32Array(o.buffer, o.byteOffset, o.length)));
   ca.dispose();
 }
 // Bit-identical for any thread count (each element of C in a fixed order).
@@ -63,7 +88,7 @@ function runChild(flags, gemmKernel = 'auto') {
   return JSON.parse(out.trim().split('\n').pop());
 }
 
-describe('the GEMM kernel of the wasm builds', () => {
+describe('the GEMM and decode kernels of the wasm builds', () => {
   it('is the relaxed-SIMD side module where relaxed SIMD validates: within the tolerance, 1/2/3 threads bit-identical', () => {
     const report = runChild(['--experimental-wasm-relaxed-simd']);
     assert.equal(report.identical, true);
