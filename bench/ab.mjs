@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // A/B: the built packages of two checkouts (each with dist/ built), loaded
-// into one process and timed interleaved after warm-up, medians. For "did
+// into one process and timed interleaved after warm-up, medians of wall and
+// CPU time. For "did
 // this change make it slower?" on a shared machine, where only numbers
 // from one run compare.
-//   node bench/ab.mjs <checkout A> <checkout B> [threads]
+//   node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs]
+// (filter: only the cases whose name contains it; runs: timed runs of each,
+// 15 by default)
 // e.g. git worktree add /tmp/before main~1 && (cd /tmp/before &&
 //      node scripts/build.mjs --wasm) && node bench/ab.mjs /tmp/before .
 import { existsSync } from 'node:fs';
@@ -11,12 +14,13 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { median } from './lib/timing.mjs';
 
-const [dirA, dirB, threadArg = '1'] = process.argv.slice(2);
+const [dirA, dirB, threadArg = '1', filter = '', runsArg = '15'] = process.argv.slice(2);
 if (!dirA || !dirB) {
-  console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads]');
+  console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs]');
   process.exit(2);
 }
 const threads = Number(threadArg);
+const runs = Number(runsArg);
 // dist/node.mjs is the package's Node entry (dist/index.mjs is the browser
 // one); checkouts from before it had only index.mjs.
 const entry = (dir) => resolve(dir, existsSync(resolve(dir, 'dist/node.mjs')) ? 'dist/node.mjs' : 'dist/index.mjs');
@@ -39,6 +43,15 @@ function attentionCase(B, H, T, D) {
   const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true };
   return [`attention (${B},${H},${T},${D})`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
 }
+// The backward alone, from the forward's output and log-sum-exp.
+function backwardCase(B, H, T, D) {
+  const [q, k, v, dout] = [0, 1, 2, 3].map(() => random(B * H * T * D));
+  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true };
+  return [`attentionBackward (${B},${H},${T},${D})`, runtimes.map((ca) => {
+    const { output, logSumExp } = ca.attention(q, k, v, { ...options, returnLogSumExp: true });
+    return () => ca.attentionBackward(dout, q, k, v, output, logSumExp, options);
+  })];
+}
 function moduleCase(B, T, d, heads) {
   const x = random(B * T * d);
   return [`MultiHeadAttention (${B},${T},${d}, ${heads} heads)`, runtimes.map((ca) => {
@@ -56,21 +69,31 @@ function linearCase(rows, d) {
   })];
 }
 
-const cases = [attentionCase(1, 12, 1024, 64), attentionCase(1, 1, 4096, 64),
-  moduleCase(2, 1024, 768, 12), linearCase(8192, 768)];
-console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s)`);
-for (const [name, [a, b]] of cases) {
+const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4096, 64),
+  () => backwardCase(1, 12, 1024, 64), () => moduleCase(2, 1024, 768, 12),
+  () => linearCase(8192, 768)];
+console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, gemmKernel ${runtimes.map((ca) => ca.gemmKernel).join(' / ')}`);
+for (const make of cases) {
+  const [name, [a, b]] = make();
+  if (!name.includes(filter)) continue;
   const end = performance.now() + 1500;
   while (performance.now() < end) { a(); b(); }
-  const times = [[], []];
-  for (let r = 0; r < 15; r++) {
+  // Wall time, and this process's CPU time (all its threads): on a loaded
+  // machine the CPU time of a one-thread run is the steadier of the two.
+  const times = [[], []], cpu = [[], []];
+  for (let r = 0; r < runs; r++) {
     for (const i of r % 2 ? [1, 0] : [0, 1]) {
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       [a, b][i]();
       times[i].push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu[i].push((c.user + c.system) / 1000);
     }
   }
   const [ma, mb] = times.map(median);
-  console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   B/A ${(mb / ma).toFixed(3)}`);
+  const [ca, cb] = cpu.map(median);
+  console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   B/A ${(mb / ma).toFixed(3)}` +
+    `   CPU time B/A ${(cb / ca).toFixed(3)}`);
 }
 for (const ca of runtimes) ca.dispose();

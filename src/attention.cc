@@ -146,8 +146,8 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
       MatMulAddFewRows<2>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_panel,
                           ws.o, p.dv_panel);
     } else {
-      MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_panel,
-                      ws.o, p.dv_panel);
+      p.products.AddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv,
+                           p.dv_panel, ws.o, p.dv_panel);
     }
   }
 
@@ -307,8 +307,8 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    MatMulAddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
-                    p.dv_panel);
+    p.products.AddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel,
+                         ws.o, p.dv_panel);
   }
   for (size_t r = 0; r < rows; ++r) {
     // The weights are normalised already: l = 1 (0 for a row without keys).

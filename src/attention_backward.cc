@@ -148,11 +148,13 @@ struct Workspace {
 // c[r][j] = a_r · b_j for r < rows, j < nb (c written up to a multiple of 4
 // columns on vector targets; b rows past nb read `zero`). Depth is a
 // multiple of the vector length.
-HWY_INLINE void DotRows(const float* a, size_t lda, size_t rows, const float* b,
-                        size_t ldb, size_t nb, size_t depth, const float* zero,
-                        float* c, size_t ldc) {
+HWY_INLINE void DotRows(const TileProducts& products, const float* a,
+                        size_t lda, size_t rows, const float* b, size_t ldb,
+                        size_t nb, size_t depth, const float* zero, float* c,
+                        size_t ldc) {
 #if HWY_TARGET == HWY_SCALAR
   (void)zero;
+  (void)products;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t j = 0; j < nb; ++j) {
       float acc = 0.0f;
@@ -161,7 +163,7 @@ HWY_INLINE void DotRows(const float* a, size_t lda, size_t rows, const float* b,
     }
   }
 #else
-  DotTile(a, lda, rows, b, ldb, nb, depth, zero, c, ldc);
+  products.Dot(a, lda, rows, b, ldb, nb, depth, zero, c, ldc);
 #endif
 }
 
@@ -361,10 +363,10 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         const float* do_rows = PaddedRows(p.dout + row0 * p.dv, qn, p.dv,
                                           p.dv_panel, ws.dot, &ldo);
         // 1. Sᵀ and dP̃ᵀ.
-        DotRows(kt_rows, ldk, kn, q_rows, ldq, qn, p.d_pad, ws.zero, ws.st,
-                kQueryTile);
-        DotRows(vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad, ws.zero, ws.dpt,
-                kQueryTile);
+        DotRows(p.products, kt_rows, ldk, kn, q_rows, ldq, qn, p.d_pad,
+                ws.zero, ws.st, kQueryTile);
+        DotRows(p.products, vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad,
+                ws.zero, ws.dpt, kQueryTile);
         // 2. P∘M and dS, over each key's visible queries.
         const size_t at = g * p.tq + q0;  // the tile's rows in dd, rk0, rk1
         RowTerms t{p.scale,
@@ -390,10 +392,10 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
         }
         // 3. dV += (P∘M)ᵀ·dO, dK += dSᵀ·Q.
-        MatMulAddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows, ldo,
-                             p.dv_panel, ws.dvs, p.dv_panel);
-        MatMulAddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows, ldq,
-                             p.d_panel, ws.dk, p.d_panel);
+        p.products.AddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows,
+                                  ldo, p.dv_panel, ws.dvs, p.dv_panel);
+        p.products.AddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows,
+                                  ldq, p.d_panel, ws.dk, p.d_panel);
         // 4. dQ += dS·K.
         for (size_t j = 0; j < kn; ++j) {
           const float* src = ws.dpt + j * kQueryTile;
@@ -403,9 +405,9 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
-        MatMulAddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
-                        end + skip, kt_rows, ldk, p.d_panel,
-                        ws.dqt + skip * p.d_panel, p.d_panel);
+        p.products.AddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
+                             end + skip, kt_rows, ldk, p.d_panel,
+                             ws.dqt + skip * p.d_panel, p.d_panel);
         for (size_t i = skip; i < qn; ++i) {
           if (end[i] == 0) continue;
           AddScaledRow(dq_rows + (q0 + i - first_row) * p.d,

@@ -181,7 +181,8 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   if (rows == 1) {  // a decode step's lone row: block over keys instead
     DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
   } else {
-    DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+    p.products.Dot(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s,
+                   kKeyBlock);
   }
 #endif
 }
