@@ -182,15 +182,18 @@ struct RowTerms {
 
 // Step 2 on the lanes of `d` at query i of one tile row.
 template <class D>
-HWY_INLINE void GradLanes(D d, const ExpConstants<D>& e, const RowTerms& t,
+HWY_INLINE void GradLanes(D d, const Exp2Constants<D>& e, const RowTerms& t,
                           float* HWY_RESTRICT st, float* HWY_RESTRICT dpt,
                           size_t i) {
   using V = hn::Vec<D>;
   const V x = hn::Sub(hn::Mul(hn::LoadU(d, st + i), hn::Set(d, t.scale)),
                       hn::LoadU(d, t.lse + i));
-  // exp of min(x, 0), but NaN stays NaN (ExpNonPositive gives 0 there).
-  const V p = hn::IfThenElse(hn::IsNaN(x), x,
-                             ExpNonPositive(d, hn::Min(x, hn::Zero(d)), e));
+  // exp of min(x, 0) as 2^(min(x, 0)·log2 e), the forward's exponential
+  // (Exp2Softmax: cheaper than ExpNonPositive), but NaN stays NaN (it
+  // gives 0 there).
+  const V p = hn::IfThenElse(
+      hn::IsNaN(x), x,
+      Exp2Softmax(d, hn::Mul(hn::Min(x, hn::Zero(d)), e.log2e), e));
   V dp = hn::LoadU(d, dpt + i);
   V pm = p;
   if (t.drop) {
@@ -217,12 +220,12 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
   const size_t N = hn::Lanes(df);
   size_t i = i0;
   if (i + N <= i1) {
-    const ExpConstants<DF> e(df);
+    const Exp2Constants<DF> e(df);
     for (; i + N <= i1; i += N) GradLanes(df, e, t, st, dpt, i);
   }
   if (i < i1) {
     const D1 d1;
-    const ExpConstants<D1> e1(d1);
+    const Exp2Constants<D1> e1(d1);
     for (; i < i1; ++i) GradLanes(d1, e1, t, st, dpt, i);
   }
 }
