@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 // A/B: the built packages of two checkouts (each with dist/ built), loaded
 // into one process and timed interleaved after warm-up, medians of wall and
-// CPU time. For "did
-// this change make it slower?" on a shared machine, where only numbers
-// from one run compare.
+// CPU time (interleaved of lib/timing.mjs). For "did this change make it
+// slower?" on a shared machine, where only numbers from one run compare.
 //   node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs]
 // (filter: only the cases whose name contains it; runs: timed runs of each,
 // 15 by default)
@@ -12,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { median } from './lib/timing.mjs';
+import { interleaved, lcgRandom } from './lib/timing.mjs';
 
 const [dirA, dirB, threadArg = '1', filter = '', runsArg = '15'] = process.argv.slice(2);
 if (!dirA || !dirB) {
@@ -28,15 +27,7 @@ const load = (dir) => import(pathToFileURL(entry(dir)).href);
 const runtimes = await Promise.all([dirA, dirB].map(async (dir) =>
   (await load(dir)).init({ build: threads > 1 ? 'threads' : 'single', threads })));
 
-let seed = 1;
-const random = (n) => {
-  const x = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    x[i] = seed / 2 ** 32 - 0.5;
-  }
-  return x;
-};
+const random = lcgRandom();
 
 function attentionCase(B, H, T, D) {
   const [q, k, v] = [0, 1, 2].map(() => random(B * H * T * D));
@@ -72,28 +63,13 @@ function linearCase(rows, d) {
 const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4096, 64),
   () => backwardCase(1, 12, 1024, 64), () => moduleCase(2, 1024, 768, 12),
   () => linearCase(8192, 768)];
-console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, gemmKernel ${runtimes.map((ca) => ca.gemmKernel).join(' / ')}`);
+console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, ` +
+  `gemmKernel ${runtimes.map((ca) => ca.gemmKernel).join(' / ')}`);
 for (const make of cases) {
   const [name, [a, b]] = make();
   if (!name.includes(filter)) continue;
-  const end = performance.now() + 1500;
-  while (performance.now() < end) { a(); b(); }
-  // Wall time, and this process's CPU time (all its threads): on a loaded
-  // machine the CPU time of a one-thread run is the steadier of the two.
-  const times = [[], []], cpu = [[], []];
-  for (let r = 0; r < runs; r++) {
-    for (const i of r % 2 ? [1, 0] : [0, 1]) {
-      const c0 = process.cpuUsage();
-      const t0 = performance.now();
-      [a, b][i]();
-      times[i].push(performance.now() - t0);
-      const c = process.cpuUsage(c0);
-      cpu[i].push((c.user + c.system) / 1000);
-    }
-  }
-  const [ma, mb] = times.map(median);
-  const [ca, cb] = cpu.map(median);
-  console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   B/A ${(mb / ma).toFixed(3)}` +
-    `   CPU time B/A ${(cb / ca).toFixed(3)}`);
+  const [ma, mb, ca, cb] = interleaved(a, b, 1500, runs);
+  console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   ` +
+    `B/A ${(mb / ma).toFixed(3)}   CPU time B/A ${(cb / ca).toFixed(3)}`);
 }
 for (const ca of runtimes) ca.dispose();

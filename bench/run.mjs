@@ -22,6 +22,8 @@
 // --training: only the training table (forward + backward,
 // bench/lib/training.mjs); prints it, writes nothing but
 // bench/out/training.json.
+// --learn: only the Learn rows (the demo's default model trained step by
+// step, Node and Chromium; bench/learn.mjs); prints them, writes nothing.
 //
 // Method: every case (implementation, threads, shape, variant) lives in its
 // own worker thread. Per shape, ours single and ours threads stay open, and
@@ -33,6 +35,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBrowserBench } from './browser/run.mjs';
+import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
@@ -45,6 +48,7 @@ import {
 } from './lib/shapes.mjs';
 import { measureSimdLimit, measureSimdLimitThreads } from './lib/simd-limit.mjs';
 import { gflops, median } from './lib/timing.mjs';
+import { renderLearnText } from './lib/learn-steps.mjs';
 import { renderTrainingText, runTrainingTable } from './lib/training.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,6 +106,13 @@ const CONFIGS = [...OURS, ...PEER_CONFIGS].map((c) => ({ ...c, name: peerModules
 
 const log = (...a) => console.error(...a);
 const started = new Date();
+
+// The Learn rows alone.
+if (flag('learn')) {
+  for (const line of machineLines(machineInfo(root))) log(line);
+  console.log(renderLearnText(await runLearnTable({ log, browser: !flag('no-browser') })));
+  process.exit(0);
+}
 
 // The training table alone.
 if (flag('training')) {
@@ -330,6 +341,9 @@ const training = quick || only ? null : await runTrainingTable({
   policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log,
 });
 
+// The Learn section's default model, step by step (issue 21's small steps).
+const learn = quick || only ? null : await runLearnTable({ log, browser: !flag('no-browser') });
+
 // Masks, padding, windows, softcap, sinks, layout (issue 19).
 const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
 
@@ -411,6 +425,7 @@ const results = {
   browser,
   native,
   training,
+  learn,
   options,
 };
 console.log(renderReport(results));

@@ -13,6 +13,7 @@
 
 #include "src/attention.h"
 #include "src/attention_backward.h"
+#include "src/kv_storage.h"
 #include "src/layer.h"
 #include "src/linear.h"
 #include "src/matmul.h"
@@ -168,6 +169,17 @@ int CallLayerBackward(const AttentionLayerParams& params,
       params, options, In(x), saved, In(grad_y), Out(grad_x), grads));
 }
 
+// The caller (bindings/engine/engine.mjs appendToCache) checked the sizes.
+void CallStoreKvRows(int dtype, uintptr_t src, double rows, double width,
+                     uintptr_t dst) {
+  StoreKvRows(static_cast<KvDtype>(dtype), In(src), static_cast<size_t>(rows),
+              static_cast<size_t>(width), reinterpret_cast<void*>(dst));
+}
+double CallKvRowBytes(int dtype, double width) {
+  return static_cast<double>(
+      KvRowBytes(static_cast<KvDtype>(dtype), static_cast<size_t>(width)));
+}
+
 int CallLinearBackward(uintptr_t x, double rows, double in, double out,
                        uintptr_t w, uintptr_t grad_y, uintptr_t grad_x,
                        uintptr_t grad_w, uintptr_t grad_b) {
@@ -241,6 +253,10 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   enum_<Layout>("Layout")
       .value("kBHSD", Layout::kBHSD)
       .value("kBSHD", Layout::kBSHD);
+  enum_<KvDtype>("KvDtype")
+      .value("kFloat32", KvDtype::kFloat32)
+      .value("kBFloat16", KvDtype::kBFloat16)
+      .value("kInt8", KvDtype::kInt8);
   enum_<MaskKind>("MaskKind")
       .value("kNone", MaskKind::kNone)
       .value("kBoolean", MaskKind::kBoolean)
@@ -255,7 +271,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("headDim", CA_SIZE(Shape, head_dim))
       .field("valueDim", CA_SIZE(Shape, value_dim))
       .field("kvHeads", CA_SIZE(Shape, kv_heads))
-      .field("kvCapacity", CA_SIZE(Shape, kv_capacity));
+      .field("kvCapacity", CA_SIZE(Shape, kv_capacity))
+      .field("kvDtype", CA_ENUM(Shape, KvDtype, kv_dtype));
   using Options = AttentionOptions;
   value_object<Options>("AttentionOptions")
       .field("causal", CA_ENUM(Options, CausalMask, causal))
@@ -304,7 +321,9 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("keys", CA_OUT(KVCacheView, keys))
       .field("values", CA_OUT(KVCacheView, values))
       .field("capacity", CA_SIZE(KVCacheView, capacity))
-      .field("length", CA_SIZE(KVCacheView, length));
+      .field("length", CA_SIZE(KVCacheView, length))
+      .field("start", CA_SIZE(KVCacheView, start))
+      .field("dtype", CA_ENUM(KVCacheView, KvDtype, dtype));
   value_object<LayerOptions>("LayerOptions")
       .field("batch", CA_SIZE(LayerOptions, batch))
       .field("tokens", CA_SIZE(LayerOptions, tokens))
@@ -346,6 +365,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("attentionBackwardReference",
            &CallAttentionBackward<AttentionBackwardReference>);
   function("layerForward", &CallLayerForward);
+  function("storeKvRows", &CallStoreKvRows);
+  function("kvRowBytes", &CallKvRowBytes);
   function("layerBackward", &CallLayerBackward);
   function("linear", &CallLinear);
   function("linearBackward", &CallLinearBackward);

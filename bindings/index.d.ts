@@ -40,7 +40,7 @@ export * from './remote/handles.js';
  * and gives the expected and the actual value (`q must have length 24 (batch
  * 1 × heads 2 × queryLength 3 × headDim 4), got length 23`). Unknown option
  * names are rejected (a typo would otherwise be ignored), and so are shapes
- * whose tensors cannot fit a 2 GiB wasm32 heap, before any allocation. The
+ * whose tensors cannot fit a 4 GiB wasm32 heap, before any allocation. The
  * runtime stays usable after any error.
  */
 export interface CausalAttentionRuntime {

@@ -13,6 +13,9 @@
 // the book's repeat_interleave. The KV heads are never repeated in memory.
 // A KV cache (kv_capacity > key_len) keeps its rows at stride kv_capacity:
 //   k [batch, kv_heads, kv_capacity, head_dim], first key_len rows used.
+// A cache may store its rows as bfloat16 or int8 (kv_storage.h): then k and
+// v point to rows of KvRowBytes(kv_dtype, head_dim / value_dim) bytes in
+// that layout, and the kernels convert them tile by tile as they read.
 
 #ifndef CAUSAL_ATTENTION_SRC_ATTENTION_H_
 #define CAUSAL_ATTENTION_SRC_ATTENTION_H_
@@ -22,6 +25,7 @@
 
 #include <optional>
 
+#include "src/kv_storage.h"
 #include "src/status.h"
 
 namespace causal_attention {
@@ -87,6 +91,9 @@ struct AttentionShape {
   // head j's keys start at k + j·kv_capacity·head_dim. 0 means key_len (the
   // dense layout); else must be >= key_len.
   int64_t kv_capacity = 0;
+  // How k and v are stored (kv_storage.h); not kFloat32 only with layout
+  // kBHSD, and only for the forward (the backward takes float32 k and v).
+  KvDtype kv_dtype = KvDtype::kFloat32;
 };
 
 struct AttentionOptions {

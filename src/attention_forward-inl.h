@@ -24,8 +24,10 @@
 #include "hwy/highway.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
-#include "src/internal.h"
 #include "src/few_rows-inl.h"
+#include "src/internal.h"
+#include "src/kv_rows-inl.h"
+#include "src/kv_storage.h"
 #include "src/matmul-inl.h"
 #include "src/online_softmax-inl.h"
 #include "src/row_passes-inl.h"
@@ -42,9 +44,11 @@ constexpr float kRenormalizeGuard = -60.0f;
 // The forward's additions to the shared plan (attention_plan-inl.h).
 struct Plan : AttentionPlan {
   bool renormalize;
+  KvDtype kv_dtype;     // how k and v are stored (kv_storage.h)
+  size_t k_row, v_row;  // bytes per stored key / value row
   const float* q;
-  const float* k;
-  const float* v;
+  const uint8_t* k;  // stored rows (float32 unless kv_dtype says not)
+  const uint8_t* v;
   float* out;
   float* weights;
   float* lse;  // [B·H·Tq] log-sum-exp per row, or null
@@ -55,9 +59,12 @@ struct Plan : AttentionPlan {
       : AttentionPlan(shape, options),
         renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
                     options.causal != CausalMask::kNone),
+        kv_dtype(shape.kv_dtype),
+        k_row(KvRowBytes(shape.kv_dtype, d)),
+        v_row(KvRowBytes(shape.kv_dtype, dv)),
         q(q_),
-        k(k_),
-        v(v_),
+        k(reinterpret_cast<const uint8_t*>(k_)),
+        v(reinterpret_cast<const uint8_t*>(v_)),
         out(out_),
         weights(weights_),
         lse(lse_) {}
@@ -74,8 +81,8 @@ struct Block {
   size_t i0, i1;
   size_t b, h;     // batch item and (first) query head of the block
   const float* q;  // the block's first query row
-  const float* k;  // the KV head's keys
-  const float* v;  // the KV head's values
+  const uint8_t* k;  // the KV head's stored key rows
+  const uint8_t* v;  // the KV head's stored value rows
 
   Block(const Plan& p, size_t row0_, size_t rows_)
       : row0(row0_),
@@ -86,8 +93,8 @@ struct Block {
         h(row0_ / p.tq % p.heads),
         q(p.q + row0_ * p.d) {
     const size_t kv = internal::KvHeadOf(p.shape, row0_ / p.tq);
-    k = p.k + kv * p.kv_stride * p.d;
-    v = p.v + kv * p.kv_stride * p.dv;
+    k = p.k + kv * p.kv_stride * p.k_row;
+    v = p.v + kv * p.kv_stride * p.v_row;
   }
 
   // Row index of query r of the block in [B·H·Tq] (dropout counter, output).
@@ -137,6 +144,8 @@ struct Workspace {
   float* s;     // [kQueryBlock][kKeyBlock] score / probability tile
   float* o;     // [kQueryBlock][dv_panel] output accumulators
   float* rows;  // [kQueryBlock][tk]     weight rows when the caller has none
+  float* deq;   // [kKeyBlock][d]  SCALAR target, bfloat16 / int8 k: the
+                // tile's key values before PackKeys transposes them
 
   // Assigns the buffers from carver (a null base: only counts).
   Workspace(const Plan& p, bool need_rows, WorkspaceCarver* carver) {
@@ -147,6 +156,9 @@ struct Workspace {
     s = carver->Take(kQueryBlock * kKeyBlock);
     o = carver->Take(kQueryBlock * p.dv_panel);
     rows = carver->Take(need_rows ? kQueryBlock * RoundUp(p.tk, 16) : 0);
+    const bool scalar = HWY_TARGET == HWY_SCALAR;
+    deq = carver->Take(
+        scalar && p.kv_dtype != KvDtype::kFloat32 ? kKeyBlock * p.d : 0);
     if (zero) memset(zero, 0, p.d_pad * sizeof(float));
   }
 };
@@ -164,20 +176,38 @@ HWY_INLINE void PackKeys(const float* HWY_RESTRICT k, size_t d, size_t kn,
   }
 }
 
-// ws.s[r][j] = q row r · key j for the `kn` keys starting at `k`. q has
-// row stride ldq and, on vector targets, rows padded to whole vectors
-// (see QueryRows).
+// Stored rows [0, n) of `width` values as float rows of `padded` floats
+// (ld): the rows themselves for float32 without padding, else a padded
+// float32 copy (a tile, at most) in buf.
+HWY_INLINE const float* TileRows(const Plan& p, const uint8_t* src, size_t n,
+                                 size_t width, size_t row_bytes, size_t padded,
+                                 float* buf, size_t* ld) {
+  if (p.kv_dtype == KvDtype::kFloat32) {
+    return PaddedRows(reinterpret_cast<const float*>(src), n, width, padded,
+                      buf, ld);
+  }
+  DequantRows(p.kv_dtype, src, n, width, row_bytes, padded, buf);
+  *ld = padded;
+  return buf;
+}
+
+// ws.s[r][j] = q row r · key j for the `kn` stored key rows starting at
+// `k`. q has row stride ldq and, on vector targets, rows padded to whole
+// vectors (see QueryRows).
 HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
-                             const float* k, size_t rows, size_t kn,
+                             const uint8_t* k_rows, size_t rows, size_t kn,
                              const Workspace& ws) {
 #if HWY_TARGET == HWY_SCALAR
   // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
+  size_t ld;
+  const float* k = TileRows(p, k_rows, kn, p.d, p.k_row, p.d, ws.deq, &ld);
   PackKeys(k, p.d, kn, ws.keys);
   MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
                ws.s, kKeyBlock);
 #else
   size_t ldk;
-  k = PaddedRows(k, kn, p.d, p.d_pad, ws.keys, &ldk);
+  const float* k =
+      TileRows(p, k_rows, kn, p.d, p.k_row, p.d_pad, ws.keys, &ldk);
   if (rows == 1) {  // a decode step's lone row: block over keys instead
     DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
   } else {
@@ -195,10 +225,13 @@ HWY_INLINE const float* QueryRows(const Plan& p, const Block& b,
 }
 
 // The value rows of keys [k0, k0 + kn) with a stride that the microkernel
-// can read whole panels from (padded copies when Dv is not a multiple).
-HWY_INLINE const float* ValueRows(const Plan& p, const float* v_head, size_t k0,
-                                  size_t kn, float* vp, size_t* ldv) {
-  return PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, vp, ldv);
+// can read whole panels from (padded copies when Dv is not a multiple, or
+// converted ones from a bfloat16 or int8 cache).
+HWY_INLINE const float* ValueRows(const Plan& p, const uint8_t* v_head,
+                                  size_t k0, size_t kn, float* vp,
+                                  size_t* ldv) {
+  return TileRows(p, v_head + k0 * p.v_row, kn, p.dv, p.v_row, p.dv_panel, vp,
+                  ldv);
 }
 
 // Query r's scores of the tile [k0, k0 + kn) after the score rules: scaled,

@@ -20,7 +20,6 @@
 #include "src/layer.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <memory>
 #include <vector>
@@ -53,22 +52,53 @@ struct FreeDeleter {
   void operator()(float* p) const { free(p); }
 };
 
-// [B, T, H, hd] -> [B, H, rows, hd] at rows [row0, row0 + T) of each head
-// (split; rows = T, row0 = 0 for a dense tensor, a cache's capacity and
-// length for a cache), or back (merge, dense only).
+// dst[0, n) = src[0, n), four floats per step: a small model's head rows
+// are a few dozen floats, where a memcpy call per row cost a few % of a
+// training step in wasm. Written as four loads, then four stores, so that
+// the compiler turns it into vector copies rather than back into memcpy.
+inline void CopyRow(const float* __restrict src, size_t n,
+                    float* __restrict dst) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float a0 = src[i], a1 = src[i + 1], a2 = src[i + 2], a3 = src[i + 3];
+    dst[i] = a0;
+    dst[i + 1] = a1;
+    dst[i + 2] = a2;
+    dst[i + 3] = a3;
+  }
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+// [B, T, H, hd] -> [B, H, T, hd] (split), or back (merge).
 void Permute(const float* src, size_t b, size_t t, size_t h, size_t hd,
-             bool split, float* dst, size_t rows = 0, size_t row0 = 0) {
-  if (rows == 0) rows = t;
+             bool split, float* dst) {
   for (size_t ib = 0; ib < b; ++ib) {
     for (size_t it = 0; it < t; ++it) {
       for (size_t ih = 0; ih < h; ++ih) {
         const size_t merged = ((ib * t + it) * h + ih) * hd;
-        const size_t heads = ((ib * h + ih) * rows + row0 + it) * hd;
+        const size_t heads = ((ib * h + ih) * t + it) * hd;
         if (split) {
-          memcpy(dst + heads, src + merged, hd * sizeof(float));
+          CopyRow(src + merged, hd, dst + heads);
         } else {
-          memcpy(dst + merged, src + heads, hd * sizeof(float));
+          CopyRow(src + heads, hd, dst + merged);
         }
+      }
+    }
+  }
+}
+
+// [B, T, H, hd] -> rows [row0, row0 + T) of the cache's [B, H, rows, ·]
+// stored rows (kv_storage.h), rounded to its dtype.
+void SplitIntoCache(const float* src, size_t b, size_t t, size_t h, size_t hd,
+                    KvDtype dtype, float* dst, size_t rows, size_t row0) {
+  const size_t row_bytes = KvRowBytes(dtype, hd);
+  uint8_t* bytes = reinterpret_cast<uint8_t*>(dst);
+  for (size_t ib = 0; ib < b; ++ib) {
+    for (size_t it = 0; it < t; ++it) {
+      for (size_t ih = 0; ih < h; ++ih) {
+        const size_t merged = ((ib * t + it) * h + ih) * hd;
+        const size_t row = (ib * h + ih) * rows + row0 + it;
+        StoreKvRows(dtype, src + merged, 1, hd, bytes + row * row_bytes);
       }
     }
   }
@@ -105,7 +135,8 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
   const KVCacheView& c = o.cache;
   if (backward && (c.keys || c.values)) return Status::kInvalidOption;
   if (c.keys &&
-      (c.length < 0 || c.capacity < 1 || c.length > c.capacity - o.tokens)) {
+      (c.length < 0 || c.start < 0 || c.capacity < 1 ||
+       c.length > c.capacity - o.tokens)) {
     return Status::kInvalidShape;
   }
   if (p.rope_base != 0.0f) {
@@ -120,7 +151,8 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
                           p.head_dim,
                           p.head_dim,
                           internal::ResolveKvHeads(p.num_kv_heads, p.num_heads),
-                          c.keys ? c.capacity : 0};
+                          c.keys ? c.capacity : 0,
+                          c.keys ? c.dtype : KvDtype::kFloat32};
   // The layer splits heads itself (layout bhsd); its sinks are a parameter.
   if (o.attention.layout != Layout::kBHSD || o.attention.sinks) {
     return internal::Refuse(Status::kInvalidOption,
@@ -151,6 +183,10 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     return st;
   }
   const KVCacheView& cache = o.cache;
+  if (out.scores && shape.kv_dtype != KvDtype::kFloat32) {
+    return internal::Refuse(Status::kInvalidOption,
+                            "outputs.scores: needs a float32 cache");
+  }
   if (!x || !out.y || !p.w_query || !p.w_key || !p.w_value ||
       (cache.keys != nullptr) != (cache.values != nullptr)) {
     return Status::kNullPointer;
@@ -198,14 +234,16 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
     if (st != Status::kOk) return st;
     if (p.rope_base != 0.0f && i < 2) {
       st = ApplyRope(p.rope_base, o.batch, o.tokens,
-                     static_cast<int64_t>(heads[i]), p.head_dim, past, proj,
+                     static_cast<int64_t>(heads[i]), p.head_dim,
+                     past + (cache.keys ? cache.start : 0), proj,
                      p.rope_scaling);
       if (st != Status::kOk) return st;
     }
     if (split[i]) Permute(proj, b, t, heads[i], hd, /*split=*/true, split[i]);
     if (cached[i]) {
-      Permute(proj, b, t, heads[i], hd, /*split=*/true, cached[i],
-              static_cast<size_t>(cache.capacity), static_cast<size_t>(past));
+      SplitIntoCache(proj, b, t, heads[i], hd, cache.dtype, cached[i],
+                     static_cast<size_t>(cache.capacity),
+                     static_cast<size_t>(past));
     }
   }
   // 2. Raw scores per head: Q·Kᵀ is a Linear with the head's keys (all

@@ -55,14 +55,22 @@ struct AttentionLayerParams {
 // keys [batch, num_kv_heads, capacity, head_dim], values the same; the first
 // `length` rows of each KV head hold earlier calls' keys and values. A
 // forward writes its own at rows [length, length + tokens) and attends over
-// all length + tokens; its RoPE positions start at `length`. The caller owns
-// the length (and advances it after a successful call). keys == null: no
-// cache.
+// all length + tokens; its RoPE positions start at `start + length`. The
+// caller owns the length (and advances it after a successful call). A
+// sliding-window cache that dropped its oldest rows says how many in
+// `start` (row 0 holds position `start`): attention reads only relative
+// positions, so only RoPE needs it. keys == null: no cache. A bfloat16 or
+// int8 cache (dtype) holds its rows as kv_storage.h says (KvRowBytes apart,
+// keys and values alike); the forward rounds the new rows as it stores
+// them, and attention reads them where they are (raw scores,
+// outputs.scores, need a float32 cache).
 struct KVCacheView {
   float* keys = nullptr;
   float* values = nullptr;
   int64_t capacity = 0;
   int64_t length = 0;
+  int64_t start = 0;
+  KvDtype dtype = KvDtype::kFloat32;
 };
 
 // The input's size and the attention options, passed on to Attention as

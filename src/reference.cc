@@ -26,6 +26,7 @@
 #include "src/attention_backward.h"
 #include "src/dropout.h"
 #include "src/internal.h"
+#include "src/kv_storage.h"
 #include "src/linear.h"
 #include "src/matmul.h"
 #include "src/visibility.h"
@@ -43,6 +44,27 @@ void SoftmaxRow(const double* s, size_t n, double* w) {
     sum += w[j];
   }
   for (size_t j = 0; j < n; ++j) w[j] /= sum;
+}
+
+// The float32 values of a bfloat16 or int8 k (or v) [B, Hkv, cap, width]:
+// the first key_len rows of each KV head, dense (LoadKvRow, the values the
+// kernels read).
+std::vector<float> DequantisedRows(const AttentionShape& shape,
+                                   const float* rows, size_t width) {
+  const size_t heads =
+      static_cast<size_t>(shape.batch * internal::KvHeads(shape));
+  const size_t tk = static_cast<size_t>(shape.key_len);
+  const size_t cap = static_cast<size_t>(internal::KvCapacity(shape));
+  const size_t row_bytes = KvRowBytes(shape.kv_dtype, width);
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(rows);
+  std::vector<float> dense(heads * tk * width);
+  for (size_t h = 0; h < heads; ++h) {
+    for (size_t j = 0; j < tk; ++j) {
+      LoadKvRow(shape.kv_dtype, bytes + (h * cap + j) * row_bytes, width,
+                dense.data() + (h * tk + j) * width);
+    }
+  }
+  return dense;
 }
 
 }  // namespace
@@ -66,6 +88,18 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
     return st;
   }
   if (!q || !k || !v || !out) return Status::kNullPointer;
+  if (shape.kv_dtype != KvDtype::kFloat32) {
+    // The oracle of a bfloat16 or int8 cache: the float32 one on its values.
+    const std::vector<float> kd =
+        DequantisedRows(shape, k, static_cast<size_t>(shape.head_dim));
+    const std::vector<float> vd =
+        DequantisedRows(shape, v, static_cast<size_t>(shape.value_dim));
+    AttentionShape dense = shape;
+    dense.kv_dtype = KvDtype::kFloat32;
+    dense.kv_capacity = 0;
+    return AttentionWithLogSumExpReference(
+        dense, options, q, kd.data(), vd.data(), out, weights, log_sum_exp);
+  }
 
   const size_t batch = static_cast<size_t>(shape.batch);
   const size_t heads = static_cast<size_t>(shape.heads);

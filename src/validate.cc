@@ -46,6 +46,11 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
   if (s.kv_heads < 0 || s.kv_capacity < 0) {
     return Refuse(Status::kInvalidShape, "kv_heads / kv_capacity < 0");
   }
+  const int dtype = static_cast<int>(s.kv_dtype);
+  if (dtype < 0 || dtype > 2) {
+    return Refuse(Status::kInvalidShape,
+                  "kv_dtype: must be 0 (float32), 1 (bfloat16) or 2 (int8)");
+  }
   const int64_t kvh = internal::KvHeads(s), cap = internal::KvCapacity(s);
   if (s.heads % kvh != 0) {
     return Refuse(Status::kInvalidShape, "kv_heads: must divide heads");
@@ -87,6 +92,10 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
     return Refuse(Status::kInvalidOption, "scale: must be finite");
   }
   const int layout = static_cast<int>(o.layout);
+  if (layout == 1 && s.kv_dtype != KvDtype::kFloat32) {
+    return Refuse(Status::kInvalidOption,
+                  "layout: a bfloat16 or int8 k/v (kv_dtype) needs bhsd");
+  }
   if (layout < 0 || layout > 1) {
     return Refuse(Status::kInvalidOption,
                   "layout: must be 0 (bhsd) or 1 (bshd)");
@@ -177,6 +186,10 @@ Status ValidateAttentionBackward(const AttentionShape& s,
   // forward's only: the backward trains on a call's own keys).
   const Status st = ValidateAttention(s, o);
   if (st != Status::kOk) return st;
+  if (s.kv_dtype != KvDtype::kFloat32) {
+    return internal::Refuse(Status::kInvalidShape,
+                            "kv_dtype: the backward takes float32 k and v");
+  }
   if (s.kv_capacity != 0 && s.kv_capacity != s.key_len) {
     return internal::Refuse(Status::kInvalidShape,
                             "kv_capacity: the backward takes dense k and v");

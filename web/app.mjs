@@ -168,7 +168,8 @@ function renderChips(tokens, q0, state) {
     b.textContent = tokenLabel(t.text, 24);
     const row = index - q0;
     b.dataset.row = row;
-    const x = Array.from(page.view.x.subarray(index * D_IN, (index + 1) * D_IN), (v) => v.toFixed(2));
+    const w = page.result.dIn ?? D_IN; // a Learn head's input is its residual stream
+    const x = Array.from(page.view.x.subarray(index * w, (index + 1) * w), (v) => v.toFixed(2));
     b.title = chipTitle(t, x, row);
     if (row < 0) b.classList.add('key-only');
     if (state.bookEmbeddings && bookWord(t)) b.classList.add('book');
@@ -242,6 +243,7 @@ async function update() {
   page.result = r;
   const t0 = performance.now();
   draw(state, tokens, x);
+  delete document.body.dataset.learnHead;
   const redrawMs = performance.now() - t0;
   $('timing').textContent = timingLine(r, redrawMs);
   Object.assign(document.body.dataset, {
@@ -296,7 +298,8 @@ function draw(state, tokens, x) {
   });
 
   const rn = r.renorm;
-  $('renormalize-off').hidden = rn !== null;
+  // (A Learn head skips the chapter's first route: its page section then says nothing.)
+  $('renormalize-off').hidden = rn !== null || r.route.kind === 'learn';
   $('renormalize-panels').hidden = rn === null;
   if (rn) {
     panels.get('full').setData({ ...common, values: rn.full });
@@ -305,10 +308,25 @@ function draw(state, tokens, x) {
   }
 
   for (const [id, text] of Object.entries(panelNotes(r, state))) setNote(id, text);
-  $('pipeline-title').textContent = pipelineTitle(r);
-  $('route').textContent = routeLine(r, state);
+  $('pipeline-title').textContent = r.title ?? pipelineTitle(r);
+  $('route').textContent = r.route.line ?? routeLine(r, state);
   for (const hm of allMaps()) hm.setSelectedRow(page.selectedRow);
   describeRow();
+}
+
+/**
+ * A trained head of the Learn section in the pipeline's panels: `r` is
+ * learn-pipeline.mjs's result (runPipeline's shape), `tokens` the probe's.
+ * The next change of a setting above draws the book's example again.
+ */
+function showLearnHead(r, tokens) {
+  page.generation += 1; // an update on its way no longer draws over it
+  page.result = r;
+  page.selectedRow = null;
+  page.chipsFor = null;
+  draw({ ...readForm(fields).state, training: false }, tokens, r.x);
+  Object.assign(document.body.dataset, { learnHead: `${r.layer + 1}.${r.head + 1}`, renderCount: String(++page.renderCount) });
+  $('pipeline-title').scrollIntoView({ block: 'start' });
 }
 
 // ---------------------------------------------------------------- start
@@ -360,7 +378,7 @@ async function main() {
   applyPreset(DEFAULT_PRESET);
   // The Learn section trains in a worker of its own, which loads the
   // package itself: it starts now, alongside the engine below.
-  setupLearn({ getText: () => fields.text.value });
+  setupLearn({ getText: () => fields.text.value, showInPipeline: showLearnHead });
   // The one place the page obtains its runtime: in a worker, so that no
   // computation ever blocks the page's thread.
   page.ca = await init({ worker: true });

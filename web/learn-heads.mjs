@@ -114,15 +114,18 @@ function shown() {
     });
     return { ids: g.ids.slice(0, n), T: n, weights };
   }
-  if (!learn.probe) return null;
-  return { ids: learn.info.probeIds, T: learn.info.tokens, weights: learn.probe.weights };
+  // A checkpoint the slider (learn-scrub.mjs) went back to, else the latest probe.
+  const probe = learn.checkpoint ?? learn.probe;
+  if (!probe) return null;
+  return { ids: learn.info.probeIds, T: learn.info.tokens, weights: probe.weights };
 }
 
 export function drawHeads() {
   const view = shown();
   if (!view) return;
   const { labels, names } = labelsFor(view.ids);
-  const scores = learn.probe?.scores;
+  const scores = (learn.checkpoint ?? learn.probe)?.scores;
+  const best = learn.checkpoint?.best ?? learn.best;
   for (const [k, m] of learn.maps.entries()) {
     m.hm.setData({
       values: view.weights[m.layer], offset: m.head * view.T * view.T, rows: view.T, cols: view.T, maskShift: 0,
@@ -137,7 +140,7 @@ export function drawHeads() {
       drawSparkline(m.previous.canvas, h.steps, h.previous, { colour: PREVIOUS_COLOUR });
       drawSparkline(m.induction.canvas, h.steps, h.induction, { colour: INDUCTION_COLOUR });
     }
-    const isBest = learn.best && learn.best.layer === m.layer && learn.best.head === m.head && learn.best.score > 0.2;
+    const isBest = best && best.layer === m.layer && best.head === m.head && best.score > 0.2;
     m.fig.classList.toggle('best', Boolean(isBest));
   }
   const T = learn.info.tokens;

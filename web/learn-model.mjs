@@ -12,7 +12,11 @@
 // output form an induction head.
 //
 // `ca` is a runtime from init() (synchronous calls: the training worker
-// imports the package itself).
+// imports the package itself). `attention` picks the layers' kind
+// (learn-variants.mjs; 'full' by default): the variants with RoPE have no
+// position embedding.
+
+import { attentionLayer, learnsPositions } from './learn-variants.mjs';
 
 export class AttentionOnlyTransformer {
   /**
@@ -20,15 +24,17 @@ export class AttentionOnlyTransformer {
    * multiple of heads (each head has dModel / heads dimensions). Parameters
    * come from the runtime's generator: call ca.manualSeed(seed) first.
    */
-  constructor(ca, { vocab, layers, heads, dModel, contextLength }) {
+  constructor(ca, { vocab, layers, heads, dModel, contextLength, attention = 'full', window = contextLength }) {
     Object.assign(this, { vocab, layers, heads, dModel, contextLength });
     // One module tree, named as the book's GPTModel names its parts:
     // train()/eval(), parameters() and the state dict reach every layer.
     this.net = new ca.Module();
     this.tokenEmbedding = this.net.registerModule('tok_emb', new ca.Embedding(vocab, dModel));
-    this.positionEmbedding = this.net.registerModule('pos_emb', new ca.Embedding(contextLength, dModel));
+    this.positionEmbedding = learnsPositions(attention)
+      ? this.net.registerModule('pos_emb', new ca.Embedding(contextLength, dModel)) : null;
+    const layer = { attention, window, dModel, heads, contextLength };
     this.attention = this.net.registerModule('layers', new ca.ModuleList(Array.from({ length: layers },
-      () => new ca.MultiHeadAttention(dModel, dModel, contextLength, 0.0, heads))));
+      () => attentionLayer(ca, layer))));
     this.unembed = this.net.registerModule('out_head', new ca.Linear(dModel, vocab));
   }
 
@@ -59,8 +65,9 @@ export class AttentionOnlyTransformer {
   // Token plus position embeddings of `ids` [batch, tokens] at positions
   // start … start + tokens − 1.
   #embed(ids, batch, tokens, start = 0) {
-    const positions = Int32Array.from({ length: batch * tokens }, (_, k) => start + (k % tokens));
     const x = this.tokenEmbedding.forward(ids, [batch, tokens]);
+    if (!this.positionEmbedding) return x;
+    const positions = Int32Array.from({ length: batch * tokens }, (_, k) => start + (k % tokens));
     const p = this.positionEmbedding.forward(positions, [batch, tokens]);
     for (let k = 0; k < x.length; k++) x[k] += p[k];
     return x;
@@ -87,6 +94,22 @@ export class AttentionOnlyTransformer {
   }
 
   /**
+   * The residual stream entering layer `layer` (0-based) for `ids` (one
+   * sequence of `tokens`), in eval mode: the embeddings plus the earlier
+   * layers' outputs, [tokens, dModel] (the pipeline panels' input).
+   */
+  layerInput(ids, tokens, layer) {
+    this.eval();
+    const shape = [1, tokens, this.dModel];
+    const x = this.#embed(ids, 1, tokens);
+    for (let l = 0; l < layer; l++) {
+      const h = this.attention[l].forward(x, shape);
+      for (let k = 0; k < x.length; k++) x[k] += h[k];
+    }
+    return x;
+  }
+
+  /**
    * The backward of the last training forward: gradLogits [batch, tokens,
    * vocab] (crossEntropy's gradLogits); every parameter's gradient
    * accumulates. The residual stream's gradient is the sum of the skip
@@ -99,7 +122,7 @@ export class AttentionOnlyTransformer {
       for (let k = 0; k < dx.length; k++) dx[k] += d[k];
     }
     this.tokenEmbedding.backward(dx);
-    this.positionEmbedding.backward(dx);
+    this.positionEmbedding?.backward(dx);
   }
 
   /** Tokens in the KV caches (the generated sequence's length so far). */

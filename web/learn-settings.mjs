@@ -4,11 +4,11 @@
 import { period } from './learn-tasks.mjs';
 import { $, learn } from './learn-state.mjs';
 
-const SETTING_FIELDS = ['vocab', 'layers', 'heads', 'dModel', 'contextLength', 'seed', 'lr', 'batch'];
+const SETTING_FIELDS = ['vocab', 'layers', 'heads', 'dModel', 'contextLength', 'seed', 'lr', 'batch', 'window'];
 
 export function readSettings() {
   const form = $('learn-controls').elements;
-  const s = { task: form.task.value };
+  const s = { task: form.task.value, attention: form.attention.value };
   for (const name of SETTING_FIELDS) s[name] = form[name].value === '' ? NaN : Number(form[name].value);
   return s;
 }
@@ -16,6 +16,7 @@ export function readSettings() {
 export function writeSettings(s) {
   const form = $('learn-controls').elements;
   form.task.value = s.task;
+  form.attention.value = s.attention ?? 'full';
   for (const name of SETTING_FIELDS) form[name].value = String(s[name]);
 }
 

@@ -10,6 +10,7 @@ export const learn = {
   ready: false,
   run: 0, // the newest run asked for: messages of older ones are dropped
   getText: () => '',
+  showInPipeline: null, // (result, tokens) => void: the page's pipeline shows a head (app.mjs)
   info: null, // the run's sizes from the worker ('configured')
   textTokens: null, // { gpt2 id → token } of the text the run trains on (and of prompts)
   running: false, // what the page asked for (the Start / Pause button)
@@ -19,6 +20,7 @@ export const learn = {
   chance: [],
   stepsPerSecond: 0,
   probe: null, // the latest { step, weights, scores }
+  checkpoint: null, // the checkpoint the slider shows ({ step, weights, scores, probeLoss, best }), or null: the latest
   history: [], // per head: { steps, previous, induction } (sparklines)
   best: null, // { score, layer, head }
   maps: [], // per head: { hm, fig, scores, sparkPrevious, sparkInduction, layer, head }

@@ -9,6 +9,7 @@ import { AttentionOnlyTransformer } from './learn-model.mjs';
 import {
   IGNORE, compactVocabulary, inductionBatch, inductionProbe, period, textBatch, textProbe,
 } from './learn-tasks.mjs';
+import { checkVariant } from './learn-variants.mjs';
 
 /** Bounds of each setting (inclusive). */
 export const LIMITS = {
@@ -20,6 +21,7 @@ export const LIMITS = {
   batch: [1, 64],
   seed: [0, 2 ** 32 - 1],
   lr: [1e-5, 0.1],
+  window: [1, 256],
 };
 
 /**
@@ -42,6 +44,8 @@ export const DEFAULTS = {
   batch: 16,
   lr: 5e-3,
   seed: 0,
+  attention: 'full', // learn-variants.mjs
+  window: 16, // the sliding window's tokens (attention 'window')
 };
 
 /**
@@ -60,6 +64,7 @@ export function checkSettings(s, textTokens = 0) {
   if (Number.isInteger(s.dModel) && Number.isInteger(s.heads) && s.heads > 0 && s.dModel % s.heads !== 0) {
     problems.push(`d_model must be a multiple of the number of heads (${s.heads}), got ${s.dModel}.`);
   }
+  problems.push(...checkVariant(s));
   if (s.task !== 'induction' && s.task !== 'text') problems.push(`task must be 'induction' or 'text', got ${s.task}.`);
   if (s.task === 'text' && textTokens < 3) {
     problems.push(`The text needs at least 3 tokens to train on, got ${textTokens}.`);
@@ -98,6 +103,7 @@ export class Trainer {
     ca.manualSeed(s.seed);
     this.model = new AttentionOnlyTransformer(ca, {
       vocab: this.vocab, layers: s.layers, heads: s.heads, dModel: s.dModel, contextLength: s.contextLength,
+      attention: s.attention, window: s.window,
     });
     this.optimizer = new ca.optim.AdamW(this.model.modules(), { lr: s.lr });
     /** Steps taken; losses[k] is step k's mean loss (before its update). */

@@ -11,6 +11,15 @@
 //   losses (the new ones), stepsPerSecond, running }, 'probe' { step, weights,
 //   scores }, 'token' { index (−1: the prompt), id, weights (per layer
 //   [heads, queries, keys]), queries, done }, 'error' { message }.
+// Keeping the run (learn-keep.mjs: checkpoints, IndexedDB, state dicts):
+//   page → worker { type: 'configure', ..., restore } (continue the saved
+//   run if it has these settings), { type: 'checkpoint', index },
+//   'state-dict', { type: 'load-state-dict', dict }, { type: 'pipeline',
+//   layer, head }; worker → page 'ready'
+//   { saved: the saved run's settings or null }, 'checkpoints' { summary },
+//   'checkpoint' { index, step, weights, scores, probeLoss }, 'saved'
+//   { step }, 'state-dict' { json }, 'loaded', 'keep-error' { message },
+//   'pipeline' { result (pipeline.mjs's runPipeline shape) }.
 //
 // While running it trains in slices of about SLICE_MS, reports after each,
 // probes the heads every PROBE_MS, and yields between slices so that
@@ -18,6 +27,7 @@
 
 import { init } from '/dist/index.mjs';
 import { Trainer } from './learn-trainer.mjs';
+import { Keeper } from './learn-keep.mjs';
 
 const SLICE_MS = 25;
 const PROBE_MS = 150;
@@ -31,6 +41,7 @@ let lastProbe = 0;
 const rate = { times: [], steps: [] }; // (time, step) pairs of the last second of running
 
 const post = (message, transfer = []) => postMessage({ ...message, run }, transfer);
+const keeper = new Keeper(post);
 
 function reportProgress(from) {
   const now = performance.now();
@@ -67,9 +78,13 @@ function slice() {
   if (!running || generating || !trainer) return;
   const from = trainer.step;
   const t0 = performance.now();
-  do trainer.trainStep(); while (performance.now() - t0 < SLICE_MS);
+  do {
+    trainer.trainStep();
+    keeper.afterStep(trainer);
+  } while (performance.now() - t0 < SLICE_MS);
   reportProgress(from);
   if (performance.now() - lastProbe >= PROBE_MS) probe();
+  keeper.autosave(trainer);
   yieldThenSlice();
 }
 
@@ -106,6 +121,7 @@ function handle(message) {
       running = false;
       run = message.run;
       trainer = new Trainer(ca, message.settings);
+      keeper.configure(trainer, message.restore);
       rate.times.length = 0;
       rate.steps.length = 0;
       post({
@@ -129,13 +145,17 @@ function handle(message) {
     case 'pause':
       running = false;
       reportProgress(trainer.step);
+      probe(); // the heads at the step it stopped at
+      keeper.save(trainer);
       return;
     case 'step': {
       if (running || generating) return;
       const from = trainer.step;
       trainer.trainStep();
+      keeper.afterStep(trainer);
       reportProgress(from);
       probe();
+      keeper.save(trainer);
       return;
     }
     case 'generate':
@@ -143,6 +163,10 @@ function handle(message) {
       generate(message).catch((error) => post({ type: 'error', message: error.message }));
       return;
     default:
+      if (keeper.handle(message, trainer)) {
+        if (message.type === 'load-state-dict') probe();
+        return;
+      }
       throw new TypeError(`unknown message type ${message.type}`);
   }
 }
@@ -161,8 +185,9 @@ const early = [];
 self.onmessage = ({ data }) => (ca ? receive(data) : early.push(data));
 // One thread: the model is small, and on a page whose engine worker and
 // browser share a few cores a pool would only wait for them.
-init({ build: 'single' }).then((runtime) => {
+init({ build: 'single' }).then(async (runtime) => {
+  const saved = await keeper.load();
   ca = runtime;
-  post({ type: 'ready', build: ca.build, target: ca.target });
+  post({ type: 'ready', build: ca.build, target: ca.target, saved });
   for (const message of early.splice(0)) receive(message);
 }, (error) => post({ type: 'error', message: `The engine did not load: ${error.message}` }));

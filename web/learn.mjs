@@ -17,17 +17,26 @@ import { addToken, generate, writePrompt } from './learn-generation.mjs';
 import { addScores, buildHeads, drawHeads, setView } from './learn-heads.mjs';
 import { addLosses, createChart, drawChart, drawStatus } from './learn-progress.mjs';
 import { readSettings, setButtons, taskHint, writeSettings } from './learn-settings.mjs';
+import { fillOpenSelect, followBest, onOpenMessage, setupOpen } from './learn-open.mjs';
+import { followProbe, onScrubMessage, resetScrub, setupScrub } from './learn-scrub.mjs';
+import { onShareMessage, setupShare } from './learn-share.mjs';
 import { $, draw, learn, setPainters } from './learn-state.mjs';
 import { DEFAULTS, LIMITS, checkSettings } from './learn-trainer.mjs';
+import { variantHint } from './learn-variants.mjs';
 import { tokenize } from './tokens.mjs';
 
 setPainters({ chart: drawChart, heads: drawHeads, status: drawStatus });
 
-/** Checks the form; with no problem, starts a new run (step 0, paused). */
-function configure() {
+/**
+ * Checks the form; with no problem, starts a new run (step 0, paused), or
+ * with `restore` continues the run saved in this browser if it has these settings.
+ */
+function configure(restore = false) {
   const s = readSettings();
   $('task-hint').textContent = taskHint(s);
   $('learn-vocab').disabled = s.task !== 'induction';
+  $('attention-hint').textContent = variantHint(s);
+  $('learn-window').disabled = s.attention !== 'window';
   const settings = { ...s };
   let tokens = [];
   if (s.task === 'text') {
@@ -58,8 +67,9 @@ function configure() {
   $('loss-table').tBodies[0].replaceChildren();
   learn.info = null;
   setButtons();
+  resetScrub();
   drawStatus(); // at once: step 0 from here on, whatever the old run still says
-  learn.worker.postMessage({ type: 'configure', settings, run: ++learn.run });
+  learn.worker.postMessage({ type: 'configure', settings, run: ++learn.run, restore });
 }
 
 // ---------------------------------------------------------------- worker
@@ -69,11 +79,13 @@ function onMessage({ data: m }) {
   switch (m.type) {
     case 'ready':
       learn.ready = true;
-      configure();
+      if (m.saved) writeSettings(m.saved);
+      configure(Boolean(m.saved));
       return;
     case 'configured':
       learn.info = m.info;
       buildHeads();
+      fillOpenSelect();
       writePrompt();
       $('learn').dataset.ready = 'true';
       setButtons();
@@ -88,6 +100,8 @@ function onMessage({ data: m }) {
     case 'probe':
       learn.probe = m;
       addScores(m);
+      followProbe();
+      followBest();
       draw('heads', 'status');
       return;
     case 'token':
@@ -102,15 +116,20 @@ function onMessage({ data: m }) {
       draw('status');
       return;
     default:
+      if (onScrubMessage(m) || onShareMessage(m) || onOpenMessage(m)) return;
       throw new TypeError(`unknown message from the training worker: ${m.type}`);
   }
 }
 
 // ---------------------------------------------------------------- start
 
-/** Wires the section; `getText()` returns the text box's text (the text task). */
-export function setupLearn({ getText }) {
+/**
+ * Wires the section; `getText()` returns the text box's text (the text
+ * task), `showInPipeline(result, tokens)` shows a head in the page's pipeline.
+ */
+export function setupLearn({ getText, showInPipeline }) {
   learn.getText = getText;
+  learn.showInPipeline = showInPipeline;
   writeSettings(DEFAULTS);
   const s = readSettings();
   $('task-hint').textContent = taskHint(s);
@@ -119,6 +138,9 @@ export function setupLearn({ getText }) {
     if (input?.type === 'number') Object.assign(input, { min: String(lo), max: String(hi) });
   }
   createChart();
+  setupScrub();
+  setupShare();
+  setupOpen();
   $('learn-controls').addEventListener('change', (e) => {
     if (e.target.closest('.train-buttons')) return;
     configure();

@@ -1,6 +1,8 @@
 // The browser bench's static server: the built package at /dist/,
-// onnxruntime-web's dist at /ort/, bench/ at /bench/; every response cross-
-// origin isolated (COOP/COEP), as pthreads in a page need.
+// onnxruntime-web's dist at /ort/, bench/ at /bench/, the demo's modules at
+// /web/ (the Learn row trains web/learn-trainer.mjs's model), and any
+// `extra` [path, folder] mounts (another checkout's dist/); every response
+// cross-origin isolated (COOP/COEP), as pthreads in a page need.
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -10,12 +12,14 @@ import sirv from 'sirv';
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const ortDist = dirname(createRequire(import.meta.url).resolve('onnxruntime-web'));
 
-export function startBenchServer() {
+export function startBenchServer(extra = []) {
   const options = { dev: true };
   const mounts = [
     ['/dist/', sirv(join(root, 'dist'), options)],
     ['/ort/', sirv(ortDist, options)],
     ['/bench/', sirv(join(root, 'bench'), options)],
+    ['/web/', sirv(join(root, 'web'), options)],
+    ...extra.map(([path, dir]) => [path, sirv(dir, options)]),
   ];
   const server = http.createServer((req, res) => {
     res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');

@@ -24,6 +24,8 @@ const peer = (file) => new URL(`../peers/${file}`, import.meta.url);
 const CASES = [
   { key: 'resident-1', label: 'ours, resident KV cache', peer: 'ours.mjs', variant: 'resident KV cache', threads: 1 },
   { key: 'resident-2', label: 'ours, resident KV cache', peer: 'ours.mjs', variant: 'resident KV cache', threads: 2 },
+  { key: 'bf16-1', label: 'ours, resident KV cache, bfloat16', peer: 'ours.mjs', variant: 'resident KV cache, bfloat16', threads: 1, dtype: 'bfloat16' },
+  { key: 'int8-1', label: 'ours, resident KV cache, int8', peer: 'ours.mjs', variant: 'resident KV cache, int8', threads: 1, dtype: 'int8' },
   { key: 'copied-1', label: 'ours, attention() (K/V copied in)', peer: 'ours.mjs', variant: 'attention(), K/V copied in', threads: 1 },
   { key: 'copied-2', label: 'ours, attention() (K/V copied in)', peer: 'ours.mjs', variant: 'attention(), K/V copied in', threads: 2 },
   { key: 'repeated-1', label: 'ours, attention() (K/V repeated per head)', peer: 'ours.mjs', variant: 'attention(), K/V repeated per head', threads: 1 },
@@ -108,6 +110,14 @@ export async function runDecodeTable({ policy, seed, log, quick = false }) {
 
 const gbps = (bytes, ms) => bytes / (ms * 1e6);
 
+/** The K+V bytes a row's cache holds: float32's, or a bfloat16 / int8 cache's (src/kv_storage.h). */
+function cacheBytes(c, shape, bytes) {
+  const d = shape.headDim;
+  if (c.dtype === 'bfloat16') return bytes / 2;
+  if (c.dtype === 'int8') return (bytes * (d + 4 * Math.ceil(d / 32))) / (4 * d);
+  return bytes;
+}
+
 /** The table, its notes and the issue's targets, as lines. */
 export function renderDecode(decode) {
   const lines = [];
@@ -121,7 +131,7 @@ export function renderDecode(decode) {
         cells.push([...head, `${r.status}${r.reason ? `: ${String(r.reason).slice(0, 60)}` : ''}`, '', '', '', '', '', '']);
         continue;
       }
-      const rate = gbps(bytes, r.medianMs);
+      const rate = gbps(cacheBytes(c, shape, bytes), r.medianMs);
       const how = c.key.startsWith('resident-2') && r.scaling ? `${fmtX(r.scaling)} over 1 thread`
         : (r.tried?.length > 1 ? `${r.variant} (vs ${r.tried.filter((t) => t !== r).map((t) =>
           (t.status === 'ok' ? `${fmtMs(t.medianMs)} ms` : t.status)).join(', ')})` : (c.variant ? '' : r.variant));
@@ -150,7 +160,8 @@ export function renderDecode(decode) {
       'past_value [1, Hkv, L − 1, D] in, the new token\'s key/value beside the query). ms/token: median of ' +
       'the interleaved runs, after warm-up, each run from cold caches (128 MiB of other memory swept ' +
       'before it, untimed: a model\'s other layers run between two steps of one layer). GB/s K+V: the ' +
-      'cache\'s keys and values (B·Hkv·L·D·2·4 bytes) over that time; % read BW: of the single-thread ' +
+      'cache\'s keys and values (B·Hkv·L·D·2·4 bytes; a bfloat16 cache half that, an int8 one ' +
+      '(D + 4·⌈D/32⌉)/(4·D) of it) over that time; % read BW: of the single-thread ' +
       'read bandwidth for one cold read of the same number of bytes.',
     'Ours resident: ca.createKVCache, keys and values stay in wasm memory; only q goes in, the output out ' +
       '(into a preallocated `out`). attention() routes: the whole cache copied into wasm memory on every ' +
@@ -162,6 +173,9 @@ export function renderDecode(decode) {
       'doubles. Every output is checked against ours resident single-threaded (max |Δ| ≤ 1e-3) before timing.',
     'Speed-up columns: that row\'s median over ours resident\'s in the same interleaved session (> 1: ours ' +
       'resident is faster).',
+    'bfloat16 / int8 rows (issue 20): the same resident step on a cache created with that dtype (append ' +
+      'rounds; attention converts each key tile inside the kernel); checked against the float32 step within ' +
+      '1e-2 / 3e-2; their speed-up column is their time over the float32 step\'s (< 1: faster).',
   ].map((n, i) => `${i + 1}. ${n}`));
   lines.push('', 'Targets (issue 11), Llama-3-8B shape at 4096 cached tokens:');
   lines.push(...decodeTargets(decode));
@@ -187,6 +201,12 @@ function decodeTargets(decode) {
       `${gbps(bytes, r1.medianMs).toFixed(1)} of ${bandwidth.toFixed(1)} GB/s)`);
   }
   if (r2?.scaling) out.push(`- ≥ 1.7× on two threads: ${met(r2.scaling >= 1.7)} (${fmtX(r2.scaling)})`);
+  for (const [key, name, most] of [['bf16-1', 'bfloat16', 0.6], ['int8-1', 'int8', 0.4]]) {
+    const r = rows[key];
+    if (r?.status !== 'ok' || r.vsResident1 === undefined) continue;
+    out.push(`- (issue 20) ${name} step ≤ ${most}× the float32 step's time, one thread: ${met(r.vsResident1 <= most)} ` +
+      `(${fmtX(r.vsResident1)}: ${fmtMs(r.medianMs)} ms against ${fmtMs(r1.medianMs)} ms in one session)`);
+  }
   const ort = decode.shapes.flatMap((s) => ['ort-web-1', 'ort-web-2'].map((k) => ({ s, r: s.rows[k], k })))
     .filter((x) => x.r?.status === 'ok');
   if (ort.length) {

@@ -7,6 +7,7 @@ import {
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
 import { renderOptions } from './options.mjs';
+import { renderLearnText } from './learn-steps.mjs';
 import { renderTrainingText } from './training.mjs';
 import { flops, shapeName } from './shapes.mjs';
 import { gflops } from './timing.mjs';
@@ -386,6 +387,7 @@ export function renderReport(results) {
     ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
+    ...(results.learn ? ['', renderLearnText(results.learn)] : []),
     ...(results.options ? ['', 'Attention options against our plain call, one thread, wasm:', '', renderOptions(results.options)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
@@ -428,6 +430,7 @@ export function renderResultsMd(results) {
     ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
+    ...(results.learn ? ['', '## The Learn section\'s model, step by step', '', '```', renderLearnText(results.learn), '```'] : []),
     ...(results.options ? ['', '## Attention options (masks, padding, windows, softcap, sinks, layout) against our plain call, one thread, wasm', '',
       renderOptions(results.options)] : []),
     '',
@@ -439,6 +442,7 @@ export function renderResultsMd(results) {
     'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
     'node bench/run.mjs --decode     # only the decode table (KV cache); leaves this file alone',
     'node bench/run.mjs --training   # the training table alone (forward + backward)',
+    'node bench/run.mjs --learn      # the Learn model\'s steps/s alone (Node and Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',
     'node bench/run.mjs --render     # this file again from bench/out/results.json (report changes only)',
     '```',

@@ -9,9 +9,15 @@ export const name = 'ours';
 
 /** The decode step's three routes (the last only where KV heads are shared). */
 export const DECODE_VARIANTS = ['resident KV cache', 'attention(), K/V copied in', 'attention(), K/V repeated per head'];
+/** The resident route with a smaller cache (createKVCache's dtype), by variant name. */
+export const CACHE_DTYPE_VARIANTS = new Map([
+  ['resident KV cache, bfloat16', 'bfloat16'], ['resident KV cache, int8', 'int8'],
+]);
 
 export function variants(shape) {
-  if (shape.kind === 'decode') return DECODE_VARIANTS.slice(0, shape.kvHeads < shape.heads ? 3 : 2);
+  if (shape.kind === 'decode') {
+    return [...DECODE_VARIANTS.slice(0, shape.kvHeads < shape.heads ? 3 : 2), ...CACHE_DTYPE_VARIANTS.keys()];
+  }
   return [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention'];
 }
 
@@ -61,9 +67,10 @@ function prepareDecode(ca, variant, s, inputs) {
 function decodeRoute(ca, variant, s, inputs) {
   const { batch, heads, kvHeads, headDim, cacheLength: L } = s;
   const out = new Float32Array(batch * heads * headDim);
-  if (variant === 'resident KV cache') {
+  const dtype = CACHE_DTYPE_VARIANTS.get(variant);
+  if (variant === 'resident KV cache' || dtype) {
     const { past, last } = decodeParts(s, inputs);
-    const cache = ca.createKVCache({ batch, kvHeads, headDim, capacity: L });
+    const cache = ca.createKVCache({ batch, kvHeads, headDim, capacity: L, dtype });
     cache.append(past.k, past.v);
     const options = { heads, queryLength: 1, out };
     return {
@@ -72,6 +79,8 @@ function decodeRoute(ca, variant, s, inputs) {
         return cache.append(last.k, last.v).attention(inputs.q, options).output;
       },
       release: () => cache.dispose(),
+      // Rounded keys and values: issue 20's accuracy bounds (of outputs below 1).
+      tolerance: { bfloat16: 1e-2, int8: 3e-2 }[dtype ?? ''],
     };
   }
   const options = {

@@ -208,22 +208,82 @@ export interface KVCacheOptions {
   headDim: number;
   /** Default: headDim. */
   valueDim?: number;
-  /** Tokens it can hold per sequence; one whose bytes cannot fit a wasm32 heap is a RangeError. */
+  /**
+   * Tokens it can hold per sequence; a cache of 2 GiB or more (one block of a wasm32 heap) is
+   * a RangeError. With `window`: at least W − 1 plus the longest chunk you will append (2·W
+   * keeps the moves that make room to one per W tokens or so).
+   */
   capacity: number;
+  /**
+   * W: a window cache, for a sliding window of `{ left: W − 1 }` (Mistral's sliding_window W).
+   * Each sequence keeps only what that window can still see: when an append would not fit,
+   * the sequence's newest W − 1 tokens move to the front and the older ones are dropped, so
+   * appends never run out of room. Its attention applies the window by itself and equals
+   * attention over the sequence's whole history with that window. Default: none (every
+   * token kept).
+   */
+  window?: number;
+  /**
+   * How keys and values are stored. Default 'float32'. 'bfloat16' (half the
+   * bytes) rounds each value to nearest even; 'int8' (a quarter, plus a
+   * 4-byte scale per 32 values) stores round(x / s) with one symmetric scale
+   * s = max |x| / 127 per block of 32 values of a token's KV head.
+   * append() rounds; attention() converts tile by tile inside the kernel,
+   * never into a float32 copy. `bytes` says what the cache holds; a single
+   * cache stays below 2 GiB (the heap's 4 GiB hold several).
+   */
+  dtype?: KVCacheDtype;
 }
 
-/** What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes. */
+/** A KV cache's storage type. */
+export type KVCacheDtype = 'float32' | 'bfloat16' | 'int8';
+
+/** Options of {@link KVCache.append}. */
+export interface KVCacheAppendOptions {
+  /**
+   * Distinct sequence indices in [0, batch), in the order of k's and v's first axis: only
+   * these sequences grow, by the same t tokens each. Default: all, in order.
+   */
+  sequences?: Int32Array | readonly number[];
+}
+
+/** Options of {@link KVCache.truncate}. */
+export interface KVCacheTruncateOptions {
+  /** Distinct sequence indices in [0, batch) to cut. Default: all. */
+  sequences?: Int32Array | readonly number[];
+}
+
+/** Options of {@link KVCache.copySequence}. */
+export interface KVCacheCopyOptions {
+  /** Tokens to copy, from the start: at most the source's length. Default: all of it. */
+  length?: number;
+}
+
+/**
+ * What a KV cache's attention takes: ca.attention's options minus the sizes the cache fixes.
+ * A window cache takes no `window` or `mask` (it applies its own window) and `causal` only
+ * as 'bottom-right'.
+ */
 export type KVCacheAttentionOptions =
   Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim' | 'layout' | 'queryOffset' |
     'keyLengths'>;
 
 /**
  * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm
- * memory: append copies rows in once, attention sends only q in.
+ * memory: append copies rows in once, attention sends only q in. Each of
+ * the batch sequences has its own length (a batch of prompts of different
+ * lengths decoded together, forks of one prompt).
  */
 export interface KVCache {
-  /** Tokens held per sequence. */
+  /** The longest sequence's length. */
   readonly length: number;
+  /**
+   * Each sequence's length (a copy): the tokens appended to it, those a window cache dropped
+   * included.
+   */
+  readonly lengths: Int32Array;
+  /** W of a window cache, or null. */
+  readonly window: number | null;
   /** Tokens it can hold per sequence. */
   readonly capacity: number;
   /** Sequences B. */
@@ -234,16 +294,26 @@ export interface KVCache {
   readonly headDim: number;
   /** Size Dv of each value vector. */
   readonly valueDim: number;
+  /** How keys and values are stored. */
+  readonly dtype: KVCacheDtype;
+  /** Bytes of wasm memory the cache holds (0 after dispose()). */
+  readonly bytes: number;
   /** Whether dispose() has run (answers after it, as the layout does). */
   readonly disposed: boolean;
   /**
-   * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]; t from
-   * k's length. Past capacity: RangeError, nothing changes.
+   * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim] (with `sequences`:
+   * [sequences.length, ...]); t from k's length, rounded to the cache's dtype. Past
+   * capacity (a window cache: a chunk longer than capacity − (W − 1)): RangeError,
+   * nothing changes.
    */
-  append(k: Float32Array, v: Float32Array): this;
+  append(k: Float32Array, v: Float32Array, options?: KVCacheAppendOptions): this;
   /**
    * q [batch, heads, queryLength, headDim] over every cached key, with the
-   * weights [batch, heads, queryLength, length]; causal defaults to 'bottom-right'.
+   * weights [batch, heads, queryLength, keys]: keys is `length`, or in a window cache
+   * the most rows a sequence holds now; causal defaults to 'bottom-right':
+   * each sequence's queries are its own newest tokens, and keys past its length are
+   * invisible to it (weight 0). A window cache needs each sequence to hold queryLength
+   * + W − 1 keys (or all it has had): query at most the tokens of the last append.
    */
   attention(q: Float32Array, options: KVCacheAttentionOptions & { returnWeights: true }): AttentionResultWithWeights;
   /**
@@ -254,8 +324,18 @@ export interface KVCache {
    * caches merge with it (weights e^(lse_i - max lse)).
    */
   attention(q: Float32Array, options: KVCacheAttentionOptions): AttentionResult;
-  /** Keeps the first n tokens. */
-  truncate(n: number): this;
+  /**
+   * Keeps the first n tokens of each listed sequence (default: all); n past one's length is
+   * a RangeError. A window cache cuts only where it still holds the W − 1 tokens before n
+   * (or to 0).
+   */
+  truncate(n: number, options?: KVCacheTruncateOptions): this;
+  /**
+   * Sequence `to` becomes a copy of the first `length` tokens of sequence `from` (default:
+   * all of them), whatever it held: a prompt's cache forked for parallel sampling or beam
+   * search, then each appended to on its own.
+   */
+  copySequence(from: number, to: number, options?: KVCacheCopyOptions): this;
   /** Empties it (keeps its memory). */
   reset(): this;
   /**

@@ -33,6 +33,16 @@ export const MASK_STRATEGY = new Map([
   ['renormalize', 1], // kRenormalize
 ]);
 
+/**
+ * src/kv_storage.h `KvDtype`, by the public `dtype` names of a KV cache.
+ * @type {ReadonlyMap<string, number>}
+ */
+export const KV_DTYPE = new Map([
+  ['float32', 0], // kFloat32
+  ['bfloat16', 1], // kBFloat16
+  ['int8', 2], // kInt8
+]);
+
 /** @type {ReadonlySet<number>} */
 const RANGE_ERRORS = new Set([
   Status.INVALID_SHAPE, Status.TOO_LARGE, Status.INVALID_OPTION, Status.OUT_OF_MEMORY,

@@ -22,11 +22,13 @@
  * @property {number} valueDim
  * @property {number} kvHeads
  * @property {number} kvCapacity
+ * @property {number} kvDtype src/kv_storage.h's KvDtype (codes.mjs KV_DTYPE)
  */
 
 /**
  * An AttentionShape as the JS resolves it; left out: the core's default.
- * @typedef {Omit<AttentionShape, 'kvHeads' | 'kvCapacity'> & { kvHeads?: number, kvCapacity?: number }} ShapeFields
+ * @typedef {Omit<AttentionShape, 'kvHeads' | 'kvCapacity' | 'kvDtype'> &
+ *   { kvHeads?: number, kvCapacity?: number, kvDtype?: number }} ShapeFields
  */
 
 /**
@@ -71,6 +73,8 @@
  * @property {Ptr} values
  * @property {number} capacity
  * @property {number} length
+ * @property {number} start
+ * @property {number} dtype src/kv_storage.h's KvDtype (codes.mjs KV_DTYPE)
  */
 
 /**
@@ -181,6 +185,9 @@
  * @property {AttentionBackwardFn} attentionBackward
  * @property {AttentionBackwardFn} attentionBackwardReference
  * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, outputs: LayerOutputs) => number} layerForward
+ * @property {(dtype: number, src: Ptr, rows: number, width: number, dst: Ptr) => void} storeKvRows
+ *   src/kv_storage.h's StoreKvRows
+ * @property {(dtype: number, width: number) => number} kvRowBytes  src/kv_storage.h's KvRowBytes
  * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, saved: Activations<Ptr>, gradY: Ptr,
  *   gradX: Ptr, grads: Projections<Ptr>) => number} layerBackward
  * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, b: Ptr, y: Ptr) => number} linear
@@ -227,6 +234,7 @@ export class Structs {
     return {
       batch: s.batch, heads: s.heads, queryLength: s.queryLength, keyLength: s.keyLength, headDim: s.headDim,
       valueDim: s.valueDim, kvHeads: s.kvHeads ?? d.kvHeads, kvCapacity: s.kvCapacity ?? d.kvCapacity,
+      kvDtype: s.kvDtype ?? d.kvDtype,
     };
   }
 
@@ -245,10 +253,12 @@ export class Structs {
    * @param {Ptr} values
    * @param {number} capacity
    * @param {number} length
+   * @param {number} start
+   * @param {number} dtype
    * @returns {KVCacheView}
    */
-  cacheView(keys, values, capacity, length) {
-    return { keys, values, capacity, length };
+  cacheView(keys, values, capacity, length, start, dtype) {
+    return { keys, values, capacity, length, start, dtype };
   }
 
   /**

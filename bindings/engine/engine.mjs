@@ -5,7 +5,7 @@
 // into JS-owned arrays. Its callers (the Runtime, the modules, the KV cache)
 // have validated their arguments: nothing here checks a user's input.
 
-import { checkStatus } from './codes.mjs';
+import { KV_DTYPE, checkStatus } from './codes.mjs';
 import { ACTIVATIONS, PROJECTIONS, Structs, reader, setPointers } from './embind.mjs';
 import { Heap, formatBytes } from './heap.mjs';
 import { terminateWorkers } from './loader.mjs';
@@ -100,6 +100,9 @@ import { product } from './validate.mjs';
  * @property {boolean} [returnQKV]
  * @property {Float32Array} [out]
  * @property {boolean} [keep] also return `saved`, what the backward reads
+ * @property {Activations<Float32Array>} [savedInto] an earlier `saved` whose
+ *   arrays `saved` reuses where their lengths fit (a training loop's steps
+ *   then allocate none)
  */
 
 /**
@@ -116,7 +119,7 @@ import { product } from './validate.mjs';
 /**
  * @typedef {object} LayerBackwardCall
  * @property {LayerParamArrays} params
- * @property {LayerGradArrays} grads accumulated into (copies come back)
+ * @property {LayerGradArrays} grads accumulated into, in place (and returned)
  * @property {Float32Array} x
  * @property {number} dIn
  * @property {LayerCallOptions} options
@@ -125,14 +128,17 @@ import { product } from './validate.mjs';
  */
 
 /**
- * A KV cache's layout: [batch, kvHeads, capacity, headDim] keys, then
- * [batch, kvHeads, capacity, valueDim] values.
+ * A KV cache's layout: [batch, kvHeads, capacity] stored key rows of
+ * headDim values, then as many value rows of valueDim, each row stored as
+ * `dtype` says (src/kv_storage.h).
  * @typedef {object} CacheLayout
  * @property {number} batch
  * @property {number} kvHeads
  * @property {number} headDim
  * @property {number} valueDim
  * @property {number} capacity
+ * @property {'float32' | 'bfloat16' | 'int8'} dtype
+ * @property {number} [window] a window cache's W (the KVCache's bookkeeping, not the block's)
  */
 
 /**
@@ -141,6 +147,9 @@ import { product } from './validate.mjs';
  * @property {Ptr} ptr what malloc returned
  * @property {Ptr} keys
  * @property {Ptr} values
+ * @property {number} keyRow bytes per stored key row (the core's KvRowBytes)
+ * @property {number} valueRow bytes per stored value row
+ * @property {number} bytes the block's size
  * @property {Readonly<CacheLayout>} layout
  */
 
@@ -293,12 +302,15 @@ export class Engine {
       result.values = this.#copyOut(outputs.values, kvLength);
     }
     if (c.keep) {
+      const into = c.savedInto;
+      /** @type {(ptr: Ptr, n: number, a?: Float32Array) => Float32Array} */
+      const save = (ptr, n, a) => this.#copyOut(ptr, n, a?.length === n ? a : undefined);
       result.saved = {
-        queries: this.#copyOut(outputs.queries, outLength),
-        keys: this.#copyOut(outputs.keys, kvLength),
-        values: this.#copyOut(outputs.values, kvLength),
-        context: this.#copyOut(outputs.context, outLength),
-        logSumExp: this.#copyOut(outputs.logSumExp, rowsLength),
+        queries: save(outputs.queries, outLength, into?.queries),
+        keys: save(outputs.keys, kvLength, into?.keys),
+        values: save(outputs.values, kvLength, into?.values),
+        context: save(outputs.context, outLength, into?.context),
+        logSumExp: save(outputs.logSumExp, rowsLength, into?.logSumExp),
       };
     }
     return result;
@@ -306,8 +318,8 @@ export class Engine {
 
   /**
    * One layer backward (src/layer.h): the forward's call plus its `saved`,
-   * gradY and the current gradients (accumulated into; come back as new
-   * arrays, null where there were none).
+   * gradY and the current gradients (accumulated into, in place; come back
+   * as the same arrays, null where there were none).
    * @param {LayerBackwardCall} c
    * @returns {{ gradX: Float32Array, grads: LayerGradArrays }}
    */
@@ -332,9 +344,10 @@ export class Engine {
     this.#layerVisibility(params, options, next);
     const gradX = next();
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
+    // The sums go back into the caller's gradient arrays: no new ones.
     const out = /** @type {LayerGradArrays} */ ({});
-    for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length);
-    if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length);
+    for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length, g[key]);
+    if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length, g.sinks);
     return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
   }
 
@@ -356,7 +369,7 @@ export class Engine {
 
   /**
    * LinearBackward (src/linear.h). weightGrad and biasGrad are accumulated
-   * into and come back as new arrays.
+   * into, in place, and come back (the same arrays).
    * @param {Float32Array} x
    * @param {number} rows
    * @param {number} inF
@@ -373,8 +386,8 @@ export class Engine {
     this.#check('Linear.backward', this.#mod.linearBackward(xp, rows, inF, outF, wp, gyp, gxp, gwp, gbp));
     return {
       gradX: this.#copyOut(gxp, rows * inF),
-      weightGrad: this.#copyOut(gwp, weightGrad.length),
-      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length),
+      weightGrad: this.#copyOut(gwp, weightGrad.length, weightGrad),
+      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length, biasGrad),
     };
   }
 
@@ -385,13 +398,19 @@ export class Engine {
    * @returns {CacheBlock}
    */
   allocateCache(layout) {
-    const { batch, kvHeads, headDim, valueDim, capacity } = layout;
-    const bytes = product(batch, kvHeads, capacity, headDim + valueDim, 4);
+    const { batch, kvHeads, headDim, valueDim, capacity, dtype } = layout;
+    const code = /** @type {number} */ (KV_DTYPE.get(dtype));
+    const keyRow = this.#mod.kvRowBytes(code, headDim);
+    const valueRow = this.#mod.kvRowBytes(code, valueDim);
+    // The values start on a 16-byte boundary (int8 rows may be odd-sized).
+    const keyBytes = Math.ceil(product(batch, kvHeads, capacity, keyRow) / 16) * 16;
+    const bytes = keyBytes + product(batch, kvHeads, capacity, valueRow);
     const { ptr, base } = this.#heap.allocate('a KV cache', bytes,
-      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × ` +
-      `capacity ${capacity} × (headDim ${headDim} + valueDim ${valueDim}) × 4 bytes)`);
-    const values = base + batch * kvHeads * capacity * headDim * 4;
-    return Object.freeze({ ptr, keys: base, values, layout: Object.freeze({ ...layout }) });
+      `${formatBytes(bytes)} of wasm memory (batch ${batch} × kvHeads ${kvHeads} × capacity ${capacity} × ` +
+      `(${keyRow} + ${valueRow} bytes per ${dtype} key and value row))`);
+    return Object.freeze({
+      ptr, keys: base, values: base + keyBytes, keyRow, valueRow, bytes, layout: Object.freeze({ ...layout }),
+    });
   }
 
   /** @param {CacheBlock} block */
@@ -400,55 +419,69 @@ export class Engine {
   }
 
   /**
-   * Copies t new tokens (k [batch, kvHeads, t, headDim], v likewise with
-   * valueDim) into each KV head's rows [length, length + t).
+   * Stores t new tokens (k [sequences.length, kvHeads, t, headDim], v
+   * likewise with valueDim) in rows [rows[i], rows[i] + t) of each KV head
+   * of sequence sequences[i], rounded to the cache's dtype by the core
+   * (StoreKvRows, one call per sequence and KV head).
    * @param {CacheBlock} block
-   * @param {number} length rows held now
+   * @param {ArrayLike<number>} sequences
+   * @param {ArrayLike<number>} rows rows each listed sequence holds now
    * @param {Float32Array} k
    * @param {Float32Array} v
    */
-  appendToCache(block, length, k, v) {
-    const { batch, kvHeads, headDim, valueDim, capacity } = block.layout;
-    const t = k.length / (batch * kvHeads * headDim);
-    const f32 = this.#heap.f32();
-    const base = [block.keys >>> 2, block.values >>> 2];
-    const widths = [headDim, valueDim];
-    [k, v].forEach((src, i) => {
-      const w = widths[i];
-      for (let h = 0; h < batch * kvHeads; h++) {
-        f32.set(src.subarray(h * t * w, (h + 1) * t * w), base[i] + (h * capacity + length) * w);
-      }
-    });
-  }
-
-  /**
-   * Copies the first `length` rows of each KV head from one block into
-   * another of the same layout but a larger capacity.
-   * @param {CacheBlock} from
-   * @param {CacheBlock} to
-   * @param {number} length
-   */
-  moveCache(from, to, length) {
-    const { batch, kvHeads, headDim, valueDim } = from.layout;
-    const f32 = this.#heap.f32();
-    const src = [from.keys >>> 2, from.values >>> 2];
-    const dst = [to.keys >>> 2, to.values >>> 2];
+  appendToCache(block, sequences, rows, k, v) {
+    const { kvHeads, headDim, valueDim, capacity, dtype } = block.layout;
+    const code = /** @type {number} */ (KV_DTYPE.get(dtype));
+    const t = k.length / (sequences.length * kvHeads * headDim);
+    const staged = this.#stage('append', [k, v], []);
+    const base = [block.keys, block.values];
+    const strides = [block.keyRow, block.valueRow];
     [headDim, valueDim].forEach((w, i) => {
-      for (let h = 0; h < batch * kvHeads; h++) {
-        const start = src[i] + h * from.layout.capacity * w;
-        f32.copyWithin(dst[i] + h * to.layout.capacity * w, start, start + length * w);
+      for (let n = 0; n < sequences.length; n++) {
+        for (let h = 0; h < kvHeads; h++) {
+          const row = (sequences[n] * kvHeads + h) * capacity + rows[n];
+          this.#mod.storeKvRows(code, staged[i] + (n * kvHeads + h) * t * w * 4, t, w, base[i] + row * strides[i]);
+        }
       }
     });
   }
 
   /**
-   * The core's KVCacheView of a block holding `length` rows per KV head.
+   * Copies `count` rows of each KV head of one sequence, from row fromRow,
+   * to row toRow of a sequence of a block of the same layout but perhaps
+   * another capacity (the same block: a fork, or a window cache moving its
+   * newest rows to the front; overlapping rows move as memmove does).
+   * @param {CacheBlock} from
+   * @param {number} fromSequence
+   * @param {number} fromRow
+   * @param {CacheBlock} to
+   * @param {number} toSequence
+   * @param {number} toRow
+   * @param {number} count
+   */
+  copyRows(from, fromSequence, fromRow, to, toSequence, toRow, count) {
+    const { kvHeads } = from.layout;
+    const bytes = new Uint8Array(this.#heap.f32().buffer);
+    const src = [from.keys, from.values], dst = [to.keys, to.values];
+    [from.keyRow, from.valueRow].forEach((w, i) => {
+      for (let h = 0; h < kvHeads; h++) {
+        const start = src[i] + ((fromSequence * kvHeads + h) * from.layout.capacity + fromRow) * w;
+        bytes.copyWithin(dst[i] + ((toSequence * kvHeads + h) * to.layout.capacity + toRow) * w, start, start + count * w);
+      }
+    });
+  }
+
+  /**
+   * The core's KVCacheView of a block holding `length` rows per KV head, row
+   * 0 at position `start`.
    * @param {CacheBlock} block
    * @param {number} length
+   * @param {number} start
    * @returns {KVCacheView}
    */
-  cacheView(block, length) {
-    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length);
+  cacheView(block, length, start) {
+    return this.#structs.cacheView(block.keys, block.values, block.layout.capacity, length, start,
+      /** @type {number} */ (KV_DTYPE.get(block.layout.dtype)));
   }
 
   /**

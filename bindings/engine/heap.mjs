@@ -7,8 +7,18 @@
 // so memory a finished call no longer needs is reusable (wasm memory itself
 // never shrinks).
 
-/** Largest heap the modules are linked for (-sMAXIMUM_MEMORY=2GB). */
-const MAX_WASM_BYTES = 2 ** 31;
+/**
+ * Largest heap the modules are linked for: wasm32's whole 4 GiB
+ * (CMakeLists.txt CA_MAXIMUM_MEMORY). Pointers past 2 GiB are read unsigned
+ * (`>>> 0`) everywhere in the engine, as in Emscripten's glue.
+ */
+export const MAX_WASM_BYTES = 2 ** 32;
+/**
+ * Largest single block (a KV cache, one call's tensors): Emscripten 3.1.6's
+ * dlmalloc grows the heap by less than 2 GiB per request (sys_alloc's
+ * HALF_MAX_SIZE_T), so 4 GiB hold two or more blocks, each below 2 GiB.
+ */
+export const MAX_BLOCK_BYTES = 2 ** 31;
 const ALIGN = 64;
 /**
  * Arenas up to this size are kept between calls and over-allocated by a
@@ -150,15 +160,17 @@ export class Heap {
 }
 
 /**
- * Throws, before touching the heap, when `bytes` cannot fit a wasm32 heap.
+ * Throws, before touching the heap, when `bytes` cannot be one block of a
+ * wasm32 heap.
  * The message is built only then: formatting it on every call was ~2% of a
  * small attention call.
  * @param {() => string} needs
  * @param {number} bytes
  */
 function checkFits(needs, bytes) {
-  if (!(bytes < MAX_WASM_BYTES)) {
-    throw new RangeError(`${needs()}; a wasm32 module holds at most ${formatBytes(MAX_WASM_BYTES)}`);
+  if (!(bytes < MAX_BLOCK_BYTES)) {
+    throw new RangeError(`${needs()}; a wasm32 module holds at most ${formatBytes(MAX_WASM_BYTES)}, ` +
+      `in blocks below ${formatBytes(MAX_BLOCK_BYTES)} each`);
   }
 }
 

@@ -4,7 +4,7 @@
 // here touches wasm: callers validate everything before the first wasm call.
 
 import { CAUSAL, MASK_STRATEGY } from './codes.mjs';
-import { formatBytes } from './heap.mjs';
+import { MAX_BLOCK_BYTES, formatBytes } from './heap.mjs';
 
 /** @import { AttentionComputation, AttentionOptions, CausalAlignment } from '../index.d.ts' */
 /** @import { ShapeFields } from './embind.mjs' */
@@ -305,9 +305,9 @@ export function resolveAttentionOutputs(prefix, o, s, generator) {
   const returnWeights = checkBoolean(`${prefix}.returnWeights`, o.returnWeights ?? false);
   // The one tensor that grows as T²: allocated only when asked for (long
   // contexts run without it), so name it when it cannot fit.
-  if (returnWeights && !(weightsLength * 4 < 2 ** 31)) {
+  if (returnWeights && !(weightsLength * 4 < MAX_BLOCK_BYTES)) {
     throw new RangeError(`${prefix}.returnWeights: the weights [batch ${s.batch}, heads ${s.heads}, queryLength ${s.queryLength}, ` +
-      `keyLength ${s.keyLength}] would take ${formatBytes(weightsLength * 4)}, more than a wasm32 heap holds (2 GiB); ` +
+      `keyLength ${s.keyLength}] would take ${formatBytes(weightsLength * 4)}, more than one block of a wasm32 heap holds (${formatBytes(MAX_BLOCK_BYTES)}); ` +
       'without returnWeights no such matrix is allocated');
   }
   const out = o.out === undefined ? undefined

@@ -2,7 +2,7 @@
 // chapter's GroupedQueryAttention (bindings/nn/attention.mjs,
 // grouped-query-attention.mjs). Re-exported by index.d.ts; types only.
 
-import type { MaskStrategy } from '../engine/attention.js';
+import type { KVCacheDtype, MaskStrategy } from '../engine/attention.js';
 import type { Linear, Module } from './layers.js';
 
 /** Options of a module's forward(). */
@@ -29,8 +29,19 @@ export interface ForwardOptions {
    * scores then span every cached key. resetCache() starts over. The cache
    * grows by doubling up to contextLength; more tokens, or another batch
    * size before resetCache(), is a RangeError. Such a forward has no backward.
+   * With GroupedQueryAttention's slidingWindow W the cache is a window cache
+   * (KVCacheOptions.window): it keeps only what the window still sees, so a
+   * generation of any length (up to contextLength positions) holds O(W)
+   * memory; keyLengths and mask are then refused (RangeError).
    */
   useCache?: boolean;
+  /**
+   * How the module's cache stores keys and values (see KVCacheOptions.dtype):
+   * 'float32' (default), 'bfloat16' or 'int8'. Fixed when the cache is
+   * created; another dtype before resetCache() is a RangeError. returnScores
+   * needs 'float32'.
+   */
+  cacheDtype?: KVCacheDtype;
   /**
    * A padded batch: the valid tokens of each sequence (an Int32Array or
    * Array of `batch` integers in [0, keys]); keys at or past keyLengths[b]
@@ -132,7 +143,10 @@ export interface AttentionModule extends Module {
    * key/value head's gradients over its group and transposes RoPE's rotation.
    */
   backward(gradOutput: Float32Array): Float32Array;
-  /** Tokens in the KV cache of forward(..., { useCache: true }); 0 without one. */
+  /**
+   * Tokens through the KV cache of forward(..., { useCache: true }) (the next position; a
+   * window cache holds fewer); 0 without one.
+   */
   readonly cacheLength: number;
   /** Empties the KV cache and frees its wasm memory (the book's reset_cache()). */
   resetCache(): this;
@@ -236,7 +250,8 @@ export interface GroupedQueryAttentionOptions {
    * A sliding window of W tokens as Hugging Face configs mean sliding_window:
    * each token sees itself and the W − 1 before it (Mistral 7B v0.1: 4096;
    * Gemma 2: 4096 and Gemma 3: 512 on their local layers; gpt-oss: 128 on
-   * alternate layers), with useCache too. An integer >= 1; default none.
+   * alternate layers), with useCache too (its cache then holds O(W) tokens). An integer >= 1;
+   * default none.
    */
   slidingWindow?: number;
   /** Softcap of the attention logits, a number > 0 (Gemma 2: 50); default none. */

@@ -12,12 +12,14 @@
 // KV cache between a forward(..., { useCache: true }) and resetCache() (or
 // dispose()).
 
-import { CACHE_ADVANCE, CACHE_RESERVE, CACHE_VIEW } from '../engine/kv-cache.mjs';
+import {
+  CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW, checkCacheDtype,
+} from '../engine/kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
   renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
-import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * @import {
@@ -43,7 +45,7 @@ import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
  */
 
 const FORWARD_OPTIONS = [
-  'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache',
+  'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache', 'cacheDtype',
   'keyLengths', 'mask', 'maskShape',
 ];
 
@@ -59,6 +61,13 @@ class AttentionLayer extends Module {
   #cache = null;
   /** @type {Kept<{ x: Float32Array, options: LayerOptions, saved: LayerSaved }>} */
   #kept = new Kept();
+  /**
+   * The arrays the last backward consumed, for the next training forward
+   * to copy into (a training step allocates none); dropped by an eval or
+   * cached forward.
+   * @type {{ x: Float32Array, saved: LayerSaved } | null}
+   */
+  #spare = null;
 
   /**
    * @param {number} dIn
@@ -175,6 +184,10 @@ class AttentionLayer extends Module {
     const returnScores = checkBoolean('options.returnScores', o.returnScores ?? false);
     const returnQKV = checkBoolean('options.returnQKV', o.returnQKV ?? false);
     const useCache = checkBoolean('options.useCache', o.useCache ?? false);
+    const cacheDtype = checkCacheDtype('options.cacheDtype', o.cacheDtype ?? 'float32');
+    if (useCache && returnScores && cacheDtype !== 'float32') {
+      throw new RangeError(`options.returnScores needs options.cacheDtype 'float32' with useCache, got '${cacheDtype}'`);
+    }
     // With a cache the new tokens come after the cached ones: the mask's
     // bottom-right alignment (the same triangle without one).
     const causal = useCache && this.#causal ? 'bottom-right' : this.#causal;
@@ -193,25 +206,38 @@ class AttentionLayer extends Module {
     // grows. After a cache of n tokens the new ones sit at n.., however
     // short a batch item's keys.
     const held = useCache ? this.cacheLength : 0;
+    const rules = parts.layerRules?.() ?? {};
+    // A sliding window's cache holds only the window's keys (and those of
+    // this call): rows, not positions, which padding or a mask would name.
+    const window = useCache && rules.window ? rules.window.left + 1 : 0;
+    for (const name of /** @type {const} */ (['keyLengths', 'mask'])) {
+      if (window && o[name] !== undefined) {
+        throw new RangeError(`options.${name} is not taken with useCache by a module with slidingWindow: ` +
+          `its cache keeps only the window's ${window - 1} newest tokens`);
+      }
+    }
     const visibility = resolveVisibility('options',
-      { keyLengths: o.keyLengths, mask: o.mask, maskShape: o.maskShape, ...parts.layerRules?.() },
+      { keyLengths: o.keyLengths, mask: o.mask, maskShape: o.maskShape, ...rules },
       { batch, heads: params.numHeads, queryLength: tokens, keyLength: held + tokens },
       renormalizes({ maskStrategy: o.maskStrategy, causal }));
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
-    const cache = useCache ? this.#cacheFor(batch, tokens, params) : null;
+    const cache = useCache ? this.#cacheFor(batch, tokens, params, window, cacheDtype) : null;
     const layerOptions = {
       batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays,
     };
     const keep = this.training && !useCache;
+    const spare = keep ? this.#spare : null;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
-      returnWeights, returnScores, returnQKV, out: o.out, keep,
+      returnWeights, returnScores, returnQKV, out: o.out, keep, savedInto: spare?.saved,
     });
+    this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
     // make() runs only after a training forward without cache: keep was true.
-    this.#kept.set(this.training, () => ({ x: x.slice(), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved) }),
-      useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
+    this.#kept.set(this.training, () => ({
+      x: copyInto(spare?.x, x), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved),
+    }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
     return returnWeights || returnScores || returnQKV ? result : result.output;
   }
@@ -235,6 +261,7 @@ class AttentionLayer extends Module {
       params: parts.layerParams(), grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
     });
     parts.keepLayerGrads(grads, sums);
+    this.#spare = { x, saved };
     return gradX;
   }
 
@@ -267,14 +294,20 @@ class AttentionLayer extends Module {
   }
 
   // The cache for `tokens` more tokens: created on first use, grown by
-  // doubling (never past contextLength).
+  // doubling (never past contextLength). With a sliding window of W it is a
+  // window cache: once it holds at least twice the W − 1 rows it keeps (and
+  // room for this call's), making room moves those to the front instead of
+  // growing, so the next move is W − 1 tokens away (O(1) copies per token)
+  // and the capacity stays below 2 · max(2 (W − 1), W − 1 + tokens) + tokens.
   /**
    * @param {number} batch
    * @param {number} tokens
    * @param {LayerParams} params
+   * @param {number} window W, or 0 for none
+   * @param {KVCache['dtype']} dtype
    * @returns {KVCache}
    */
-  #cacheFor(batch, tokens, params) {
+  #cacheFor(batch, tokens, params, window, dtype) {
     const limit = this.contextLength ?? Infinity;
     const cache = this.#cache;
     const held = cache?.length ?? 0;
@@ -282,22 +315,32 @@ class AttentionLayer extends Module {
       throw new RangeError(
         `useCache: the cache holds sequences of batch ${cache.batch}, got batch ${batch}; call resetCache() first`);
     }
+    if (cache && cache.dtype !== dtype) {
+      throw new RangeError(
+        `options.cacheDtype: the cache stores '${cache.dtype}', got '${dtype}'; call resetCache() first`);
+    }
     if (held + tokens > limit) {
       throw new RangeError(
         `useCache: the cache would hold ${held + tokens} tokens, past contextLength ${limit} ` +
         `(it holds ${held}); call resetCache() first`);
     }
-    const need = held + tokens;
     if (!cache) {
       this.#cache = this.#engine.createCache({
         batch, kvHeads: params.numKVHeads ?? params.numHeads, headDim: params.headDim,
-        valueDim: params.headDim, capacity: Math.min(limit, Math.max(need, FIRST_CACHE_CAPACITY)),
+        valueDim: params.headDim, capacity: Math.min(limit, Math.max(tokens, FIRST_CACHE_CAPACITY)), dtype,
+        ...(window && { window }),
       });
-    } else if (need > cache.capacity) {
-      cache[CACHE_RESERVE](Math.min(limit, Math.max(need, 2 * cache.capacity)));
+      return /** @type {KVCache} */ (this.#cache);
     }
-    // Set above when there was none.
-    return /** @type {KVCache} */ (this.#cache);
+    const rows = cache[CACHE_ROWS], capacity = cache.capacity;
+    if (rows + tokens <= capacity) return cache;
+    const keep = window ? Math.min(rows, window - 1) : rows;
+    if (window && keep + tokens <= capacity && 2 * keep <= capacity) {
+      cache[CACHE_COMPACT]();
+    } else {
+      cache[CACHE_RESERVE](Math.min(limit, Math.max(rows + tokens, 2 * capacity)));
+    }
+    return cache;
   }
 
   /**

@@ -53,8 +53,12 @@ export class Embedding extends Module {
     }
     const dim = this.embeddingDim;
     const out = new Float32Array(ids.length * dim);
-    for (let n = 0; n < ids.length; n++) {
-      out.set(this.weight.subarray(ids[n] * dim, (ids[n] + 1) * dim), n * dim);
+    // Row copies without a subarray per row (a training
+    // batch looks up thousands of short rows).
+    const w = this.weight;
+    for (let n = 0, at = 0; n < ids.length; n++) {
+      const row = ids[n] * dim;
+      for (let c = 0; c < dim; c++, at++) out[at] = w[row + c];
     }
     this.#kept.set(this.training, () => ({ ids, dims }));
     return out;

@@ -2,7 +2,7 @@
 // the runtime's mt19937), forward and backward through the engine's GEMM.
 
 import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../engine/validate.mjs';
-import { Kept, Module, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * The nn.Linear weight bound, computed in double exactly as PyTorch does.
@@ -18,6 +18,8 @@ export class Linear extends Module {
   #engine;
   /** @type {Kept<{ x: Float32Array, rows: number, dims: number[] }>} */
   #kept = new Kept();
+  /** @type {Float32Array | null} the x the last backward consumed, reused by the next training forward */
+  #spareX = null;
 
   /**
    * nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init.
@@ -68,7 +70,9 @@ export class Linear extends Module {
     checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
     const rows = product(...dims.slice(0, -1));
     const y = this.#engine.linearForward(x, rows, this.inFeatures, this.outFeatures, this.weight, this.bias);
-    this.#kept.set(this.training, () => ({ x: x.slice(), rows, dims }));
+    const spare = this.#spareX;
+    this.#spareX = null;
+    this.#kept.set(this.training, () => ({ x: copyInto(spare, x), rows, dims }));
     return y;
   }
 
@@ -91,6 +95,7 @@ export class Linear extends Module {
     keepGrad(this, 'weight', weightGrad, r.weightGrad);
     // Both are null exactly when the layer has no bias.
     if (biasGrad && r.biasGrad) keepGrad(this, 'bias', biasGrad, r.biasGrad);
+    this.#spareX = x;
     return r.gradX;
   }
 }

@@ -43,17 +43,18 @@ export function crossEntropy(logits, targets, options) {
   const grad = new Float32Array(logits.length);
   const e = new Float64Array(classes);
   let total = 0;
-  for (let row = 0; row < n; row++) {
+  // Rows by offset (no subarray per row: a training step's loss has
+  // thousands of short rows).
+  for (let row = 0, at = 0; row < n; row++, at += classes) {
     const target = ids[row];
     if (target === ignoreIndex) continue;
-    const x = logits.subarray(row * classes, (row + 1) * classes);
     let max = -Infinity;
-    for (let c = 0; c < classes; c++) max = Math.max(max, x[c]);
+    for (let c = 0; c < classes; c++) max = Math.max(max, logits[at + c]);
     let sum = 0;
-    for (let c = 0; c < classes; c++) sum += (e[c] = Math.exp(x[c] - max));
-    total += max + Math.log(sum) - x[target];
-    const g = grad.subarray(row * classes, (row + 1) * classes);
-    for (let c = 0; c < classes; c++) g[c] = (e[c] / sum - (c === target ? 1 : 0)) / count;
+    for (let c = 0; c < classes; c++) sum += (e[c] = Math.exp(logits[at + c] - max));
+    total += max + Math.log(sum) - logits[at + target];
+    for (let c = 0; c < classes; c++) grad[at + c] = e[c] / sum / count;
+    grad[at + target] = (e[target] / sum - 1) / count;
   }
   return { loss: Math.fround(total / count), gradLogits: grad };
 }

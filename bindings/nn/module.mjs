@@ -42,7 +42,8 @@ import { checkBoolean, describe } from '../engine/validate.mjs';
  * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
  *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
  *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad
- * @property {(layout: Required<KVCacheOptions>) => KVCache} createCache  a KVCache for useCache
+ * @property {(layout: Required<Omit<KVCacheOptions, 'window'>> & Pick<KVCacheOptions, 'window'>) => KVCache} createCache
+ *   a KVCache for useCache
  */
 
 /**
@@ -342,7 +343,21 @@ export class Module {
  */
 export function keepGrad(owner, key, grad, result) {
   props(owner)[`${key}Grad`] = grad;
-  grad.set(result);
+  if (result !== grad) grad.set(result);
+}
+
+/**
+ * A copy of `a` for a module to keep: written into `spare` (an array the
+ * module kept before and no longer needs) when the lengths match, so that a
+ * training loop's steps allocate nothing; else a new array.
+ * @param {Float32Array | null | undefined} spare
+ * @param {Float32Array} a
+ * @returns {Float32Array}
+ */
+export function copyInto(spare, a) {
+  if (spare?.length !== a.length) return a.slice();
+  spare.set(a);
+  return spare;
 }
 
 /**
@@ -413,7 +428,7 @@ export class Kept {
  * @param {unknown} value
  * @returns {Float32Array | null}
  */
-function toFloat32(value) {
+export function toFloat32(value) {
   if (value instanceof Float32Array) return value;
   if (Array.isArray(value)) {
     const flat = value.flat(Infinity);

@@ -8,12 +8,13 @@
 // skipped, as PyTorch skips grad None.
 
 import {
-  checkBoolean, checkOptionNames, checkProbability, describe,
+  checkBoolean, checkInteger, checkOptionNames, checkProbability, describe,
 } from '../engine/validate.mjs';
+import { toFloat32 } from './module.mjs';
 
 /**
  * @import {
- *   AdamWOptions, Module, Parameter, ParameterLike, Parameters, SGDOptions,
+ *   AdamWOptions, Module, OptimizerStateDict, Parameter, ParameterLike, Parameters, SGDOptions,
  * } from '../index.d.ts'
  */
 
@@ -103,6 +104,70 @@ class Optimizer {
     }
   }
 
+  /**
+   * PyTorch's optimizer.state_dict(): `state` by parameter index (only the
+   * parameters that have one; `save` turns a state into its named copies)
+   * and one param group (the hyperparameters `group`, the indices).
+   * @param {Record<string, unknown>} group
+   * @param {(state: S) => Record<string, unknown>} save
+   * @returns {OptimizerStateDict}
+   */
+  stateDict(group, save) {
+    /** @type {Record<string, Record<string, unknown>>} */
+    const state = {};
+    this.params.forEach((p, i) => {
+      const s = this.#state.get(p.data);
+      if (s) state[i] = save(s);
+    });
+    return { state, param_groups: [{ ...group, params: this.params.map((_, i) => i) }] };
+  }
+
+  /**
+   * Checks a state dict against these parameters (one group over all of
+   * them, indices 0 … n − 1; each state read by `load(state, length, name)`,
+   * which throws on a bad one) and returns its param group; the states are
+   * replaced only once all are read, so a refused dict changes nothing.
+   * `checkGroup` checks the group's hyperparameters first and returns them
+   * for the caller to set.
+   * @template H
+   * @param {unknown} dict
+   * @param {(group: Record<string, unknown>) => H} checkGroup
+   * @param {(state: Record<string, unknown>, length: number, name: string) => S} load
+   * @returns {H}
+   */
+  loadStateDict(dict, checkGroup, load) {
+    const d = /** @type {{ state?: unknown, param_groups?: unknown }} */ (dict);
+    if (d === null || typeof d !== 'object' || typeof d.state !== 'object' || d.state === null ||
+      !Array.isArray(d.param_groups)) {
+      throw new TypeError(`stateDict must be an object { state, param_groups } (optimizer.stateDict()), got ${describe(dict)}`);
+    }
+    const n = this.params.length;
+    if (d.param_groups.length !== 1) {
+      throw new RangeError(`stateDict.param_groups must hold 1 group, got ${d.param_groups.length}`);
+    }
+    const group = /** @type {Record<string, unknown>} */ (d.param_groups[0]);
+    const indices = group?.params;
+    if (!Array.isArray(indices) || indices.length !== n || indices.some((x, i) => x !== i)) {
+      throw new RangeError(`stateDict.param_groups[0].params must be the ${n} indices 0 … ${n - 1}, got ${describe(indices)}`);
+    }
+    const hyper = checkGroup(group);
+    /** @type {Map<Float32Array, S>} */
+    const states = new Map();
+    for (const [key, value] of Object.entries(d.state)) {
+      const i = Number(key);
+      if (!Number.isInteger(i) || i < 0 || i >= n) {
+        throw new RangeError(`stateDict.state has a state for parameter ${key}, expected indices 0 … ${n - 1}`);
+      }
+      if (value === null || typeof value !== 'object') {
+        throw new TypeError(`stateDict.state[${key}] must be an object, got ${describe(value)}`);
+      }
+      const p = this.params[i];
+      states.set(p.data, load(value, p.data.length, `stateDict.state[${key}]`));
+    }
+    this.#state = states;
+    return hyper;
+  }
+
   // The parameters with a gradient, each with its state (created by `init`
   // on first use). Every gradient is checked before any is returned, so a
   // step that throws has changed nothing: a step is all or nothing.
@@ -143,6 +208,11 @@ class Optimizer {
 export class SGD {
   /** @type {Optimizer<{ buffer: Float32Array | null }>} */
   #opt;
+  /** @type {number} */ lr = 0;
+  /** @type {number} */ momentum = 0;
+  /** @type {number} */ dampening = 0;
+  /** @type {number} */ weightDecay = 0;
+  /** @type {boolean} */ nesterov = false;
 
   /**
    * @param {Parameters} params
@@ -151,15 +221,45 @@ export class SGD {
   constructor(params, options) {
     const o = checkOptionNames('options', options, ['lr', 'momentum', 'dampening', 'weightDecay', 'nesterov']);
     this.#opt = new Optimizer(params);
-    this.lr = checkNonNegative('options.lr', o.lr ?? 1e-3);
-    this.momentum = checkNonNegative('options.momentum', o.momentum ?? 0);
-    this.dampening = checkNonNegative('options.dampening', o.dampening ?? 0);
-    this.weightDecay = checkNonNegative('options.weightDecay', o.weightDecay ?? 0);
-    this.nesterov = checkBoolean('options.nesterov', o.nesterov ?? false);
-    if (this.nesterov && (this.momentum <= 0 || this.dampening !== 0)) {
-      throw new RangeError('options.nesterov needs momentum > 0 and dampening 0, ' +
-        `got momentum ${this.momentum} and dampening ${this.dampening}`);
-    }
+    this.#set(sgdOptions('options', o));
+  }
+
+  /** @param {ReturnType<typeof sgdOptions>} h */
+  #set(h) {
+    this.lr = h.lr;
+    this.momentum = h.momentum;
+    this.dampening = h.dampening;
+    this.weightDecay = h.weightDecay;
+    this.nesterov = h.nesterov;
+  }
+
+  /**
+   * PyTorch's state_dict(): { state: { [index]: { momentum_buffer } },
+   * param_groups: [{ lr, momentum, dampening, weight_decay, nesterov, params }] } (copies).
+   * @returns {OptimizerStateDict}
+   */
+  stateDict() {
+    const group = {
+      lr: this.lr, momentum: this.momentum, dampening: this.dampening, weight_decay: this.weightDecay,
+      nesterov: this.nesterov,
+    };
+    return this.#opt.stateDict(group, (s) => ({ momentum_buffer: s.buffer?.slice() ?? null }));
+  }
+
+  /**
+   * Loads a stateDict() (or PyTorch's, as JSON): the momentum buffers and the
+   * hyperparameters; all checked first, all or nothing. Returns the optimizer.
+   * @param {OptimizerStateDict} dict
+   * @returns {this}
+   */
+  loadStateDict(dict) {
+    const hyper = this.#opt.loadStateDict(dict, (g) => sgdOptions('stateDict.param_groups[0]', {
+      lr: g.lr, momentum: g.momentum, dampening: g.dampening, weightDecay: g.weight_decay, nesterov: g.nesterov,
+    }), (s, n, name) => ({
+      buffer: s.momentum_buffer === null || s.momentum_buffer === undefined ? null : stateTensor(s, 'momentum_buffer', n, name),
+    }));
+    this.#set(hyper);
+    return this;
   }
 
   /** @returns {readonly Updated[]} */
@@ -214,6 +314,10 @@ export class SGD {
 export class AdamW {
   /** @type {Optimizer<{ step: number, m: Float32Array, v: Float32Array }>} */
   #opt;
+  /** @type {number} */ lr = 0;
+  /** @type {readonly [number, number]} */ betas = Object.freeze([0, 0]);
+  /** @type {number} */ eps = 0;
+  /** @type {number} */ weightDecay = 0;
 
   /**
    * @param {Parameters} params
@@ -222,15 +326,45 @@ export class AdamW {
   constructor(params, options) {
     const o = checkOptionNames('options', options, ['lr', 'betas', 'eps', 'weightDecay']);
     this.#opt = new Optimizer(params);
-    this.lr = checkNonNegative('options.lr', o.lr ?? 1e-3);
-    const betas = o.betas ?? [0.9, 0.999];
-    if (!Array.isArray(betas) || betas.length !== 2) {
-      throw new TypeError(`options.betas must be an Array of two numbers in [0, 1), got ${describe(betas)}`);
-    }
-    /** @type {readonly [number, number]} */
-    this.betas = Object.freeze([checkProbability('options.betas[0]', betas[0]), checkProbability('options.betas[1]', betas[1])]);
-    this.eps = checkNonNegative('options.eps', o.eps ?? 1e-8);
-    this.weightDecay = checkNonNegative('options.weightDecay', o.weightDecay ?? 1e-2);
+    this.#set(adamWOptions('options', o));
+  }
+
+  /** @param {ReturnType<typeof adamWOptions>} h */
+  #set(h) {
+    this.lr = h.lr;
+    this.betas = h.betas;
+    this.eps = h.eps;
+    this.weightDecay = h.weightDecay;
+  }
+
+  /**
+   * PyTorch's state_dict(): { state: { [index]: { step, exp_avg,
+   * exp_avg_sq } }, param_groups: [{ lr, betas, eps, weight_decay, params }] }
+   * (copies; only parameters that a step has updated have a state).
+   * @returns {OptimizerStateDict}
+   */
+  stateDict() {
+    const group = { lr: this.lr, betas: [...this.betas], eps: this.eps, weight_decay: this.weightDecay };
+    return this.#opt.stateDict(group, (s) => ({ step: s.step, exp_avg: s.m.slice(), exp_avg_sq: s.v.slice() }));
+  }
+
+  /**
+   * Loads a stateDict() (or PyTorch's, as JSON): the moments, each
+   * parameter's step and the hyperparameters; all checked first, all or
+   * nothing. Returns the optimizer.
+   * @param {OptimizerStateDict} dict
+   * @returns {this}
+   */
+  loadStateDict(dict) {
+    const hyper = this.#opt.loadStateDict(dict, (g) => adamWOptions('stateDict.param_groups[0]', {
+      lr: g.lr, betas: g.betas, eps: g.eps, weightDecay: g.weight_decay,
+    }), (s, n, name) => ({
+      step: checkInteger(`${name}.step`, s.step),
+      m: stateTensor(s, 'exp_avg', n, name),
+      v: stateTensor(s, 'exp_avg_sq', n, name),
+    }));
+    this.#set(hyper);
+    return this;
   }
 
   /** @returns {readonly Updated[]} */
@@ -267,4 +401,57 @@ export class AdamW {
   zeroGrad(setToNone = true) {
     this.#opt.zeroGrad(setToNone);
   }
+}
+
+/**
+ * SGD's hyperparameters, checked (`prefix` names them in errors).
+ * @param {string} prefix
+ * @param {{ lr?: unknown, momentum?: unknown, dampening?: unknown, weightDecay?: unknown, nesterov?: unknown }} o
+ */
+function sgdOptions(prefix, o) {
+  const lr = checkNonNegative(`${prefix}.lr`, o.lr ?? 1e-3);
+  const momentum = checkNonNegative(`${prefix}.momentum`, o.momentum ?? 0);
+  const dampening = checkNonNegative(`${prefix}.dampening`, o.dampening ?? 0);
+  const weightDecay = checkNonNegative(`${prefix}.weightDecay`, o.weightDecay ?? 0);
+  const nesterov = checkBoolean(`${prefix}.nesterov`, o.nesterov ?? false);
+  if (nesterov && (momentum <= 0 || dampening !== 0)) {
+    throw new RangeError(`${prefix}.nesterov needs momentum > 0 and dampening 0, ` +
+      `got momentum ${momentum} and dampening ${dampening}`);
+  }
+  return { lr, momentum, dampening, weightDecay, nesterov };
+}
+
+/**
+ * AdamW's hyperparameters, checked (`prefix` names them in errors).
+ * @param {string} prefix
+ * @param {{ lr?: unknown, betas?: unknown, eps?: unknown, weightDecay?: unknown }} o
+ */
+function adamWOptions(prefix, o) {
+  const lr = checkNonNegative(`${prefix}.lr`, o.lr ?? 1e-3);
+  const b = o.betas ?? [0.9, 0.999];
+  if (!Array.isArray(b) || b.length !== 2) {
+    throw new TypeError(`${prefix}.betas must be an Array of two numbers in [0, 1), got ${describe(b)}`);
+  }
+  /** @type {readonly [number, number]} */
+  const betas = Object.freeze([checkProbability(`${prefix}.betas[0]`, b[0]), checkProbability(`${prefix}.betas[1]`, b[1])]);
+  const eps = checkNonNegative(`${prefix}.eps`, o.eps ?? 1e-8);
+  const weightDecay = checkNonNegative(`${prefix}.weightDecay`, o.weightDecay ?? 1e-2);
+  return { lr, betas, eps, weightDecay };
+}
+
+/**
+ * A state's tensor `key`: a Float32Array or an array of numbers of `length`, copied.
+ * @param {Record<string, unknown>} state
+ * @param {string} key
+ * @param {number} length
+ * @param {string} name
+ * @returns {Float32Array}
+ */
+function stateTensor(state, key, length, name) {
+  const values = toFloat32(state[key]);
+  if (!values) {
+    throw new TypeError(`${name}.${key} must be a Float32Array or an array of numbers, got ${describe(state[key])}`);
+  }
+  if (values.length !== length) throw new RangeError(`${name}.${key} must have ${length} values, got ${values.length}`);
+  return Float32Array.from(values);
 }

@@ -76,6 +76,23 @@ export interface Optimizer {
   zeroGrad(setToNone?: boolean): void;
 }
 
+/**
+ * An optimizer's state as PyTorch's optimizer.state_dict() has it: each
+ * parameter's state by its index in `params` (only those a step has
+ * updated; SGD: `{ momentum_buffer }`, AdamW: `{ step, exp_avg, exp_avg_sq }`,
+ * Float32Arrays, or number arrays when loaded from JSON) and one param group
+ * (PyTorch's hyperparameter names, `params` the indices 0 … n − 1).
+ */
+export interface OptimizerStateDict {
+  /** Each updated parameter's state, by its index in `params` ('0', '1', ...). */
+  state: Record<string, Record<string, unknown>>;
+  /** One group: the hyperparameters under PyTorch's names, and the parameters' indices. */
+  param_groups: Array<Record<string, unknown> & {
+    /** The indices 0 … n − 1 of the optimizer's parameters. */
+    params: number[];
+  }>;
+}
+
 /** torch.optim.SGD. */
 export interface SGD extends Optimizer {
   /** Learning rate. */
@@ -88,6 +105,13 @@ export interface SGD extends Optimizer {
   readonly weightDecay: number;
   /** Nesterov momentum. */
   readonly nesterov: boolean;
+  /** PyTorch's state_dict(): momentum buffers and hyperparameters (copies). */
+  stateDict(): OptimizerStateDict;
+  /**
+   * Loads a stateDict() (or PyTorch's, through JSON): all checked first
+   * (TypeError / RangeError naming the field), all or nothing. Returns the optimizer.
+   */
+  loadStateDict(dict: OptimizerStateDict): this;
 }
 
 /**
@@ -103,4 +127,12 @@ export interface AdamW extends Optimizer {
   readonly eps: number;
   /** Decoupled weight decay. */
   readonly weightDecay: number;
+  /** PyTorch's state_dict(): each parameter's step and moments, the hyperparameters (copies). */
+  stateDict(): OptimizerStateDict;
+  /**
+   * Loads a stateDict() (or PyTorch's, through JSON): all checked first
+   * (TypeError / RangeError naming the field), all or nothing; training
+   * then continues exactly where the saved optimizer was. Returns the optimizer.
+   */
+  loadStateDict(dict: OptimizerStateDict): this;
 }

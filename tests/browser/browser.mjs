@@ -61,6 +61,13 @@ export async function openDemo(browser, baseUrl, options) {
   return opened;
 }
 
+/** Opens the demo and waits for its Learn section's first run to be set up. */
+export async function openLearn(env, options) {
+  const opened = await openDemo(env.browser, env.server.url, options);
+  await opened.page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
+  return opened;
+}
+
 /** Runs `action` and waits until the page has redrawn after it. */
 export async function redraw(page, action) {
   const before = Number(await page.getAttribute('body', 'data-render-count'));

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { SCREENSHOTS, openDemo, setControl, useChromiumAndServer } from './browser.mjs';
+import { SCREENSHOTS, openLearn as openLearnIn, setControl, useChromiumAndServer } from './browser.mjs';
 
 /** Steps within which the default run must show an induction head. */
 const STEP_BOUND = 600;
@@ -19,11 +19,7 @@ after(async () => {
 });
 const env = useChromiumAndServer();
 
-async function openLearn(options) {
-  const opened = await openDemo(env.browser, env.server.url, options);
-  await opened.page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
-  return opened;
-}
+const openLearn = (options) => openLearnIn(env, options);
 
 const status = (page) => page.$eval('#train-status', (el) => ({
   step: Number(el.dataset.step), loss: Number(el.dataset.loss), best: Number(el.dataset.bestInductionScore),

@@ -28,6 +28,7 @@
 
 #include "src/attention.h"
 #include "src/attention_backward.h"
+#include "src/kv_storage.h"
 #include "src/layer.h"
 #include "src/linear.h"
 
@@ -244,12 +245,35 @@ void FuzzAttention(Input& in, bool raw) {
   causal_attention::AttentionOptions o_rules = o;
   Rules rules;
   rules.Draw(in, raw, s, &o_rules);
+  // A bfloat16 or int8 KV cache (kv_storage.h): k and v as stored rows; the
+  // oracle reads the same rows. Drawn last, so that older corpus inputs keep
+  // their meaning; sometimes an unknown dtype.
+  const uint8_t dtype = in.Byte();
+  if (dtype >= 128) {
+    s.kv_dtype = dtype == 255   ? static_cast<causal_attention::KvDtype>(3)
+                 : dtype >= 192 ? causal_attention::KvDtype::kInt8
+                                : causal_attention::KvDtype::kBFloat16;
+  }
+  std::vector<uint8_t> ks, vs;
+  const float* kp = k.data();
+  const float* vp = v.data();
+  if (dtype >= 128 && dtype < 255 && s.head_dim > 0 && s.value_dim > 0) {
+    const size_t d = static_cast<size_t>(s.head_dim);
+    const size_t dv = static_cast<size_t>(s.value_dim);
+    ks.resize(kvh * cap * causal_attention::KvRowBytes(s.kv_dtype, d));
+    vs.resize(kvh * cap * causal_attention::KvRowBytes(s.kv_dtype, dv));
+    causal_attention::StoreKvRows(s.kv_dtype, k.data(), kvh * cap, d,
+                                  ks.data());
+    causal_attention::StoreKvRows(s.kv_dtype, v.data(), kvh * cap, dv,
+                                  vs.data());
+    kp = reinterpret_cast<const float*>(ks.data());
+    vp = reinterpret_cast<const float*>(vs.data());
+  }
   std::vector<float> out(n_out), ref_out(n_out), w(n_w), ref_w(n_w);
-  const Status a =
-      causal_attention::Attention(s, o_rules, q.data(), k.data(), v.data(),
-                                  out.data(), weights ? w.data() : nullptr);
+  const Status a = causal_attention::Attention(
+      s, o_rules, q.data(), kp, vp, out.data(), weights ? w.data() : nullptr);
   const Status b = causal_attention::AttentionReference(
-      s, o_rules, q.data(), k.data(), v.data(), ref_out.data(), ref_w.data());
+      s, o_rules, q.data(), kp, vp, ref_out.data(), ref_w.data());
   Check(a == b);
   if (a != Status::kOk || raw || !ScaleIsModerate(o)) return;
   CheckClose(out, ref_out);

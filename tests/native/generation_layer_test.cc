@@ -5,6 +5,7 @@
 //     forward's outputs (the book's ch04/03 KV-cache contract), same bound;
 //   * RoPE against its formula (double) and its documented float32 rounding.
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -164,6 +165,70 @@ TEST_P(GenerationLayerTest, CachedTokensEqualOneFullForward) {
   }
 }
 
+// A sliding-window cache (issue 20): when the next call would not fit, each
+// KV head's newest W - 1 rows move to the front and `start` counts the rows
+// dropped, so RoPE goes on at start + length. Equals one full forward with
+// the window { left: W - 1 }.
+TEST_P(GenerationLayerTest, WindowCacheWithStartEqualsFullForward) {
+  std::mt19937 rng(8);
+  const int64_t b = 2, d_in = 12, heads = 4, kv_heads = 2, hd = 6, w = 5;
+  const int64_t total = 90, cap = 9, dm = heads * hd;
+  Layer layer(d_in, heads, kv_heads, hd, 10000.0f, true, &rng);
+  const auto x = RandomVector(b * total * d_in, &rng);
+  std::vector<float> y_full(b * total * dm);
+  LayerOptions full;
+  full.batch = b;
+  full.tokens = total;
+  full.attention.window_left = w - 1;
+  LayerOutputs out_full;
+  out_full.y = y_full.data();
+  ASSERT_EQ(AttentionLayerForward(layer.p, full, x.data(), out_full),
+            Status::kOk);
+  std::vector<float> keys(b * kv_heads * cap * hd, std::nanf("")),
+      values(keys.size(), std::nanf(""));
+  LayerOptions step;
+  step.batch = b;
+  step.attention.causal = CausalMask::kBottomRight;
+  step.attention.window_left = w - 1;
+  step.cache = {keys.data(), values.data(), cap, 0, 0};
+  std::vector<float> y_steps(y_full.size());
+  int64_t moves = 0;
+  for (int64_t t0 = 0; t0 < total;) {
+    const int64_t t = std::min<int64_t>(total - t0, t0 % 7 == 3 ? 4 : 1);
+    KVCacheView& c = step.cache;
+    if (c.length + t > cap) {
+      const int64_t drop = c.length - (w - 1);
+      for (int64_t h = 0; h < b * kv_heads; ++h) {
+        for (std::vector<float>* rows : {&keys, &values}) {
+          float* head = rows->data() + h * cap * hd;
+          std::copy(head + drop * hd, head + c.length * hd, head);
+        }
+      }
+      c.start += drop;
+      c.length -= drop;
+      ++moves;
+    }
+    std::vector<float> xs, ys(b * t * dm);
+    for (int64_t ib = 0; ib < b; ++ib) {
+      xs.insert(xs.end(), x.begin() + (ib * total + t0) * d_in,
+                x.begin() + (ib * total + t0 + t) * d_in);
+    }
+    step.tokens = t;
+    LayerOutputs out;
+    out.y = ys.data();
+    ASSERT_EQ(AttentionLayerForward(layer.p, step, xs.data(), out),
+              Status::kOk);
+    for (int64_t ib = 0; ib < b; ++ib) {
+      std::copy(ys.begin() + ib * t * dm, ys.begin() + (ib + 1) * t * dm,
+                y_steps.begin() + (ib * total + t0) * dm);
+    }
+    c.length += t;
+    t0 += t;
+  }
+  EXPECT_GT(moves, 10);
+  EXPECT_TRUE(NearReference(y_steps, y_full));
+}
+
 TEST(GenerationLayer, RejectsBadArguments) {
   std::mt19937 rng(3);
   Layer layer(3, 4, 2, 2, 10000.0f, false, &rng);
@@ -180,6 +245,10 @@ TEST(GenerationLayer, RejectsBadArguments) {
   EXPECT_EQ(AttentionLayerForward(layer.p, full, x.data(), out),
             Status::kInvalidShape);
   full.cache.length = -1;
+  EXPECT_EQ(AttentionLayerForward(layer.p, full, x.data(), out),
+            Status::kInvalidShape);
+  full = o;
+  full.cache.start = -1;
   EXPECT_EQ(AttentionLayerForward(layer.p, full, x.data(), out),
             Status::kInvalidShape);
   LayerOptions half = o;

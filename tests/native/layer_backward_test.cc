@@ -215,15 +215,8 @@ TEST_P(LayerBackwardTest, GroupedHeadsWithRopeMatchReference) {
   const auto wk = RandomVector(dkv * d_in, &rng, -bound, bound);
   const auto wv = RandomVector(dkv * d_in, &rng, -bound, bound);
   const auto wo = RandomVector(dm * dm, &rng, -bound, bound);
-  AttentionLayerParams p;
-  p.d_in = d_in;
-  p.num_heads = heads;
-  p.head_dim = hd;
-  p.num_kv_heads = kv_heads;
-  p.rope_base = 10000.0f;
-  p.w_query = wq.data();
-  p.w_key = wk.data();
-  p.w_value = wv.data();
+  AttentionLayerParams p = testing_util::GqaRopeParams(
+      d_in, heads, kv_heads, hd, wq.data(), wk.data(), wv.data());
   p.w_out = wo.data();
   LayerOptions o;
   o.batch = b;

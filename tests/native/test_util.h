@@ -128,6 +128,24 @@ struct Problem {
   }
 };
 
+// The Llama chapter's layer: grouped KV heads, RoPE (theta 10000), no
+// biases; w_out left null.
+inline AttentionLayerParams GqaRopeParams(int64_t d_in, int64_t heads,
+                                          int64_t kv_heads, int64_t hd,
+                                          const float* wq, const float* wk,
+                                          const float* wv) {
+  AttentionLayerParams p;
+  p.d_in = d_in;
+  p.num_heads = heads;
+  p.head_dim = hd;
+  p.num_kv_heads = kv_heads;
+  p.rope_base = 10000.0f;
+  p.w_query = wq;
+  p.w_key = wk;
+  p.w_value = wv;
+  return p;
+}
+
 // One attention layer's configuration in the layer tests.
 struct LayerCase {
   int64_t b, t, d_in, heads, hd;

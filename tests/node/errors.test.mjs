@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { CAUSAL, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
+import { CAUSAL, KV_DTYPE, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
 import { Structs } from '../../dist/engine/embind.mjs';
 import { Engine } from '../../dist/engine/engine.mjs';
 import { loadModule } from '../../dist/engine/loader.mjs';
@@ -61,12 +61,12 @@ const cases = [
   ['out of the wrong type', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, out: [] }), TypeError, /^options.out must be a Float32Array, got an Array of length 0$/],
   ['weightsOut without returnWeights', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, weightsOut: new Float32Array(18) }), TypeError, /^options.weightsOut is only used with returnWeights: true$/],
   ['tensors beyond a wasm32 heap', (ca) => {
-    // Small inputs, but 30000² weights (3.35 GiB): rejected before any
+    // Small inputs, but 40000² weights (5.96 GiB): rejected before any
     // allocation.
-    const s = { batch: 1, heads: 1, queryLength: 30000, keyLength: 30000, headDim: 1, returnWeights: true };
-    const t = new Float32Array(30000);
+    const s = { batch: 1, heads: 1, queryLength: 40000, keyLength: 40000, headDim: 1, returnWeights: true };
+    const t = new Float32Array(40000);
     return ca.attention(t, t, t, s);
-  }, RangeError, /^options.returnWeights: the weights \[batch 1, heads 1, queryLength 30000, keyLength 30000\] would take 3\.35 GiB, more than a wasm32 heap holds \(2 GiB\); without returnWeights no such matrix is allocated$/],
+  }, RangeError, /^options.returnWeights: the weights \[batch 1, heads 1, queryLength 40000, keyLength 40000\] would take 5\.96 GiB, more than one block of a wasm32 heap holds \(2\.00 GiB\); without returnWeights no such matrix is allocated$/],
   ['attentionReference with a bad tensor', (ca, q, k) => ca.attentionReference(q, k, new Int32Array(24), shape), TypeError, /^v must be a Float32Array, got an Int32Array of length 24$/],
   ['manualSeed with a string', (ca) => ca.manualSeed('x'), TypeError, /^seed must be an integer or a BigInt, got the string "x"$/],
   ['manualSeed negative', (ca) => ca.manualSeed(-1), RangeError, /^seed must be in \[0, 2\^64\), got -1$/],
@@ -169,6 +169,12 @@ const cases = [
   ['AdamW betas[1] = 1', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module, { betas: [0.9, 1] }), RangeError, /^options.betas\[1\] must be a number in \[0, 1\), got 1$/],
   ['AdamW betas a number', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module, { betas: 0.9 }), TypeError, /^options.betas must be an Array of two numbers in \[0, 1\), got 0.9$/],
   ['AdamW unknown option', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module, { weight_decay: 0 }), TypeError, /^options has an unknown option 'weight_decay'; known options: lr, betas, eps, weightDecay$/],
+  ['AdamW.loadStateDict with a module state dict', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module).loadStateDict(ctx.module.stateDict()), TypeError, /^stateDict must be an object \{ state, param_groups \} \(optimizer.stateDict\(\)\), got an object$/],
+  ['AdamW.loadStateDict for fewer parameters', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.module).loadStateDict({ state: {}, param_groups: [{ params: [0] }] }), RangeError, /^stateDict.param_groups\[0\].params must be the 5 indices 0 … 4, got an Array of length 1$/],
+  ['AdamW.loadStateDict with step 0', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.linear).loadStateDict({ state: { 0: { step: 0, exp_avg: new Float32Array(6), exp_avg_sq: new Float32Array(6) } }, param_groups: [{ lr: 0.1, params: [0, 1] }] }), RangeError, /^stateDict.state\[0\].step must be an integer >= 1, got 0$/],
+  ['AdamW.loadStateDict with a state for a parameter it lacks', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.linear).loadStateDict({ state: { 2: {} }, param_groups: [{ params: [0, 1] }] }), RangeError, /^stateDict.state has a state for parameter 2, expected indices 0 … 1$/],
+  ['AdamW.loadStateDict with a negative lr', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.linear).loadStateDict({ state: {}, param_groups: [{ lr: -1, params: [0, 1] }] }), RangeError, /^stateDict.param_groups\[0\].lr must be a finite number >= 0, got -1$/],
+  ['SGD.loadStateDict with a string momentum buffer', (ca, q, k, v, ctx) => new ca.optim.SGD(ctx.linear).loadStateDict({ state: { 1: { momentum_buffer: 'x' } }, param_groups: [{ params: [0, 1] }] }), TypeError, /^stateDict.state\[1\].momentum_buffer must be a Float32Array or an array of numbers, got the string "x"$/],
   ['SGD nesterov without momentum', (ca, q, k, v, ctx) => new ca.optim.SGD(ctx.module, { lr: 0.1, nesterov: true }), RangeError, /^options.nesterov needs momentum > 0 and dampening 0, got momentum 0 and dampening 0$/],
   ['SGD with no parameters', (ca) => new ca.optim.SGD([]), RangeError, /^params must hold at least one parameter, got none$/],
   ['SGD params a Float32Array', (ca) => new ca.optim.SGD(new Float32Array(3)), TypeError, /^params must be a module or a parameter \(\{ data: Float32Array, grad \}\), got a Float32Array of length 3$/],
@@ -226,7 +232,7 @@ const cases = [
   ['forward weights beyond a wasm32 heap', (ca) => {
     const m = new ca.CausalAttention(1, 1, 40000, 0);
     return m.forward(new Float32Array(40000), [1, 40000, 1], { returnWeights: true });
-  }, RangeError, /^forward needs 5\.96 GiB of wasm memory for its tensors; a wasm32 module holds at most 2\.00 GiB$/],
+  }, RangeError, /^forward needs 5\.96 GiB of wasm memory for its tensors; a wasm32 module holds at most 4\.00 GiB, in blocks below 2\.00 GiB each$/],
   ['setting dropout to 1', (ca, q, k, v, ctx) => { ctx.module.dropout = 1; }, RangeError, /^dropout must be a number in \[0, 1\), got 1$/],
   ['train with a string', (ca, q, k, v, ctx) => ctx.module.train('no'), TypeError, /^mode must be true or false, got the string "no"$/],
   ['Linear.forward x a Float64Array', (ca, q, k, v, ctx) => ctx.linear.forward(new Float64Array(6), [2, 3]), TypeError, /^x must be a Float32Array, got a Float64Array of length 6$/],
@@ -240,8 +246,22 @@ const cases = [
   ['createKVCache without options', (ca) => ca.createKVCache(), TypeError, /^options must be an object with batch, kvHeads, headDim and capacity, got undefined$/],
   ['createKVCache capacity 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 0 }), RangeError, /^options.capacity must be an integer >= 1, got 0$/],
   ['createKVCache kvHeads missing', (ca) => ca.createKVCache({ batch: 1, headDim: 4, capacity: 8 }), TypeError, /^options.kvHeads must be an integer >= 1, got undefined$/],
-  ['createKVCache unknown option', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, heads: 2 }), TypeError, /^options has an unknown option 'heads'; known options: batch, kvHeads, headDim, valueDim, capacity$/],
-  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 }), RangeError, /^a KV cache needs 2\.29 GiB of wasm memory \(batch 1 × kvHeads 8 × capacity 300000 × \(headDim 128 \+ valueDim 128\) × 4 bytes\); a wasm32 module holds at most 2\.00 GiB$/],
+  ['createKVCache unknown option', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, heads: 2 }), TypeError, /^options has an unknown option 'heads'; known options: batch, kvHeads, headDim, valueDim, capacity, window, dtype$/],
+  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 600000 }), RangeError, /^a KV cache needs 4\.58 GiB of wasm memory \(batch 1 × kvHeads 8 × capacity 600000 × \(512 \+ 512 bytes per float32 key and value row\)\); a wasm32 module holds at most 4\.00 GiB, in blocks below 2\.00 GiB each$/],
+  ['createKVCache dtype unknown', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, dtype: 'float16' }), TypeError, /^options.dtype must be one of 'float32', 'bfloat16', 'int8', got the string "float16"$/],
+  ['createKVCache dtype not a string', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, dtype: 2 }), TypeError, /^options.dtype must be one of 'float32', 'bfloat16', 'int8', got 2$/],
+  ['forward cacheDtype unknown', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int4' }), TypeError, /^options.cacheDtype must be one of 'float32', 'bfloat16', 'int8', got the string "int4"$/],
+  ['forward cacheDtype other than the cache\'s', (ca, q, k, v, ctx) => {
+    const m = new ca.MultiHeadAttention(3, 4, 6, 0, 2);
+    m.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int8' });
+    try {
+      return m.forward(ctx.x.subarray(0, 6), [2, 1, 3], { useCache: true });
+    } finally {
+      assert.equal(m.cacheLength, 6, 'the refused call changed nothing');
+      m.dispose();
+    }
+  }, RangeError, /^options.cacheDtype: the cache stores 'int8', got 'float32'; call resetCache\(\) first$/],
+  ['forward returnScores with an int8 cache', (ca, q, k, v, ctx) => ctx.module.forward(ctx.x, [2, 6, 3], { useCache: true, cacheDtype: 'int8', returnScores: true }), RangeError, /^options.returnScores needs options.cacheDtype 'float32' with useCache, got 'int8'$/],
   ['cache append k an Array', (ca, q, k, v, ctx) => ctx.cache.append([1, 2, 3, 4], new Float32Array(4)), TypeError, /^k must be a Float32Array, got an Array of length 4$/],
   ['cache append k of a partial token', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(6), new Float32Array(6)), RangeError, /^k must have a length that is a positive multiple of batch 1 × kvHeads 1 × headDim 4 = 4 \(one token per 4 values\), got length 6$/],
   ['cache append v of the wrong length', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(8), new Float32Array(4)), RangeError, /^v must have length 8 \(batch 1 × kvHeads 1 × 2 tokens \(from k\) × valueDim 4\), got length 4$/],
@@ -298,6 +318,31 @@ const cases = [
   ['cache attention causal unknown', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, causal: 'x' }), RangeError, /^options.causal must be one of false, true, 'top-left', 'bottom-right', got the string "x"$/],
   ['cache append v an Array', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(4), [1, 2, 3, 4]), TypeError, /^v must be a Float32Array, got an Array of length 4$/],
   ['cache truncate with a string', (ca, q, k, v, ctx) => ctx.cache.truncate('1'), TypeError, /^n must be an integer >= 0, got the string "1"$/],
+  // Issue 20: sequences of their own lengths (ctx.ragged: batch 3, lengths 3, 1, 2, capacity 8)
+  // and a window cache (ctx.windowed: batch 2, W 3, capacity 4, 6 tokens each, 4 held).
+  ['cache append sequences out of range', (ca, q, k, v, ctx) => ctx.ragged.append(f32(4), f32(4), { sequences: [3] }), RangeError, /^options.sequences\[0\] must be an integer in \[0, 3\), got 3$/],
+  ['cache append sequences repeated', (ca, q, k, v, ctx) => ctx.ragged.append(f32(8), f32(8), { sequences: [1, 1] }), RangeError, /^options.sequences must not repeat a sequence, got 1 again at \[1\]$/],
+  ['cache append sequences empty', (ca, q, k, v, ctx) => ctx.ragged.append(f32(4), f32(4), { sequences: [] }), RangeError, /^options.sequences must list at least one sequence, got an empty list$/],
+  ['cache append sequences a string', (ca, q, k, v, ctx) => ctx.ragged.append(f32(4), f32(4), { sequences: '0' }), TypeError, /^options.sequences must be an Int32Array, a Uint32Array or an Array of integers, got the string "0"$/],
+  ['cache append k shaped for every sequence', (ca, q, k, v, ctx) => ctx.ragged.append(f32(12), f32(12), { sequences: [0, 2] }), RangeError, /^k must have a length that is a positive multiple of sequences.length 2 × kvHeads 1 × headDim 4 = 8 \(one token per 8 values\), got length 12$/],
+  ['cache append past one sequence\'s room', (ca, q, k, v, ctx) => ctx.ragged.append(f32(48), f32(48), { sequences: [1, 0] }), RangeError, /^append of 6 tokens would hold 9, past the cache's capacity 8 \(sequence 0 holds 3\)$/],
+  ['cache append an unknown option', (ca, q, k, v, ctx) => ctx.ragged.append(f32(12), f32(12), { sequence: [0] }), TypeError, /^options has an unknown option 'sequence'; known options: sequences$/],
+  ['cache truncate beyond one sequence\'s length', (ca, q, k, v, ctx) => ctx.ragged.truncate(2, { sequences: [0, 1] }), RangeError, /^n must be at most sequence 1's length 1, got 2$/],
+  ['cache truncate sequences out of range', (ca, q, k, v, ctx) => ctx.ragged.truncate(0, { sequences: [-1] }), RangeError, /^options.sequences\[0\] must be an integer in \[0, 3\), got -1$/],
+  ['cache copySequence onto itself', (ca, q, k, v, ctx) => ctx.ragged.copySequence(1, 1), RangeError, /^to must differ from from: a sequence cannot be copied onto itself, got 1 and 1$/],
+  ['cache copySequence from out of range', (ca, q, k, v, ctx) => ctx.ragged.copySequence(3, 0), RangeError, /^from must be a sequence index in \[0, 3\), got 3$/],
+  ['cache copySequence to negative', (ca, q, k, v, ctx) => ctx.ragged.copySequence(0, -1), RangeError, /^to must be an integer >= 0, got -1$/],
+  ['cache copySequence from a string', (ca, q, k, v, ctx) => ctx.ragged.copySequence('0', 1), TypeError, /^from must be an integer >= 0, got the string "0"$/],
+  ['cache copySequence length past the source', (ca, q, k, v, ctx) => ctx.ragged.copySequence(1, 0, { length: 2 }), RangeError, /^options.length must be at most sequence 1's length 1, got 2$/],
+  ['cache copySequence unknown option', (ca, q, k, v, ctx) => ctx.ragged.copySequence(1, 0, { tokens: 1 }), TypeError, /^options has an unknown option 'tokens'; known options: length$/],
+  ['createKVCache window past capacity', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 3, window: 4 }), RangeError, /^options.capacity must be at least options.window 4 \(the window's W − 1 = 3 newest tokens plus a chunk of at least 1\), got 3$/],
+  ['createKVCache window 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 3, window: 0 }), RangeError, /^options.window must be an integer >= 1, got 0$/],
+  ['window cache append of a chunk too long', (ca, q, k, v, ctx) => ctx.windowed.append(f32(24), f32(24)), RangeError, /^append of 3 tokens is longer than this window cache takes: its capacity 4 holds the window's W − 1 = 2 newest tokens plus a chunk of at most 2 \(capacity ≥ W − 1 \+ the longest chunk appended\)$/],
+  ['window cache attention with a window', (ca, q, k, v, ctx) => ctx.windowed.attention(f32(16), { heads: 2, queryLength: 1, window: { left: 1 } }), RangeError, /^options.window is not taken by a window cache: it applies its own window \{ left: 2 \} over the tokens it holds$/],
+  ['window cache attention causal false', (ca, q, k, v, ctx) => ctx.windowed.attention(f32(16), { heads: 2, queryLength: 1, causal: false }), RangeError, /^options.causal of a window cache must be 'bottom-right' \(its queries are each sequence's newest tokens\), got false$/],
+  ['window cache attention past the keys it holds', (ca, q, k, v, ctx) => ctx.windowed.attention(f32(48), { heads: 2, queryLength: 3 }), RangeError, /^options.queryLength 3 needs the 5 newest keys of sequence 0 \(its queries and the window's W − 1 = 2 before them\), but this window cache holds 4 of them: after making room it keeps W − 1 plus the chunk appended$/],
+  ['window cache truncate into what it dropped', (ca, q, k, v, ctx) => ctx.windowed.truncate(3), RangeError, /^n must be 0 or at least 4 for sequence 0: this window cache dropped its first 2 tokens, and going on from n tokens needs the W − 1 = 2 before n, got 3$/],
+  ['GroupedQueryAttention useCache with slidingWindow and keyLengths', (ca) => new ca.GroupedQueryAttention(3, 4, 2, 1, { contextLength: 6, slidingWindow: 2 }).forward(f32(6), [2, 3], { useCache: true, keyLengths: [2] }), RangeError, /^options.keyLengths is not taken with useCache by a module with slidingWindow: its cache keeps only the window's 1 newest tokens$/],
   ['createKVCache valueDim 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8, valueDim: 0 }), RangeError, /^options.valueDim must be an integer >= 1, got 0$/],
   ['cache used after dispose', (ca, q) => {
     const c = ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 });
@@ -351,8 +396,15 @@ describe('bad input', async () => {
     x: randomArray(2 * 6 * 3, 9),
     cache: ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 8 }),
     gqa: new ca.GroupedQueryAttention(3, 4, 2, 1, { contextLength: 6 }),
+    ragged: ca.createKVCache({ batch: 3, kvHeads: 1, headDim: 4, capacity: 8 }),
+    windowed: ca.createKVCache({ batch: 2, kvHeads: 1, headDim: 4, capacity: 4, window: 3 }),
   };
   ctx.cache.append(randomArray(12, 7), randomArray(12, 8));
+  ctx.ragged.append(randomArray(12, 11), randomArray(12, 12)).append(randomArray(8, 13), randomArray(8, 14), { sequences: [0, 2] })
+    .append(randomArray(4, 15), randomArray(4, 16), { sequences: [0] });
+  for (let i = 0; i < 3; i++) ctx.windowed.append(randomArray(16, 20 + i), randomArray(16, 30 + i));
+  const raggedExpected = ctx.ragged.attention(randomArray(24, 17), { heads: 2, queryLength: 1 });
+  const windowedExpected = ctx.windowed.attention(randomArray(16, 18), { heads: 2, queryLength: 1 });
   const moduleExpected = ctx.module.forward(ctx.x, [2, 6, 3]);
   const linearExpected = ctx.linear.forward(ctx.x, [12, 3]);
   const decodeQuery = randomArray(8, 10);
@@ -378,6 +430,11 @@ describe('bad input', async () => {
       assert.deepEqual(ctx.linear.forward(ctx.x, [12, 3]), linearExpected);
       assert.equal(ctx.cache.length, 3);
       assert.deepEqual(ctx.cache.attention(decodeQuery, { heads: 2, queryLength: 1 }), cacheExpected);
+      // A refused call on a cache changes nothing, in any sequence.
+      assert.deepEqual(ctx.ragged.lengths, Int32Array.of(3, 1, 2));
+      assert.deepEqual(ctx.ragged.attention(randomArray(24, 17), { heads: 2, queryLength: 1 }), raggedExpected);
+      assert.deepEqual(ctx.windowed.lengths, Int32Array.of(6, 6));
+      assert.deepEqual(ctx.windowed.attention(randomArray(16, 18), { heads: 2, queryLength: 1 }), windowedExpected);
     });
   }
 });
@@ -402,8 +459,8 @@ const remoteCases = [
   ['attention with a detached q', (ca, q, k, v) => ca.attention(detached, k, v, shape)],
   ['attention with a detached out', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, out: detached })],
   ['attention seed 2^64', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, seed: 2n ** 64n })],
-  ['attention beyond a wasm32 heap', (ca) => ca.attention(f32(30000), f32(30000), f32(30000),
-    { batch: 1, heads: 1, queryLength: 30000, keyLength: 30000, headDim: 1, returnWeights: true })],
+  ['attention beyond a wasm32 heap', (ca) => ca.attention(f32(40000), f32(40000), f32(40000),
+    { batch: 1, heads: 1, queryLength: 40000, keyLength: 40000, headDim: 1, returnWeights: true })],
   ['attentionBackward gradOutput a Float64Array', (ca, q, k, v) => ca.attentionBackward(new Float64Array(24), q, k, v, q, f32(6), shape)],
   ['attentionBackward without logSumExp', (ca, q, k, v) => ca.attentionBackward(q, q, k, v, q, undefined, shape)],
   ['manualSeed with a symbol', (ca) => ca.manualSeed(Symbol('seed'))],
@@ -440,10 +497,13 @@ const remoteCases = [
     return ctx.module.loadStateDict(d);
   }],
   ['createKVCache capacity 0', (ca) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 0 })],
-  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 300000 })],
+  ['createKVCache beyond a wasm32 heap', (ca) => ca.createKVCache({ batch: 1, kvHeads: 8, headDim: 128, capacity: 600000 })],
   ['cache append past capacity', async (ca) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).append(f32(12), f32(12))],
   ['cache attention on an empty cache', async (ca, q) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).attention(q, { heads: 2, queryLength: 3 })],
   ['cache truncate beyond its length', async (ca) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 })).truncate(1)],
+  ['cache append sequences repeated', async (ca) => (await ca.createKVCache({ batch: 2, kvHeads: 1, headDim: 4, capacity: 2 })).append(f32(8), f32(8), { sequences: [1, 1] })],
+  ['cache copySequence onto itself', async (ca) => (await ca.createKVCache({ batch: 2, kvHeads: 1, headDim: 4, capacity: 2 })).copySequence(0, 0)],
+  ['window cache append of a chunk too long', async (ca) => (await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 4, window: 3 })).append(f32(12), f32(12))],
   ['cache used after dispose', async (ca) => {
     const c = await ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 });
     await c.dispose();
@@ -539,6 +599,8 @@ describe('the codes at the boundary', () => {
       mod.CausalMask.kTopLeft.value, mod.CausalMask.kBottomRight.value]);
     assert.deepEqual([...MASK_STRATEGY.values()],
       [mod.MaskStrategy.kNegInf.value, mod.MaskStrategy.kRenormalize.value]);
+    assert.deepEqual([...KV_DTYPE.values()],
+      [mod.KvDtype.kFloat32.value, mod.KvDtype.kBFloat16.value, mod.KvDtype.kInt8.value]);
   });
 
   it('bindings/engine/embind.mjs builds each value object with the fields the wasm registers', async () => {
@@ -551,7 +613,7 @@ describe('the codes at the boundary', () => {
         batch: 1, heads: 2, queryLength: 3, keyLength: 3, headDim: 4, valueDim: 4,
       }),
       LayerOptions: structs.layerOptions({ batch: 1, tokens: 3, attention: defaults.AttentionOptions }),
-      KVCacheView: structs.cacheView(64, 128, 8, 3),
+      KVCacheView: structs.cacheView(64, 128, 8, 3, 0),
       AttentionLayerParams: structs.layerParams({ numHeads: 2, headDim: 2 }, 3, next),
       AttentionLayerGrads: structs.layerGrads(next),
       LayerOutputs: structs.layerOutputs(next),
@@ -599,6 +661,7 @@ describe('the codes at the boundary', () => {
     const mod = await loadModule('single', 1);
     const shape = {
       batch: 1, heads: 0, queryLength: 1, keyLength: 1, headDim: 1, valueDim: 1, kvHeads: 0, kvCapacity: 0,
+      kvDtype: 0,
     };
     const options = {
       ...mod.structDefaults().AttentionOptions, causal: 1, maskStrategy: 0, scale: NaN, dropout: 0, training: false,
@@ -613,6 +676,8 @@ describe('the codes at the boundary', () => {
     assert.equal(mod.attention({ ...shape, heads: 4, kvHeads: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
     assert.equal(mod.attention({ ...shape, heads: 1, keyLength: 5, kvCapacity: 4 }, options, 8, 8, 8, 8, 0, 0),
       Status.INVALID_SHAPE);
+    // A KV storage type the core does not know.
+    assert.equal(mod.attention({ ...shape, heads: 1, kvDtype: 3 }, options, 8, 8, 8, 8, 0, 0), Status.INVALID_SHAPE);
     // The backward: kvHeads must divide heads, k and v dense (no cache
     // capacity); every tensor is required (gradSinks, last, only with sinks).
     const g = [8, 8, 8, 8, 8, 8, 8, 8, 8, 0];

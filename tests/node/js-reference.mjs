@@ -287,3 +287,41 @@ export function ropeInverseFrequencies(base, hd, freqConfig = null) {
     return f(f(f(1 - smooth) * divided) + f(smooth * fr));
   });
 }
+
+/** float32 -> bfloat16 -> float32, round to nearest even. */
+function roundBf16(x) {
+  const f = new Float32Array([x]);
+  const u = new Uint32Array(f.buffer);
+  if (Number.isNaN(x)) return x;
+  u[0] = ((u[0] + 0x7fff + ((u[0] >>> 16) & 1)) >>> 16) << 16;
+  return f[0];
+}
+
+/** Round half to even. */
+function roundEven(x) {
+  const r = Math.round(x);
+  return Math.abs(x - Math.trunc(x)) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/**
+ * Rows of `width` values as a bfloat16 or int8 KV cache stores them (the
+ * README's rule, not the C++), read back as float32: int8 with one scale (largest magnitude / 127) per block of 32 values of a row.
+ */
+export function storedKv(a, width, dtype) {
+  if (dtype === 'float32') return a;
+  if (dtype === 'bfloat16') return a.map(roundBf16);
+  const out = new Float32Array(a.length);
+  for (let r = 0; r < a.length; r += width) {
+    for (let b = r; b < r + width; b += 32) {
+      const end = Math.min(b + 32, r + width);
+      let max = 0;
+      for (let i = b; i < end; i++) max = Math.max(max, Math.abs(a[i]));
+      const scale = Math.fround(max / 127);
+      for (let i = b; i < end; i++) {
+        const q = scale > 0 ? Math.max(-127, Math.min(127, roundEven(Math.fround(a[i] / scale)))) : 0;
+        out[i] = Math.fround(q * scale);
+      }
+    }
+  }
+  return out;
+}

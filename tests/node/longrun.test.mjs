@@ -1,6 +1,6 @@
 // Long runs and memory: 100 000 calls of mixed shapes keep the wasm heap
 // and the JS heap flat and every result identical to the first call's; so
-// do 100 000 KV-cache appends with truncates, decode steps and module
+// do 100 000 KV-cache appends (per cache dtype) with truncates, decode steps and module
 // caches; a call that grows wasm memory in the middle of other work leaves
 // earlier results and later calls correct (heap views are re-read);
 // non-finite inputs behave as documented.
@@ -86,7 +86,7 @@ for (const [build, initOptions] of [['single', { build: 'single' }], ['threads',
 
 for (const [build, initOptions] of [['single', { build: 'single' }], ['threads', { build: 'threads', threads: 2 }]]) {
   describe(`KV cache soak (${build} build)`, () => {
-    it('100 000 appends with truncates, decode steps and module caches: flat heaps, the same results', async () => {
+    for (const dtype of /** @type {const} */ (['float32', 'bfloat16', 'int8'])) it(`${dtype}: 100 000 appends with truncates, decode steps and module caches: flat heaps, the same results`, async () => {
       const ca = await init(initOptions);
       const KV = 2, H = 4, D = 16;
       // Position p always holds token p % 64, so a decode step's result
@@ -95,7 +95,7 @@ for (const [build, initOptions] of [['single', { build: 'single' }], ['threads',
       const values = Array.from({ length: 64 }, (_, i) => randomArray(KV * D, 200 + i));
       const q = randomArray(H * D, 300);
       const out = new Float32Array(H * D);
-      const cache = ca.createKVCache({ batch: 1, kvHeads: KV, headDim: D, capacity: 512 });
+      const cache = ca.createKVCache({ batch: 1, kvHeads: KV, headDim: D, capacity: 512, dtype });
       ca.manualSeed(4);
       const gqa = new ca.GroupedQueryAttention(8, 16, H, KV, { contextLength: 64 }).eval();
       const x = randomArray(40 * 8, 400);
@@ -115,8 +115,10 @@ for (const [build, initOptions] of [['single', { build: 'single' }], ['threads',
         }
         if (i % 5000 === 0) {
           // A module's cache: a prompt, tokens (growing past its first block), reset.
-          gqa.forward(x.subarray(0, 8 * 8), [8, 8], { useCache: true });
-          for (let t = 8; t < 40; t++) gqa.forward(x.subarray(t * 8, (t + 1) * 8), [1, 8], { useCache: true });
+          gqa.forward(x.subarray(0, 8 * 8), [8, 8], { useCache: true, cacheDtype: dtype });
+          for (let t = 8; t < 40; t++) {
+            gqa.forward(x.subarray(t * 8, (t + 1) * 8), [1, 8], { useCache: true, cacheDtype: dtype });
+          }
           gqa.resetCache();
         }
       };
@@ -128,7 +130,7 @@ for (const [build, initOptions] of [['single', { build: 'single' }], ['threads',
       for (let i = 0; i < total; i++) step(i);
       const seconds = (performance.now() - started) / 1000;
       const jsAfter = heapAfterGc();
-      console.log(`# ${build}: ${total} appends, ${steps} decode steps in ${seconds.toFixed(1)} s; ` +
+      console.log(`# ${build}, ${dtype}: ${total} appends, ${steps} decode steps in ${seconds.toFixed(1)} s; ` +
         `wasm ${ca.memoryBytes} bytes; JS heap ${(jsBefore / 2 ** 20).toFixed(1)} -> ${(jsAfter / 2 ** 20).toFixed(1)} MiB`);
       assert.equal(mismatches, 0);
       assert.ok(firstAt.size > 300, `decode steps at ${firstAt.size} distinct lengths`);

@@ -53,9 +53,14 @@ describe('README examples', () => {
     assert.match(out, /^(single|threads) \d+ WASM$/m);
   });
 
+  it('the sequences example: ragged lengths, a fork, a window cache that outlasts its capacity (issue 20)', () => {
+    const out = run(block('copySequence('));
+    assert.deepEqual(out.trim().split('\n'), ['6 3 10 10 384', '7 3 7', '1000 8']);
+  });
+
   it('the generation example: cached tokens equal one full forward, a resident cache decodes', () => {
     const out = run(block('ca.createKVCache('));
-    assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128']);
+    assert.deepEqual(out.trim().split('\n'), ['10', 'true', '100 128', '1048576 327680']);
   });
 
   it("the book's modules example prints the book's numbers", () => {
@@ -73,6 +78,10 @@ describe('README examples', () => {
     assert.deepEqual(losses.map(([step]) => step), [0, 50, 100, 150, 200], out);
     assert.ok(Math.abs(losses[0][1] - Math.log(8)) < 0.2, `starts near chance (log 8): ${out}`);
     assert.ok(losses[4][1] < losses[0][1] / 20, `ends far below it: ${out}`);
+  });
+
+  it('the optimizer state example resumes training bit for bit', () => {
+    assert.equal(run(block('optimizer.stateDict()')).trim(), '1 true');
   });
 
   it('the worker mode example runs and prints what its comment says', () => {

@@ -616,6 +616,57 @@ describe("PyTorch's numbers: Embedding, randint, crossEntropy, SGD, AdamW", asyn
       assert.deepEqual([first.weight, first.bias, last.weight, last.bias], moved);
     }
   });
+
+  it('stateDict / loadStateDict: PyTorch\'s layout; through JSON, training continues bit for bit; a refused dict changes nothing', () => {
+    const makes = [(m) => new ca.optim.SGD(m, { lr: 0.05, momentum: 0.9, weightDecay: 0.01 }),
+      (m) => new ca.optim.AdamW(m, { lr: 0.05, betas: [0.8, 0.99] })];
+    for (const make of makes) {
+      const setup = () => {
+        ca.manualSeed(11);
+        const layer = new ca.Linear(3, 2);
+        return { layer, optimizer: make(layer) };
+      };
+      const x = Float32Array.from({ length: 12 }, (_, i) => Math.sin(i));
+      const train = ({ layer, optimizer }) => {
+        optimizer.zeroGrad();
+        const y = layer.forward(x, [4, 3]);
+        layer.backward(y.map((v) => 2 * v));
+        optimizer.step();
+      };
+      const a = setup();
+      for (let k = 0; k < 3; k++) train(a);
+      const dict = a.optimizer.stateDict();
+      assert.deepEqual(Object.keys(dict.state), ['0', '1']);
+      assert.deepEqual(dict.param_groups[0].params, [0, 1]);
+      const json = JSON.parse(JSON.stringify({ model: a.layer.stateDict(), optimizer: dict },
+        (k, v) => (v instanceof Float32Array ? [...v] : v)));
+      if (a.optimizer instanceof ca.optim.AdamW) {
+        assert.equal(dict.state[0].step, 3);
+        assert.deepEqual(dict.param_groups[0], { lr: 0.05, betas: [0.8, 0.99], eps: 1e-8, weight_decay: 1e-2, params: [0, 1] });
+      } else {
+        assert.deepEqual(dict.param_groups[0], { lr: 0.05, momentum: 0.9, dampening: 0, weight_decay: 0.01, nesterov: false, params: [0, 1] });
+      }
+      // A fresh model and optimizer (other hyperparameters) loaded from JSON
+      // go on exactly as the original.
+      ca.manualSeed(99);
+      const layer = new ca.Linear(3, 2).loadStateDict(json.model);
+      const b = { layer, optimizer: (a.optimizer instanceof ca.optim.AdamW ? new ca.optim.AdamW(layer) : new ca.optim.SGD(layer)) };
+      b.optimizer.loadStateDict(json.optimizer);
+      assert.equal(b.optimizer.lr, 0.05);
+      for (let k = 0; k < 3; k++) {
+        train(a);
+        train(b);
+      }
+      assert.deepEqual(b.layer.stateDict(), a.layer.stateDict());
+      // A dict for other parameters is refused whole: the state stays.
+      const before = b.optimizer.stateDict();
+      const bad = { ...json.optimizer, state: { ...json.optimizer.state, 1: { ...json.optimizer.state[1] } } };
+      const key = a.optimizer instanceof ca.optim.AdamW ? 'exp_avg_sq' : 'momentum_buffer';
+      bad.state[1][key] = [1, 2, 3];
+      assert.throws(() => b.optimizer.loadStateDict(bad), { name: 'RangeError', message: `stateDict.state[1].${key} must have 2 values, got 3` });
+      assert.deepEqual(b.optimizer.stateDict(), before);
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------

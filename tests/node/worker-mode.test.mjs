@@ -261,6 +261,33 @@ describe('worker mode', () => {
     assert.deepEqual(await layer.gradients(), mirror.gradients());
   });
 
+  it('a KV cache of sequences of their own lengths and a window cache work as locally (issue 20)', async () => {
+    for (const layout of [{ batch: 3, kvHeads: 1, headDim: 4, capacity: 12 }, { batch: 3, kvHeads: 1, headDim: 4, capacity: 6, window: 4 }]) {
+      const cache = await remote.createKVCache(layout);
+      const mirror = local.createKVCache(layout);
+      assert.equal(cache.window, mirror.window);
+      const rows = (n, seed) => Float32Array.from({ length: n * 4 }, (_, i) => Math.sin(seed + i));
+      for (const c of [cache, mirror]) {
+        await c.append(rows(3, 1), rows(3, 2));
+        await c.append(rows(2, 3), rows(2, 4), { sequences: [2, 0] });
+        await c.copySequence(0, 1, { length: 2 });
+        for (let t = 0; t < 5; t++) await c.append(rows(3, 5 + t), rows(3, 6 + t));
+        await c.truncate(6, { sequences: Int32Array.of(1) });
+        await c.append(rows(3, 11), rows(3, 12));
+      }
+      assert.deepEqual(await cache.lengths, mirror.lengths);
+      assert.deepEqual(await cache.lengths, Int32Array.of(8, 7, 8));
+      const query = rows(3 * 2, 9);
+      assert.deepEqual(await cache.attention(query, { heads: 2, queryLength: 1 }),
+        mirror.attention(query, { heads: 2, queryLength: 1 }));
+      const error = await rejection(cache.copySequence(1, 1));
+      assert.ok(error instanceof RangeError);
+      assert.equal(error.message, thrown(() => mirror.copySequence(1, 1)).message);
+      await cache.dispose();
+      mirror.dispose();
+    }
+  });
+
   it('a disposed KV cache: its layout still reads synchronously, length and methods reject as locally (issue 23, finding 9)', async () => {
     const layout = { batch: 1, kvHeads: 1, headDim: 4, capacity: 8 };
     const cache = await remote.createKVCache(layout);

@@ -62,9 +62,22 @@ const step = cache.attention(q.subarray(0, 2 * 4 * 8), { heads: 4, queryLength: 
 const stepWeights: Float32Array = step.weights;
 // @ts-expect-error the cache fixes the head size
 cache.attention(q, { heads: 4, queryLength: 1, headDim: 8 });
+// Sequences of their own lengths (issue 20): some appended to, forked, cut.
+cache.append(q.subarray(0, 2 * 8), q.subarray(0, 2 * 8), { sequences: [1] }).copySequence(1, 0, { length: 1 })
+  .truncate(0, { sequences: Int32Array.of(0) });
+const lengths: Int32Array = cache.lengths;
+const windowed = ca.createKVCache({ batch: 1, kvHeads: 2, headDim: 8, capacity: 16, window: 8 });
+const W: number | null = windowed.window;
+// @ts-expect-error sequences are indices, not one index
+cache.append(q, q, { sequences: 1 });
 cache[Symbol.dispose]();
+const small = ca.createKVCache({ batch: 1, kvHeads: 2, headDim: 8, capacity: 64, dtype: 'int8' });
+const smallBytes: number = small.bytes;
+const smallDtype: 'float32' | 'bfloat16' | 'int8' = small.dtype;
+// @ts-expect-error float16 is not a cache dtype
+ca.createKVCache({ batch: 1, kvHeads: 2, headDim: 8, capacity: 64, dtype: 'float16' });
 const llama = new ca.GroupedQueryAttention(8, 8, 4, 2, { contextLength: 64, ropeBase: 500000 });
-const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true });
+const cached: Float32Array = llama.forward(new Float32Array(8), [1, 8], { useCache: true, cacheDtype: 'bfloat16' });
 const held: number = llama.resetCache().cacheLength + llama.numKVGroups;
 llama.dispose();
 const llama32 = new ca.GroupedQueryAttention(16, 16, 2, 1, {

@@ -14,6 +14,7 @@ import {
   textProbe, toCompactIds,
 } from '../../web/learn-tasks.mjs';
 import { DEFAULTS, Trainer, argmax, checkSettings } from '../../web/learn-trainer.mjs';
+import { VARIANTS } from '../../web/learn-variants.mjs';
 
 let ca;
 before(async () => {
@@ -128,57 +129,61 @@ describe('the attention-only transformer (web/learn-model.mjs) on the package', 
   const ids = Int32Array.of(1, 4, 2, 6, 0, 3, 5, 1, 1, 2, 4, 6);
   const targets = Int32Array.of(4, 2, 6, 0, 3, IGNORE, 1, 1, 2, 4, 6, IGNORE);
 
-  it('has gradients that match finite differences (directional, float32)', () => {
-    ca.manualSeed(11);
-    const model = new AttentionOnlyTransformer(ca, config);
-    const params = model.modules().flatMap((m) => m.parameters());
-    const lossOf = () => ca.crossEntropy(model.forward(ids, 2, 6).logits, targets).loss;
-    model.train();
-    for (const m of model.modules()) m.zeroGrad();
-    const { logits } = model.forward(ids, 2, 6);
-    model.backward(ca.crossEntropy(logits, targets).gradLogits);
-    // Along a random direction v per parameter tensor: (L(θ + εv) − L(θ − εv)) / 2ε against ∇L·v.
-    const rng = random(5, 0);
-    for (const p of params) {
-      const v = Float32Array.from(p.data, () => rng.below(2001) / 1000 - 1);
-      let analytic = 0;
-      for (let k = 0; k < v.length; k++) analytic += p.grad[k] * v[k];
-      const eps = 1e-2;
-      const base = Float32Array.from(p.data);
-      const shifted = (sign) => {
-        for (let k = 0; k < v.length; k++) p.data[k] = base[k] + sign * eps * v[k];
-        return lossOf();
-      };
-      const numeric = (shifted(1) - shifted(-1)) / (2 * eps);
-      p.data.set(base);
-      assert.ok(Math.abs(numeric - analytic) <= 2e-2 * Math.max(0.05, Math.abs(analytic)),
-        `${p.name}: finite differences ${numeric}, backward ${analytic}`);
-    }
-  });
+  // Every attention variant (learn-variants.mjs); the window shorter than the sequence.
+  for (const attention of VARIANTS) {
+    const variant = { ...config, attention, window: 3 };
+    it(`has gradients that match finite differences (directional, float32): attention '${attention}'`, () => {
+      ca.manualSeed(11);
+      const model = new AttentionOnlyTransformer(ca, variant);
+      const params = model.modules().flatMap((m) => m.parameters());
+      const lossOf = () => ca.crossEntropy(model.forward(ids, 2, 6).logits, targets).loss;
+      model.train();
+      for (const m of model.modules()) m.zeroGrad();
+      const { logits } = model.forward(ids, 2, 6);
+      model.backward(ca.crossEntropy(logits, targets).gradLogits);
+      // Along a random direction v per parameter tensor: (L(θ + εv) − L(θ − εv)) / 2ε against ∇L·v.
+      const rng = random(5, 0);
+      for (const p of params) {
+        const v = Float32Array.from(p.data, () => rng.below(2001) / 1000 - 1);
+        let analytic = 0;
+        for (let k = 0; k < v.length; k++) analytic += p.grad[k] * v[k];
+        const eps = 1e-2;
+        const base = Float32Array.from(p.data);
+        const shifted = (sign) => {
+          for (let k = 0; k < v.length; k++) p.data[k] = base[k] + sign * eps * v[k];
+          return lossOf();
+        };
+        const numeric = (shifted(1) - shifted(-1)) / (2 * eps);
+        p.data.set(base);
+        assert.ok(Math.abs(numeric - analytic) <= 2e-2 * Math.max(0.05, Math.abs(analytic)),
+          `${p.name}: finite differences ${numeric}, backward ${analytic}`);
+      }
+    });
 
-  it('generates with the KV cache exactly what one full forward gives', () => {
-    ca.manualSeed(12);
-    const model = new AttentionOnlyTransformer(ca, config).eval();
-    const seq = ids.subarray(0, 6);
-    const full = model.forward(seq, 1, 6, { returnWeights: true });
-    const prompt = model.forwardCached(seq.subarray(0, 3));
-    const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-5 * (1 + Math.abs(b)), `${what}: ${a} vs ${b}`);
-    for (let c = 0; c < 7; c++) close(prompt.logits[c], full.logits[2 * 7 + c], `prompt logit ${c}`);
-    for (let t = 3; t < 6; t++) {
-      const r = model.forwardCached(seq.subarray(t, t + 1));
-      assert.equal(model.cacheLength, t + 1);
-      for (let c = 0; c < 7; c++) close(r.logits[c], full.logits[t * 7 + c], `token ${t} logit ${c}`);
-      for (let l = 0; l < 2; l++) {
-        assert.equal(r.weights[l].length, 2 * (t + 1));
-        for (let h = 0; h < 2; h++) {
-          for (let j = 0; j <= t; j++) close(r.weights[l][h * (t + 1) + j], full.weights[l][h * 36 + t * 6 + j], `weight ${l} ${h} ${t} ${j}`);
+    it(`generates with the KV cache exactly what one full forward gives: attention '${attention}'`, () => {
+      ca.manualSeed(12);
+      const model = new AttentionOnlyTransformer(ca, variant).eval();
+      const seq = ids.subarray(0, 6);
+      const full = model.forward(seq, 1, 6, { returnWeights: true });
+      const prompt = model.forwardCached(seq.subarray(0, 3));
+      const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-5 * (1 + Math.abs(b)), `${what}: ${a} vs ${b}`);
+      for (let c = 0; c < 7; c++) close(prompt.logits[c], full.logits[2 * 7 + c], `prompt logit ${c}`);
+      for (let t = 3; t < 6; t++) {
+        const r = model.forwardCached(seq.subarray(t, t + 1));
+        assert.equal(model.cacheLength, t + 1);
+        for (let c = 0; c < 7; c++) close(r.logits[c], full.logits[t * 7 + c], `token ${t} logit ${c}`);
+        for (let l = 0; l < 2; l++) {
+          assert.equal(r.weights[l].length, 2 * (t + 1));
+          for (let h = 0; h < 2; h++) {
+            for (let j = 0; j <= t; j++) close(r.weights[l][h * (t + 1) + j], full.weights[l][h * 36 + t * 6 + j], `weight ${l} ${h} ${t} ${j}`);
+          }
         }
       }
-    }
-    assert.throws(() => model.forwardCached(Int32Array.of(1)), /past the context length 6/);
-    model.resetCache();
-    assert.equal(model.cacheLength, 0);
-  });
+      assert.throws(() => model.forwardCached(Int32Array.of(1)), /past the context length 6/);
+      model.resetCache();
+      assert.equal(model.cacheLength, 0);
+    });
+  }
 });
 
 describe('training (web/learn-trainer.mjs) with the page\'s defaults', () => {

@@ -1,0 +1,118 @@
+// bfloat16 and int8 KV caches (createKVCache's dtype, the modules'
+// cacheDtype): cache.bytes, the rounding of append (written here from the
+// README's rule, not from the C++), attention against the double reference
+// run on those rounded values (|a - ref| <= 1e-5 (1 + |ref|)), against a
+// float32 cache within the quantisation bound (largest error as a fraction
+// of the output's largest value: bfloat16 1e-2, int8 3e-2), GQA and odd
+// head sizes, both builds, and a module decoding into a quantised cache.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { init } from 'causal-attention';
+import { maxRelativeError, randomArray, referenceAttention, storedKv } from './js-reference.mjs';
+
+const TOL = 1e-5;
+const BOUND = { bfloat16: 1e-2, int8: 3e-2 };
+
+function largestError(a, b) {
+  let worst = 0, largest = 0;
+  for (let i = 0; i < a.length; i++) {
+    worst = Math.max(worst, Math.abs(a[i] - b[i]));
+    largest = Math.max(largest, Math.abs(b[i]));
+  }
+  return worst / largest;
+}
+
+for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', { build: 'threads', threads: 2 }]]) {
+  describe(`quantised KV caches (${name} build)`, async () => {
+    const ca = await init(initOptions);
+
+    it('says its dtype and bytes; float32 stays the default', () => {
+      // Bytes per stored row of w values; the values start 16-byte aligned.
+      const rowBytes = { float32: (w) => 4 * w, bfloat16: (w) => 2 * w, int8: (w) => w + 4 * Math.ceil(w / 32) };
+      for (const [D, DV] of [[5, 7], [40, 128]]) {
+        const layout = { batch: 2, kvHeads: 3, headDim: D, valueDim: DV, capacity: 11 };
+        const rows = 2 * 3 * 11;
+        for (const dtype of /** @type {const} */ (['float32', 'bfloat16', 'int8'])) {
+          const cache = ca.createKVCache({ ...layout, dtype });
+          assert.equal(cache.dtype, dtype);
+          const row = rowBytes[dtype];
+          assert.equal(cache.bytes, Math.ceil(rows * row(D) / 16) * 16 + rows * row(DV), `${dtype} D ${D}`);
+          cache.dispose();
+          assert.equal(cache.bytes, 0);
+        }
+      }
+      const plain = ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 4 });
+      assert.equal(plain.dtype, 'float32');
+      assert.equal(plain.bytes, 2 * 4 * 4 * 4);
+      plain.dispose();
+    });
+
+    for (const [H, KV, D, DV, L] of [[8, 2, 1, 1, 300], [4, 4, 3, 5, 70], [32, 8, 96, 96, 600], [4, 1, 256, 256, 300]]) {
+      it(`H ${H}, KV ${KV}, D ${D}, Dv ${DV}, ${L} tokens: the reference on the stored values`, () => {
+        const B = 2;
+        const k = randomArray(B * KV * L * D, 31 + D).map((x, i) => (i % D === 0 ? 6 * x : x)); // an outlier channel
+        const v = randomArray(B * KV * L * DV, 32 + D);
+        const shape = { batch: B, heads: H, kvHeads: KV, keyLength: L, headDim: D, valueDim: DV };
+        for (const dtype of /** @type {const} */ (['bfloat16', 'int8'])) {
+          const cache = ca.createKVCache({ batch: B, kvHeads: KV, headDim: D, valueDim: DV, capacity: L + 9, dtype });
+          // Two appends: rows land after the ones held.
+          const cut = Math.floor(L / 3);
+          const part = (a, w, from, to) => {
+            const out = new Float32Array(B * KV * (to - from) * w);
+            for (let h = 0; h < B * KV; h++) out.set(a.subarray((h * L + from) * w, (h * L + to) * w), h * (to - from) * w);
+            return out;
+          };
+          cache.append(part(k, D, 0, cut), part(v, DV, 0, cut)).append(part(k, D, cut, L), part(v, DV, cut, L));
+          for (const tq of [1, 3]) {
+            const q = randomArray(B * H * tq * D, 33 + tq);
+            const got = cache.attention(q, { heads: H, queryLength: tq }).output;
+            const ref = referenceAttention(q, storedKv(k, D, dtype), storedKv(v, DV, dtype),
+              { ...shape, queryLength: tq, causal: 'bottom-right' }).output;
+            assert.ok(maxRelativeError(got, ref) <= TOL, `${dtype} tq ${tq}: ${maxRelativeError(got, ref)}`);
+            const exact = referenceAttention(q, k, v, { ...shape, queryLength: tq, causal: 'bottom-right' }).output;
+            // The bounds are about real head sizes (D >= 96 here).
+            const error = largestError(got, exact);
+            if (D >= 96) assert.ok(error <= BOUND[dtype], `${dtype} against float32: ${error}`);
+            assert.ok(error > 0, 'the rounding changes something');
+          }
+          cache.dispose();
+        }
+      });
+    }
+
+    it('rounds bfloat16 ties to even and keeps int8 zero rows at zero', () => {
+      // Keys one-hot on a single visible key: the output is that key's value row.
+      const values = new Float32Array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 3.0000002]);
+      const k = new Float32Array(4).fill(1);
+      for (const [dtype, want] of [
+        ['bfloat16', [1, 1 + 2 ** -6, -1, 3]], ['int8', [0, 0, 0, 0]],
+      ]) {
+        const cache = ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 1, dtype });
+        cache.append(k, dtype === 'int8' ? new Float32Array(4) : values);
+        const { output } = cache.attention(new Float32Array(4), { heads: 1, queryLength: 1 });
+        assert.deepEqual([...output], want, dtype);
+        cache.dispose();
+      }
+    });
+
+    it('a module decodes into a bfloat16 / int8 cache within the bound of its float32 one', () => {
+      const T = 40, dIn = 64;
+      const x = randomArray(T * dIn, 41).map((a) => 2 * a);
+      const run = (cacheDtype) => {
+        ca.manualSeed(7);
+        const gqa = new ca.GroupedQueryAttention(dIn, 64, 8, 2, { contextLength: 256, ropeBase: 500000 }).eval();
+        const out = new Float32Array(T * 64);
+        for (let t = 0; t < T; t++) {
+          out.set(gqa.forward(x.subarray(t * dIn, (t + 1) * dIn), [1, 1, dIn], { useCache: true, cacheDtype }), t * 64);
+        }
+        gqa.dispose();
+        return out;
+      };
+      const f32 = run(undefined);
+      for (const dtype of /** @type {const} */ (['bfloat16', 'int8'])) {
+        const error = largestError(run(dtype), f32);
+        assert.ok(error <= BOUND[dtype] && error > 0, `${dtype}: ${error}`);
+      }
+    });
+  });
+}

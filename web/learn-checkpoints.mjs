@@ -1,0 +1,71 @@
+// The Learn section's training history: snapshots of what the page shows of
+// the heads (every layer's weights on the probe, the heads' scores, the
+// probe's loss) every `every` steps, in bounded memory: when more than
+// `keep` are held, every other one goes (step 0 stays) and the interval
+// doubles, so the kept ones always span the whole run evenly. No DOM and no
+// messages: the training worker keeps them, the page's slider
+// (learn-scrub.mjs) asks for one at a time.
+
+import { IGNORE } from './learn-tasks.mjs';
+
+/** Memory the snapshots' weights may take in all. */
+export const BUDGET_BYTES = 32 * 2 ** 20;
+/** Bounds of the number kept, whatever the budget allows. */
+export const KEEP = [5, 65];
+/** The first interval, in steps. */
+export const FIRST_EVERY = 10;
+
+/**
+ * The probe's loss under the current parameters (eval mode): the mean
+ * cross-entropy of the next token over its repeated half (positions i ≥ P
+ * with a next token), what an induction head makes predictable.
+ */
+export function probeLoss(trainer) {
+  const { probeIds: ids, tokens: T, period: P } = trainer;
+  const targets = new Int32Array(T).fill(IGNORE);
+  for (let i = P; i + 1 < T; i++) targets[i] = ids[i + 1];
+  const { logits } = trainer.model.eval().forward(ids, 1, T);
+  return trainer.ca.crossEntropy(logits, targets, { ignoreIndex: IGNORE }).loss;
+}
+
+/** The best induction head of `scores` (headScores'): { score, layer, head }. */
+export function bestInduction(scores) {
+  let best = null;
+  for (const s of scores) if (!best || s.induction > best.score) best = { score: s.induction, layer: s.layer, head: s.head };
+  return best;
+}
+
+/** What a checkpoint keeps of a trainer now: { step, weights (per layer [heads, T, T]), scores, probeLoss }. */
+export function snapshot(trainer) {
+  const { weights, scores } = trainer.probe();
+  return { step: trainer.step, weights, scores, probeLoss: probeLoss(trainer) };
+}
+
+export class Checkpoints {
+  /** `bytes`: one snapshot's weights (layers · heads · T² floats · 4). */
+  constructor(bytes, { budget = BUDGET_BYTES, every = FIRST_EVERY } = {}) {
+    this.every = every;
+    this.keep = Math.min(KEEP[1], Math.max(KEEP[0], Math.floor(budget / bytes)));
+    /** The kept snapshots, by step. */
+    this.list = [];
+  }
+
+  /** Whether `step` is due a snapshot. */
+  due(step) {
+    return step % this.every === 0 && !(this.list.length && this.list[this.list.length - 1].step === step);
+  }
+
+  /** Keeps `snap`; thins the list when it holds more than `keep`. */
+  add(snap) {
+    this.list.push(snap);
+    while (this.list.length > this.keep) {
+      this.every *= 2;
+      this.list = this.list.filter((c) => c.step % this.every === 0);
+    }
+  }
+
+  /** What the slider shows of each one: { step, best: { score, layer, head }, probeLoss }. */
+  summary() {
+    return this.list.map((c) => ({ step: c.step, best: bestInduction(c.scores), probeLoss: c.probeLoss }));
+  }
+}
