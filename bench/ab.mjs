@@ -29,10 +29,11 @@ const runtimes = await Promise.all([dirA, dirB].map(async (dir) =>
 
 const random = lcgRandom();
 
-function attentionCase(B, H, T, D) {
+function attentionCase(B, H, T, D, extra = {}) {
   const [q, k, v] = [0, 1, 2].map(() => random(B * H * T * D));
-  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true };
-  return [`attention (${B},${H},${T},${D})`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
+  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true, ...extra };
+  const more = Object.keys(extra).length ? ` ${JSON.stringify(extra)}` : '';
+  return [`attention (${B},${H},${T},${D})${more}`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
 }
 // The backward alone, from the forward's output and log-sum-exp.
 function backwardCase(B, H, T, D) {
@@ -61,8 +62,8 @@ function linearCase(rows, d) {
 }
 
 const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4096, 64),
-  () => backwardCase(1, 12, 1024, 64), () => moduleCase(2, 1024, 768, 12),
-  () => linearCase(8192, 768)];
+  () => attentionCase(1, 8, 1024, 64, { softcap: 50 }), () => backwardCase(1, 12, 1024, 64),
+  () => moduleCase(2, 1024, 768, 12), () => linearCase(8192, 768)];
 console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, ` +
   `gemmKernel ${runtimes.map((ca) => ca.gemmKernel).join(' / ')}`);
 for (const make of cases) {

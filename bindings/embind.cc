@@ -257,6 +257,11 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .value("kFloat32", KvDtype::kFloat32)
       .value("kBFloat16", KvDtype::kBFloat16)
       .value("kInt8", KvDtype::kInt8);
+  enum_<ScoreStage>("ScoreStage")
+      .value("kNone", ScoreStage::kNone)
+      .value("kScaled", ScoreStage::kScaled)
+      .value("kSoftcapped", ScoreStage::kSoftcapped)
+      .value("kMasked", ScoreStage::kMasked);
   enum_<MaskKind>("MaskKind")
       .value("kNone", MaskKind::kNone)
       .value("kBoolean", MaskKind::kBoolean)
@@ -294,7 +299,9 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("maskBatch", &GetMaskDim<0>, &SetMaskDim<0>)
       .field("maskHeads", &GetMaskDim<1>, &SetMaskDim<1>)
       .field("maskQueries", &GetMaskDim<2>, &SetMaskDim<2>)
-      .field("maskKeys", &GetMaskDim<3>, &SetMaskDim<3>);
+      .field("maskKeys", &GetMaskDim<3>, &SetMaskDim<3>)
+      .field("scoreStage", CA_ENUM(Options, ScoreStage, score_stage))
+      .field("scores", CA_OUT(Options, scores));
   value_object<RopeScaling>("RopeScaling")
       .field("factor", &RopeScaling::factor)
       .field("lowFreqFactor", &RopeScaling::low_freq_factor)
@@ -328,7 +335,9 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("batch", CA_SIZE(LayerOptions, batch))
       .field("tokens", CA_SIZE(LayerOptions, tokens))
       .field("attention", &LayerOptions::attention)
-      .field("cache", &LayerOptions::cache);
+      .field("cache", &LayerOptions::cache)
+      .field("headMask", CA_IN(LayerOptions, head_mask))
+      .field("headMaskBatch", CA_SIZE(LayerOptions, head_mask_batch));
   using Outputs = LayerOutputs;
   value_object<Outputs>("LayerOutputs")
       .field("y", CA_OUT(Outputs, y))

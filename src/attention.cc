@@ -37,9 +37,11 @@
 //    row's log-sum-exp L = m + log(l) for the backward). Invisible key
 //    tiles are never touched; extra memory is O(tile) per thread (plus
 //    O(rows · chunks · Dv) partial states for split decode calls).
-//  * Rows (weights requested, or the renormalise strategy): S is written
-//    once into the weight rows (the caller's buffer, or a per-thread row
-//    buffer), softmax runs in place, then P·V reads the finished rows.
+//  * Rows (weights or scores requested, or the renormalise strategy): S is
+//    written once into the weight rows (the caller's buffer, or a per-thread
+//    row buffer) and, when asked, every key's into the scores
+//    (FinishScoresRow brings them to the stage asked for), softmax runs in
+//    place, then P·V reads the finished rows.
 
 #include "src/attention.h"
 
@@ -72,6 +74,53 @@
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
+
+// --- Keys a row does not see, with non-finite values ------------------------
+// P·V multiplies each row's P over a contiguous run of the tile, [0, end);
+// keys inside it that the row does not see (before a window's begin, or
+// hidden by a boolean mask) have P = 0, but 0 · NaN is NaN: a non-finite
+// value row would reach rows that do not see it. So where a tile can hide
+// keys inside a run and its value rows are not all finite (rare: checked
+// only then), P·V skips each row's hidden keys one by one instead.
+
+// Whether row r of the block sees key j (the rule, visibility.h).
+HWY_INLINE bool Sees(const Plan& p, const Block& b, size_t r, size_t j) {
+  if (j < b.VisibleBegin(p, r) || j >= b.VisibleEnd(p, r)) return false;
+  if (!p.vis.HasBooleanMask()) return true;
+  const size_t row = b.Row(r);
+  return p.vis.MaskAllows(p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq),
+                          j);
+}
+
+// Whether P·V of keys [k0, k0 + kn) must skip hidden keys: some row hides
+// a key inside its run (a boolean mask, or a begin past k0) and a value row
+// of the tile (vt: kn rows of stride ldv, as ValueRows gives them, i.e.
+// after a bfloat16 or int8 cache's rows were converted) is not finite.
+HWY_INLINE bool MustSkipHidden(const Plan& p, const Block& b,
+                               const size_t* begin, size_t k0, size_t kn,
+                               const float* vt, size_t ldv) {
+  bool hides = p.vis.HasBooleanMask();
+  for (size_t r = 0; r < b.rows && !hides; ++r) hides = begin[r] > k0;
+  if (!hides) return false;
+  for (size_t j = 0; j < kn; ++j) {
+    if (!internal::AllFinite(vt + j * ldv, p.dv)) return true;
+  }
+  return false;
+}
+
+// O += P·V over the keys [k0, k0 + end[r]) that row r sees (P rows of
+// stride ldp, value rows of stride ldv, O rows of stride ldo).
+void AddSeenProducts(const Plan& p, const Block& b, const float* pr, size_t ldp,
+                     const size_t* end, size_t k0, const float* vt, size_t ldv,
+                     float* o, size_t ldo) {
+  for (size_t r = 0; r < b.rows; ++r) {
+    for (size_t j = 0; j < end[r]; ++j) {
+      if (!Sees(p, b, r, k0 + j)) continue;
+      const float w = pr[r * ldp + j];
+      for (size_t c = 0; c < p.dv; ++c) o[r * ldo + c] += w * vt[j * ldv + c];
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Tiled path: online softmax over keys [key_begin, key_end), no weights.
@@ -139,7 +188,11 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     // their keys: blocked over columns instead of rows).
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    if (rows == 1 && tile_end[0] > 0) {
+    if (vis == TileVisibility::kPartial &&
+        MustSkipHidden(p, b, begin, k0, kn, vt, ldv)) {
+      AddSeenProducts(p, b, ws.s, kKeyBlock, tile_end, k0, vt, ldv, ws.o,
+                      p.dv_panel);
+    } else if (rows == 1 && tile_end[0] > 0) {
       MatMulAddFewRows<1>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_panel,
                           ws.o, p.dv_panel);
     } else if (rows == 2 && tile_end[0] == tile_end[1] && tile_end[0] > 0) {
@@ -232,6 +285,31 @@ HWY_INLINE bool FinishRuledWeightRow(const Plan& p, const Block& b, size_t r,
   return true;
 }
 
+// Query r's row of p.scores, which holds its raw dot products q·k_j for
+// every key, brought to p.score_stage by the forward's own steps (the
+// scale, SoftcapRow, the masks of ScoreRulesRow): -inf for the keys the row
+// does not see when kMasked.
+HWY_INLINE void FinishScoresRow(const Plan& p, const Block& b, size_t r) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  float* s = p.scores + b.Row(r) * p.tk;
+  ScaleRow(s, p.tk, p.scale);
+  if (p.score_stage == ScoreStage::kScaled) return;
+  if (p.softcap > 0.0f) SoftcapRow(p.softcap, s, p.tk);
+  if (p.score_stage == ScoreStage::kSoftcapped) return;
+  const size_t begin = b.VisibleBegin(p, r), end = b.VisibleEnd(p, r);
+  const size_t row = b.Row(r);
+  const size_t mrow =
+      p.has_mask ? p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq) : 0;
+  for (size_t j = 0; j < p.tk; ++j) {
+    if (j < begin || j >= end ||
+        (p.vis.HasBooleanMask() && !p.vis.MaskAllows(mrow, j))) {
+      s[j] = kNegInf;
+    } else if (p.vis.HasAdditiveMask()) {
+      s[j] += p.vis.MaskAdd(mrow, j);
+    }
+  }
+}
+
 void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   const size_t rows = b.rows;
   size_t ldq;
@@ -256,10 +334,11 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     // A row that sees nothing is zeros; renormalise scores the full row.
     scored[r] = end[r] == 0 ? 0 : p.renormalize ? p.tk : end[r];
   }
-  size_t score_end = 0;
+  // Asked-for scores cover every key of every row.
+  size_t score_end = p.scores ? p.tk : 0;
   for (size_t r = 0; r < rows; ++r) score_end = HWY_MAX(score_end, scored[r]);
 
-  // 1-2. Scores, tile by tile, copied into the weight rows.
+  // 1-2. Scores, tile by tile, copied into the weight rows (and the scores).
   for (size_t k0 = 0; k0 < score_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, score_end - k0);
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, rows, kn, ws);
@@ -268,7 +347,14 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
         memcpy(w0 + r * ldw + k0, ws.s + r * kKeyBlock,
                HWY_MIN(kn, scored[r] - k0) * sizeof(float));
       }
+      if (p.scores) {
+        memcpy(p.scores + b.Row(r) * p.tk + k0, ws.s + r * kKeyBlock,
+               kn * sizeof(float));
+      }
     }
+  }
+  if (p.scores) {
+    for (size_t r = 0; r < rows; ++r) FinishScoresRow(p, b, r);
   }
 
   // 3-4. Softmax per row, dropout, zeros for the masked keys.
@@ -307,8 +393,13 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    p.products.AddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel,
-                         ws.o, p.dv_panel);
+    if (MustSkipHidden(p, b, begin, k0, kn, vt, ldv)) {
+      AddSeenProducts(p, b, w0 + k0, ldw, tile_end, k0, vt, ldv, ws.o,
+                      p.dv_panel);
+    } else {
+      p.products.AddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel,
+                           ws.o, p.dv_panel);
+    }
   }
   for (size_t r = 0; r < rows; ++r) {
     // The weights are normalised already: l = 1 (0 for a row without keys).
@@ -343,7 +434,8 @@ Status AttentionImpl(const AttentionShape& shape,
                      const float* k, const float* v, float* out, float* weights,
                      float* lse) {
   const Plan p(shape, options, q, k, v, out, weights, lse);
-  const bool rows_path = weights != nullptr || p.renormalize;
+  const bool rows_path =
+      weights != nullptr || p.renormalize || p.scores != nullptr;
   const bool need_rows = rows_path && weights == nullptr;
   // Decided by the shape alone (never the thread count): bit-identical
   // results for any thread count.

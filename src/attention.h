@@ -65,6 +65,24 @@ enum class MaskStrategy : int32_t { kNegInf = 0, kRenormalize = 1 };
 //          layout projections produce (ONNX's 3-D [B, S, H·D]).
 enum class Layout : int32_t { kBHSD = 0, kBSHD = 1 };
 
+// Which scores before the softmax AttentionOptions::scores receives, named
+// by the step of the forward that produced them (scale, then softcap, then
+// the masks):
+//   kScaled:     s = scale · q·k, for every key (seen or not)
+//   kSoftcapped: softcap·tanh(s / softcap) for every key (s without softcap)
+//   kMasked:     that plus the additive mask for the keys the row sees; -inf
+//                for each key it does not (causal, window, key_lengths, a
+//                boolean mask): the logits the softmax (and a sink) takes.
+// ONNX Attention's qk_matmul_output: modes 0 and 1 are kSoftcapped (its
+// reference applies softcap before the mask and returns the capped scores
+// for both), mode 2 is kMasked, mode 3 the weights.
+enum class ScoreStage : int32_t {
+  kNone = 0,
+  kScaled = 1,
+  kSoftcapped = 2,
+  kMasked = 3
+};
+
 // What an AttentionMask's data holds.
 enum class MaskKind : int32_t { kNone = 0, kBoolean = 1, kAdditive = 2 };
 
@@ -136,12 +154,21 @@ struct AttentionOptions {
   // exp(s_j)); the log-sum-exp includes the sink term.
   const float* sinks = nullptr;
   AttentionMask mask;
+
+  // --- Scores before the softmax (an output, like the weights) -------------
+  // kNone: no scores. Else `scores` [batch, heads, query_len, key_len] (not
+  // null) receives them at that stage, written where the weight rows are
+  // (the rows path: a [Tq, Tk] tensor exists only when asked for).
+  ScoreStage score_stage = ScoreStage::kNone;
+  float* scores = nullptr;
 };
 
 // Scaled dot-product attention:
 //   scores  = (Q · Kᵀ) · scale, masked by `causal`
 //   weights = softmax(scores) over keys, then dropout (training only)
 //   out     = weights · V
+// With options.score_stage set, options.scores receives the scores before
+// the softmax (ScoreStage).
 // `weights` may be null; then no [query_len, key_len] matrix is ever
 // materialised (online softmax over key tiles, O(tile) extra memory per
 // thread). When dropout ran, `weights` holds the post-dropout values (rows
@@ -149,7 +176,11 @@ struct AttentionOptions {
 // Rows with no visible key give zero weights and a zero output.
 // Non-finite values: a query row that sees a NaN or ±Inf score (from NaN/Inf
 // in q or k) gets NaN weights and a NaN output; NaN/Inf in v reaches exactly
-// the outputs of the rows that see that key. Other rows are unaffected.
+// the outputs of the rows that see that key. Other rows are unaffected:
+// "see" by the rules (causal, window, key lengths, a boolean mask), also
+// for keys a rule hides inside a tile that a row otherwise multiplies
+// (their values are skipped, not multiplied by 0); an additive mask's -inf
+// is a score, not a rule.
 // Accuracy: max abs error vs AttentionReference <= 1e-5·(1 + |ref|) on the
 // tested shapes (see tests/native/attention_test.cc).
 // Runs on NumThreads() threads; the result is bit-identical for every

@@ -45,7 +45,6 @@
 #define HWY_TARGET_INCLUDE "src/attention_backward.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "hwy/contrib/math/math-inl.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
 #include "src/dropout-inl.h"
@@ -53,6 +52,7 @@
 #include "src/matmul-inl.h"
 #include "src/row_passes-inl.h"
 #include "src/simd-inl.h"
+#include "src/softcap-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
@@ -123,6 +123,7 @@ struct Workspace {
   float* dd;     // [group][tq] D = dO·O per query row of the item's heads
   uint32_t* rk;  // [2][group][tq] dropout row keys (k0s, then k1s)
   float* dqt;    // [kQueryTile][d_panel]  dS·K of the tile pair
+  uint8_t* bad;  // [group][tq] 1 where a query's q or dO row is not finite
 
   // Assigns the buffers from carver (a null base: only counts).
   Workspace(const Plan& p, WorkspaceCarver* carver) {
@@ -141,6 +142,8 @@ struct Workspace {
     rk = reinterpret_cast<uint32_t*>(
         carver->Take(p.drop ? 2 * p.group * p.tq : 0));
     dqt = carver->Take(kQueryTile * p.d_panel);
+    bad = reinterpret_cast<uint8_t*>(
+        carver->Take((p.group * p.tq + sizeof(float) - 1) / sizeof(float)));
     if (zero) memset(zero, 0, wide * sizeof(float));
   }
 };
@@ -241,18 +244,27 @@ HWY_INLINE void RuledGradRow(const Plan& p, size_t b, size_t h, size_t q0,
   float slope[kQueryTile];
   bool hidden[kQueryTile];
   if (p.softcap > 0.0f) {
-    // x = cap·tanh(scale·s / cap), slope = 1 - tanh² (vectors, then lanes).
-    const float cap = p.softcap, inv = p.scale / p.softcap;
-    const auto capped = [&](auto d, size_t i) {
-      const auto th = hn::Tanh(d, hn::Mul(hn::LoadU(d, st + i), hn::Set(d, inv)));
+    // x = cap·tanh(scale·s / cap), slope = 1 - tanh² (vectors, then lanes):
+    // the forward's own tanh (softcap-inl.h) on the forward's scale·s, so
+    // P here is the forward's to the last bit of the score.
+    const float cap = p.softcap, m2 = -2.0f / p.softcap, scale = p.scale;
+    const auto capped = [&](auto d, const auto& e, size_t i) {
+      const auto x = hn::Mul(hn::LoadU(d, st + i), hn::Set(d, scale));
+      const auto th = TanhOverCap(d, x, hn::Set(d, m2), e);
       hn::StoreU(hn::Mul(th, hn::Set(d, cap)), d, st + i);
       hn::StoreU(hn::NegMulAdd(th, th, hn::Set(d, 1.0f)), d, slope + i);
     };
     const DF df;
     const D1 d1;
     size_t i = i0;
-    for (; i + hn::Lanes(df) <= i1; i += hn::Lanes(df)) capped(df, i);
-    for (; i < i1; ++i) capped(d1, i);
+    if (i + hn::Lanes(df) <= i1) {
+      const ExpConstants<DF> e(df);
+      for (; i + hn::Lanes(df) <= i1; i += hn::Lanes(df)) capped(df, e, i);
+    }
+    if (i < i1) {
+      const ExpConstants<D1> e1(d1);
+      for (; i < i1; ++i) capped(d1, e1, i);
+    }
   } else {
     for (size_t i = i0; i < i1; ++i) {
       st[i] *= p.scale;
@@ -278,6 +290,61 @@ HWY_INLINE void RuledGradRow(const Plan& p, size_t b, size_t h, size_t q0,
       st[i] = dpt[i] = 0.0f;
     } else {
       dpt[i] *= slope[i];
+    }
+  }
+}
+
+// --- Pairs a mask or a window's begin hides inside a tile -----------------
+// Steps 3 and 4 multiply over contiguous runs (a key's queries from
+// start[j], a query's keys up to end[i]); the pairs hidden inside a run (a
+// boolean mask, a window's begin) have P = dS = 0, but 0 · NaN is NaN: a
+// non-finite q, dO or k row would reach gradients of rows that do not see
+// it. Where a tile pair can hide pairs inside its runs and one of those
+// rows is not finite (rare: checked only then), the products skip the
+// hidden pairs one by one instead.
+
+// Whether query q0 + i of head h sees key k0 + j, given that the ranges
+// (causal, key lengths, the window's end) allow it.
+HWY_INLINE bool SeesInRange(const Plan& p, size_t b, size_t h, size_t q0,
+                            size_t i, size_t k0, size_t j) {
+  if (k0 + j < p.VisibleBegin(b, q0 + i)) return false;
+  return !p.vis.HasBooleanMask() ||
+         p.vis.MaskAllows(p.vis.MaskRow(b, h, q0 + i), k0 + j);
+}
+
+// dV += (P∘M)ᵀ·dO and dK += dSᵀ·Q over the pairs each key's queries
+// [start[j], stop[j]) see.
+void AddSeenKeyGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t k0,
+                     size_t kn, const size_t* start, const size_t* stop,
+                     const float* st, const float* dpt, const float* do_rows,
+                     size_t ldo, const float* q_rows, size_t ldq, float* dvs,
+                     float* dk) {
+  for (size_t j = 0; j < kn; ++j) {
+    for (size_t i = start[j]; i < stop[j]; ++i) {
+      if (!SeesInRange(p, b, h, q0, i, k0, j)) continue;
+      const float pm = st[j * kQueryTile + i], ds = dpt[j * kQueryTile + i];
+      for (size_t c = 0; c < p.dv; ++c) {
+        dvs[j * p.dv_panel + c] += pm * do_rows[i * ldo + c];
+      }
+      for (size_t c = 0; c < p.d; ++c) {
+        dk[j * p.d_panel + c] += ds * q_rows[i * ldq + c];
+      }
+    }
+  }
+}
+
+// dQ += dS·K over the keys [0, end[i]) each query row i >= skip sees.
+void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
+                       size_t skip, size_t k0, const size_t* end,
+                       const float* ds, const float* k_rows, size_t ldk,
+                       float* dqt) {
+  for (size_t i = skip; i < qn; ++i) {
+    for (size_t j = 0; j < end[i]; ++j) {
+      if (!SeesInRange(p, b, h, q0, i, k0, j)) continue;
+      const float x = ds[i * kKeyTile + j];
+      for (size_t c = 0; c < p.d; ++c) {
+        dqt[i * p.d_panel + c] += x * k_rows[j * ldk + c];
+      }
     }
   }
 }
@@ -319,6 +386,8 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         dd += static_cast<double>(dor[c]) * static_cast<double>(o[c]);
       }
       ws.dd[g * p.tq + i] = static_cast<float>(dd);
+      ws.bad[g * p.tq + i] = !internal::AllFinite(dor, p.dv) ||
+                             !internal::AllFinite(p.q + row * p.d, p.d);
       if (p.drop) {
         const dropout::RowKey key = dropout::MakeRowKey(p.seed, row);
         rk0[g * p.tq + i] = key.k0;
@@ -340,6 +409,11 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         PaddedRows(k_head + k0 * p.d, kn, p.d, p.d_panel, ws.kt, &ldk);
     const float* vt_rows =
         PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, ws.vt, &ldv);
+    // Hidden pairs inside the runs come from a mask or a window's begin.
+    const bool may_hide =
+        p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0;
+    const bool keys_finite =
+        !may_hide || internal::AllFinite(k_head + k0 * p.d, kn * p.d);
 
     for (size_t g = 0; g < p.group && first < p.tq; ++g) {
       const size_t bh = b * p.heads + kvh * p.group + g;
@@ -395,10 +469,21 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
         }
         // 3. dV += (P∘M)ᵀ·dO, dK += dSᵀ·Q.
-        p.products.AddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows,
-                                  ldo, p.dv_panel, ws.dvs, p.dv_panel);
-        p.products.AddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows,
-                                  ldq, p.d_panel, ws.dk, p.d_panel);
+        bool rows_finite = true;
+        if (may_hide && !full) {
+          for (size_t i = 0; i < qn && rows_finite; ++i) {
+            rows_finite = !ws.bad[at + i];
+          }
+        }
+        if (!rows_finite) {
+          AddSeenKeyGrads(p, b, h, q0, k0, kn, start, stop, ws.st, ws.dpt,
+                          do_rows, ldo, q_rows, ldq, ws.dvs, ws.dk);
+        } else {
+          p.products.AddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows,
+                                    ldo, p.dv_panel, ws.dvs, p.dv_panel);
+          p.products.AddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows,
+                                    ldq, p.d_panel, ws.dk, p.d_panel);
+        }
         // 4. dQ += dS·K.
         for (size_t j = 0; j < kn; ++j) {
           const float* src = ws.dpt + j * kQueryTile;
@@ -408,9 +493,14 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
-        p.products.AddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
-                             end + skip, kt_rows, ldk, p.d_panel,
-                             ws.dqt + skip * p.d_panel, p.d_panel);
+        if (!keys_finite && !full) {
+          AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
+                            ws.dqt);
+        } else {
+          p.products.AddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
+                               end + skip, kt_rows, ldk, p.d_panel,
+                               ws.dqt + skip * p.d_panel, p.d_panel);
+        }
         for (size_t i = skip; i < qn; ++i) {
           if (end[i] == 0) continue;
           AddScaledRow(dq_rows + (q0 + i - first_row) * p.d,

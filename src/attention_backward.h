@@ -41,7 +41,9 @@ namespace causal_attention {
 // pairs only: a NaN or ±Inf in row i of grad_out, out or log_sum_exp
 // reaches grad_q row i and the grad_k / grad_v rows of the keys row i sees;
 // in q row i, also grad_k of those keys; in k or v row j, grad_q of the rows
-// that see key j and grad_k / grad_v row j. Other elements stay finite.
+// that see key j and grad_k / grad_v row j. Other elements stay finite,
+// also where a mask or a window's begin hides pairs inside a tile (those
+// pairs are skipped, not multiplied by 0).
 // Tiled like FlashAttention-2's backward: for each tile of keys, the tiles
 // of the queries that see them; P is recomputed from L tile by tile, no
 // [query_len, key_len] matrix exists, and extra memory is O(tile +

@@ -24,6 +24,7 @@
 #include "hwy/highway.h"
 #include "src/attention_plan-inl.h"
 #include "src/dot-inl.h"
+#include "src/exp-inl.h"
 #include "src/few_rows-inl.h"
 #include "src/internal.h"
 #include "src/kv_rows-inl.h"
@@ -32,6 +33,7 @@
 #include "src/online_softmax-inl.h"
 #include "src/row_passes-inl.h"
 #include "src/simd-inl.h"
+#include "src/softcap-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
@@ -52,6 +54,8 @@ struct Plan : AttentionPlan {
   float* out;
   float* weights;
   float* lse;  // [B·H·Tq] log-sum-exp per row, or null
+  ScoreStage score_stage;
+  float* scores;  // [B·H·Tq·Tk] scores before the softmax, or null
 
   Plan(const AttentionShape& shape, const AttentionOptions& options,
        const float* q_, const float* k_, const float* v_, float* out_,
@@ -67,7 +71,10 @@ struct Plan : AttentionPlan {
         v(reinterpret_cast<const uint8_t*>(v_)),
         out(out_),
         weights(weights_),
-        lse(lse_) {}
+        lse(lse_),
+        score_stage(options.score_stage),
+        scores(options.score_stage != ScoreStage::kNone ? options.scores
+                                                        : nullptr) {}
 };
 
 // The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
@@ -234,6 +241,32 @@ HWY_INLINE const float* ValueRows(const Plan& p, const uint8_t* v_head,
                   ldv);
 }
 
+// x[0, n) = softcap · tanh(x / softcap) (TanhOverCap, softcap-inl.h).
+HWY_INLINE void SoftcapRow(float softcap, float* HWY_RESTRICT x, size_t n) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  size_t j = 0;
+  if (j + N <= n) {
+    const ExpConstants<DF> e(df);
+    const auto cap = hn::Set(df, softcap);
+    const auto m2 = hn::Set(df, -2.0f / softcap);
+    for (; j + N <= n; j += N) {
+      const auto t = TanhOverCap(df, hn::LoadU(df, x + j), m2, e);
+      hn::StoreU(hn::Mul(cap, t), df, x + j);
+    }
+  }
+  if (j < n) {
+    const D1 d1;
+    const ExpConstants<D1> e(d1);
+    const auto cap = hn::Set(d1, softcap);
+    const auto m2 = hn::Set(d1, -2.0f / softcap);
+    for (; j < n; ++j) {
+      const auto t = TanhOverCap(d1, hn::LoadU(d1, x + j), m2, e);
+      hn::StoreU(hn::Mul(cap, t), d1, x + j);
+    }
+  }
+}
+
 // Query r's scores of the tile [k0, k0 + kn) after the score rules: scaled,
 // capped (softcap), the additive mask added, -inf for keys outside its
 // visible part [vb, ve) of the tile or masked out by a boolean mask.
@@ -256,12 +289,7 @@ HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
   }
   ScaleMaxRow(srow + vb, ve - vb, p.scale, non_finite);
   if (*non_finite) return kNegInf;
-  if (p.softcap > 0.0f) {
-    const float cap = p.softcap, inv = 1.0f / p.softcap;
-    TransformRow(srow + vb, ve - vb, [cap, inv](auto d, auto x, size_t) {
-      return hn::Mul(hn::Set(d, cap), hn::Tanh(d, hn::Mul(x, hn::Set(d, inv))));
-    });
-  }
+  if (p.softcap > 0.0f) SoftcapRow(p.softcap, srow + vb, ve - vb);
   if (p.vis.HasAdditiveMask()) {
     for (size_t j = vb; j < ve; ++j) srow[j] += p.vis.MaskAdd(mrow, k0 + j);
   } else if (hides) {

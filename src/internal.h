@@ -99,6 +99,21 @@ inline bool DropoutActive(const AttentionOptions& o) {
   return o.training && o.dropout > 0.0f;
 }
 
+// Whether x[0, n) holds no NaN or ±Inf (x · 0 is 0 exactly for finite x).
+// Eight independent sums, so that the loop is not one long add chain (and
+// vectorises).
+inline bool AllFinite(const float* x, size_t n) {
+  float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (size_t l = 0; l < 8; ++l) acc[l] += x[i + l] * 0.0f;
+  }
+  for (; i < n; ++i) acc[0] += x[i] * 0.0f;
+  float sum = 0.0f;
+  for (size_t l = 0; l < 8; ++l) sum += acc[l];
+  return sum == 0.0f;
+}
+
 }  // namespace internal
 }  // namespace causal_attention
 

@@ -10,9 +10,11 @@
 //   2. (optional) raw scores Q·Kᵀ per head, for the demo's first panel
 //   3. scaled dot-product attention with the causal mask -> ctx [B, H, T, hd]
 //      (over the cached keys, without repeating KV heads)
-//   4. merge heads -> [B, T, H·hd], then the output projection (if any)
+//   4. merge heads -> [B, T, H·hd], each head times its head-mask factor
+//      (if any), then the output projection (if any)
 // Backward passes (the forward's in reverse, see layer.h; no cache):
-//   4. output projection backward, split dctx into heads
+//   4. output projection backward (its input the merged, scaled context),
+//      dctx times the head mask, split into heads
 //   3. attention backward -> dQ [B, H, T, hd], dK, dV [B, Hkv, T, hd]
 //   1. merge each, RoPE transposed on dQ and dK, projection backward;
 //      grad_x summed over Q, K, V
@@ -104,6 +106,23 @@ void SplitIntoCache(const float* src, size_t b, size_t t, size_t h, size_t hd,
   }
 }
 
+// Multiplies each head's rows of a merged [B, T, H, hd] tensor by its
+// factor of options.head_mask ([1 or B, H]); nothing without one.
+void ScaleHeads(const LayerOptions& o, size_t h, size_t hd, float* merged) {
+  if (!o.head_mask) return;
+  const size_t b = static_cast<size_t>(o.batch);
+  const size_t t = static_cast<size_t>(o.tokens);
+  for (size_t ib = 0; ib < b; ++ib) {
+    const float* factors = o.head_mask + (o.head_mask_batch == 1 ? 0 : ib) * h;
+    for (size_t it = 0; it < t; ++it) {
+      float* row = merged + (ib * t + it) * h * hd;
+      for (size_t ih = 0; ih < h; ++ih) {
+        for (size_t e = 0; e < hd; ++e) row[ih * hd + e] *= factors[ih];
+      }
+    }
+  }
+}
+
 // The Q, K and V projections' head counts and output widths (K and V have
 // the KV heads), for the forward and the backward alike, from the attention
 // shape CheckLayer built (sizes validated: no overflow).
@@ -138,6 +157,11 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
       (c.length < 0 || c.start < 0 || c.capacity < 1 ||
        c.length > c.capacity - o.tokens)) {
     return Status::kInvalidShape;
+  }
+  if (o.head_mask && o.head_mask_batch != 1 && o.head_mask_batch != o.batch) {
+    return internal::Refuse(Status::kInvalidShape,
+                            "layer options: head_mask_batch must be 1 or "
+                            "batch");
   }
   if (p.rope_base != 0.0f) {
     const Status st = ValidateRope(p.rope_base, p.head_dim, 0, p.rope_scaling);
@@ -263,12 +287,13 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
       attention(shape, LayerAttentionOptions(p, o), q, k, v, ctx, out.weights,
                 out.log_sum_exp);
   if (st != Status::kOk) return st;
-  // 4. Merge heads, output projection.
-  if (!p.w_out) {
-    Permute(ctx, b, t, heads[0], hd, /*split=*/false, out.y);
-    return Status::kOk;
-  }
-  Permute(ctx, b, t, heads[0], hd, /*split=*/false, proj);
+  // 4. Merge heads, the head mask, output projection. ctx (kept for the
+  // backward when out.context) stays unscaled: the attention backward
+  // needs the attention's own output.
+  float* merged = p.w_out ? proj : out.y;
+  Permute(ctx, b, t, heads[0], hd, /*split=*/false, merged);
+  ScaleHeads(o, heads[0], hd, merged);
+  if (!p.w_out) return Status::kOk;
   return linear(proj, rows, d_model, d_model, p.w_out, p.b_out, out.y);
 }
 
@@ -318,14 +343,21 @@ Status LayerBackward(LinearBackwardFn linear_backward,
   float* dheads[3] = {dout + n, dout + 2 * n, dout + 2 * n + nkv};
   float* grad_x_term = dout + 2 * n + 2 * nkv;
 
-  // 4. Output projection (its input is the merged context), split dctx.
+  // 4. Output projection (its input is the merged context, times the head
+  // mask), dctx times the head mask, split.
   if (p.w_out) {
     Permute(saved.context, b, t, heads[0], hd, /*split=*/false, merged);
+    ScaleHeads(o, heads[0], hd, merged);
     // dctx (merged) goes to dheads[0], free until step 3.
     st = linear_backward(merged, rows, d_model, d_model, p.w_out, grad_y,
                          dheads[0], g.w_out, g.b_out);
     if (st != Status::kOk) return st;
+    ScaleHeads(o, heads[0], hd, dheads[0]);
     Permute(dheads[0], b, t, heads[0], hd, /*split=*/true, dout);
+  } else if (o.head_mask) {
+    CopyRow(grad_y, n, merged);
+    ScaleHeads(o, heads[0], hd, merged);
+    Permute(merged, b, t, heads[0], hd, /*split=*/true, dout);
   } else {
     Permute(grad_y, b, t, heads[0], hd, /*split=*/true, dout);
   }

@@ -82,6 +82,14 @@ struct LayerOptions {
   int64_t tokens = 1;
   AttentionOptions attention;
   KVCacheView cache;
+  // Per-head factors on the attention output before the head merge (so
+  // before the output projection), as Hugging Face's head_mask: 0 knocks a
+  // head out, 1 leaves it. [head_mask_batch, num_heads] row-major, with
+  // head_mask_batch 1 (the same for every sequence) or batch; null: none.
+  // The backward scales each head's gradient by the same factor (the mask
+  // itself gets none). The weights and scores outputs are not scaled.
+  const float* head_mask = nullptr;
+  int64_t head_mask_batch = 1;
 };
 
 // Where a forward writes. y is required; every other output is optional

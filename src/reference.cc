@@ -8,7 +8,8 @@
 //   h / (H / Hkv), whose first Tk of cap rows are the keys (cap = Tk unless
 //   a KV cache's capacity is given).
 // One query row at a time, in five numbered passes, everything in double:
-//   1. scores s_j = scale · q_i·k_j for the keys the row needs
+//   1. scores s_j = scale · q_i·k_j for the keys the row needs (every key
+//      when options.scores asks for them)
 //   2. the row max
 //   3. exp and sum
 //   4. normalise (and for kRenormalize: mask, then divide by the new sum)
@@ -119,6 +120,7 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   const internal::Visibility vis(shape, options);
+  const ScoreStage stage = options.score_stage;
 
   std::vector<double> s(tk), w(tk), acc(dv);
   std::vector<char> seen(tk);
@@ -143,9 +145,13 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
       bool non_finite = false;
 
       // 1. Scores (scale, softcap, additive mask); -inf where not seen.
+      // The asked-for scores (options.scores) at their stage, every key.
+      float* score_row =
+          stage != ScoreStage::kNone ? options.scores + row * tk : nullptr;
       for (size_t j = 0; j < tk; ++j) {
         s[j] = -inf;
-        if (n_seen == 0 || !(seen[j] || renormalize)) continue;
+        const bool needed = n_seen > 0 && (seen[j] || renormalize);
+        if (!needed && !score_row) continue;
         const float* kj =
             k + internal::KeyRowIndex(shape, layout, b, kv, j) * d;
         double dot = 0.0;
@@ -153,10 +159,17 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
           dot += static_cast<double>(qi[c]) * static_cast<double>(kj[c]);
         }
         double x = dot * scale;
-        if (!std::isfinite(x)) non_finite = true;
+        if (needed && !std::isfinite(x)) non_finite = true;
+        if (stage == ScoreStage::kScaled) score_row[j] = static_cast<float>(x);
         if (cap > 0.0) x = cap * std::tanh(x / cap);
+        if (stage == ScoreStage::kSoftcapped) {
+          score_row[j] = static_cast<float>(x);
+        }
         if (vis.HasAdditiveMask()) x += vis.MaskAdd(mrow, j);
-        s[j] = x;
+        if (stage == ScoreStage::kMasked) {
+          score_row[j] = static_cast<float>(seen[j] ? x : -inf);
+        }
+        if (needed) s[j] = x;
       }
       double row_max = -inf;
       for (size_t j = 0; j < tk; ++j) {

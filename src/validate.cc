@@ -142,6 +142,18 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
       }
     }
   }
+  const int stage = static_cast<int>(o.score_stage);
+  if (stage < 0 || stage > 3) {
+    return Refuse(Status::kInvalidOption, "score_stage: must be 0 to 3");
+  }
+  if (o.score_stage != ScoreStage::kNone) {
+    if (!o.scores) return Refuse(Status::kNullPointer, "scores: null");
+    if (!BytesFit({b, h, tq, s.key_len})) {
+      return Refuse(Status::kTooLarge,
+                    "scores: batch·heads·query_len·key_len·4 bytes do not "
+                    "fit size_t");
+    }
+  }
   if (o.mask_strategy == MaskStrategy::kRenormalize &&
       o.causal != CausalMask::kNone) {
     // The book's route (softmax over every key, mask, renormalise) is

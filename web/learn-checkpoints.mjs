@@ -6,27 +6,12 @@
 // messages: the training worker keeps them, the page's slider
 // (learn-scrub.mjs) asks for one at a time.
 
-import { IGNORE } from './learn-tasks.mjs';
-
 /** Memory the snapshots' weights may take in all. */
 export const BUDGET_BYTES = 32 * 2 ** 20;
 /** Bounds of the number kept, whatever the budget allows. */
 export const KEEP = [5, 65];
 /** The first interval, in steps. */
 export const FIRST_EVERY = 10;
-
-/**
- * The probe's loss under the current parameters (eval mode): the mean
- * cross-entropy of the next token over its repeated half (positions i ≥ P
- * with a next token), what an induction head makes predictable.
- */
-export function probeLoss(trainer) {
-  const { probeIds: ids, tokens: T, period: P } = trainer;
-  const targets = new Int32Array(T).fill(IGNORE);
-  for (let i = P; i + 1 < T; i++) targets[i] = ids[i + 1];
-  const { logits } = trainer.model.eval().forward(ids, 1, T);
-  return trainer.ca.crossEntropy(logits, targets, { ignoreIndex: IGNORE }).loss;
-}
 
 /** The best induction head of `scores` (headScores'): { score, layer, head }. */
 export function bestInduction(scores) {
@@ -35,10 +20,14 @@ export function bestInduction(scores) {
   return best;
 }
 
-/** What a checkpoint keeps of a trainer now: { step, weights (per layer [heads, T, T]), scores, probeLoss }. */
+/**
+ * What a checkpoint keeps of a trainer now: { step, weights (per layer [heads,
+ * T, T]), scores, probeLoss (the mean loss on the probe's repeat) }, of the
+ * whole model whatever the page has knocked out.
+ */
 export function snapshot(trainer) {
-  const { weights, scores } = trainer.probe();
-  return { step: trainer.step, weights, scores, probeLoss: probeLoss(trainer) };
+  const { weights, scores, probeLoss } = trainer.probe({ withAblation: false });
+  return { step: trainer.step, weights, scores, probeLoss };
 }
 
 export class Checkpoints {

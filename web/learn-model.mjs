@@ -77,14 +77,15 @@ export class AttentionOnlyTransformer {
    * ids: [batch, tokens] (Int32Array). Returns { logits: [batch, tokens,
    * vocab], weights: per layer [batch, heads, tokens, tokens] (with
    * returnWeights) }. In training mode every module keeps what backward()
-   * needs.
+   * needs. headMasks: per layer a Float32Array [heads] (the modules'
+   * headMask: 0 knocks a head out) or null.
    */
-  forward(ids, batch, tokens, { returnWeights = false } = {}) {
+  forward(ids, batch, tokens, { returnWeights = false, headMasks = null } = {}) {
     const shape = [batch, tokens, this.dModel];
     const x = this.#embed(ids, batch, tokens);
     const weights = [];
-    for (const attention of this.attention) {
-      const r = attention.forward(x, shape, { returnWeights });
+    for (const [l, attention] of [...this.attention].entries()) {
+      const r = attention.forward(x, shape, { returnWeights, headMask: headMasks?.[l] ?? undefined });
       const h = returnWeights ? r.output : r;
       if (returnWeights) weights.push(r.weights);
       // The module kept its own copy of x: adding in place is safe.
@@ -141,9 +142,9 @@ export class AttentionOnlyTransformer {
    * these (keys and values of earlier tokens are not recomputed). Returns
    * { logits: the last token's [vocab], weights: per layer [heads, n,
    * cacheLength] (the new tokens' query rows) }. At most contextLength
-   * tokens in all (the position table's size).
+   * tokens in all (the position table's size). headMasks: as forward's.
    */
-  forwardCached(ids) {
+  forwardCached(ids, { headMasks = null } = {}) {
     const n = ids.length;
     const start = this.cacheLength;
     if (start + n > this.contextLength) {
@@ -152,8 +153,8 @@ export class AttentionOnlyTransformer {
     const shape = [1, n, this.dModel];
     const x = this.#embed(ids, 1, n, start);
     const weights = [];
-    for (const attention of this.attention) {
-      const r = attention.forward(x, shape, { useCache: true, returnWeights: true });
+    for (const [l, attention] of [...this.attention].entries()) {
+      const r = attention.forward(x, shape, { useCache: true, returnWeights: true, headMask: headMasks?.[l] ?? undefined });
       weights.push(r.weights);
       for (let k = 0; k < x.length; k++) x[k] += r.output[k];
     }

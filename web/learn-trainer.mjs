@@ -4,6 +4,7 @@
 // training worker (learn-worker.mjs) drives it and the Node tests call it
 // directly, so both see the same numbers.
 
+import { iclScore, repeatTargets, tokenLosses } from './learn-icl.mjs';
 import { headScores } from './learn-metrics.mjs';
 import { AttentionOnlyTransformer } from './learn-model.mjs';
 import {
@@ -109,6 +110,28 @@ export class Trainer {
     /** Steps taken; losses[k] is step k's mean loss (before its update). */
     this.step = 0;
     this.losses = [];
+    /** The heads knocked out of the probe and generation (not of training): [[layer, head]], 0-based. */
+    this.ablated = [];
+    /** Per layer the modules' headMask (0 for an ablated head) or null: the layers without ablations. */
+    this.headMasks = null;
+  }
+
+  /**
+   * Knocks `heads` ([[layer, head]], 0-based; [] for none) out of the probe
+   * and generation through the modules' headMask; training keeps every
+   * head. A layer without ablated heads runs without a mask, so that
+   * un-ablating gives the unablated numbers bit for bit.
+   */
+  setAblation(heads) {
+    const { layers, heads: perLayer } = this.settings;
+    for (const [l, h] of heads) {
+      if (!(Number.isInteger(l) && l >= 0 && l < layers && Number.isInteger(h) && h >= 0 && h < perLayer)) {
+        throw new RangeError(`an ablated head must be [layer in 0…${layers - 1}, head in 0…${perLayer - 1}], got [${l}, ${h}]`);
+      }
+    }
+    this.ablated = heads.map(([l, h]) => [l, h]);
+    this.headMasks = heads.length ? Array.from({ length: layers }, () => null) : null;
+    for (const [l, h] of heads) (this.headMasks[l] ??= new Float32Array(perLayer).fill(1))[h] = 0;
   }
 
   /** The batch of step `step`. */
@@ -134,15 +157,25 @@ export class Trainer {
   }
 
   /**
-   * The heads on the probe, in eval mode: { ids, tokens, period, weights:
-   * per layer [heads, T, T], scores: headScores(...) }.
+   * The heads on the probe, in eval mode, with the current ablations: { ids,
+   * tokens, period, weights: per layer [heads, T, T], scores:
+   * headScores(...), probeLoss (crossEntropy on the repeat), probeAccuracy
+   * (the share of the repeat's next tokens predicted, greedy), tokenLosses
+   * (Float64Array [T − 1]), icl (iclScore), ablated }. withAblation false:
+   * the whole model, whatever is knocked out (the checkpoints' snapshots).
    */
-  probe() {
+  probe({ withAblation = true } = {}) {
     const T = this.tokens;
-    const { weights } = this.model.eval().forward(this.probeIds, 1, T, { returnWeights: true });
+    const { logits, weights } = this.model.eval().forward(this.probeIds, 1, T,
+      { returnWeights: true, headMasks: withAblation ? this.headMasks : null });
+    const losses = tokenLosses(logits, this.probeIds, this.vocab);
+    const targets = repeatTargets(this.probeIds, this.period);
     return {
       ids: this.probeIds, tokens: T, period: this.period, weights,
       scores: headScores(weights, this.settings.heads, T, this.period),
+      probeLoss: this.ca.crossEntropy(logits, targets, { ignoreIndex: IGNORE }).loss,
+      probeAccuracy: accuracy(logits, targets, this.vocab),
+      tokenLosses: losses, icl: iclScore(losses), ablated: withAblation ? this.ablated : [],
     };
   }
 
@@ -161,7 +194,7 @@ export class Trainer {
   startGeneration(prompt) {
     if (!(prompt.length >= 1)) throw new RangeError('the prompt needs at least one token');
     this.model.eval().resetCache();
-    const r = this.model.forwardCached(Int32Array.from(prompt));
+    const r = this.model.forwardCached(Int32Array.from(prompt), { headMasks: this.headMasks });
     return { weights: r.weights, next: argmax(r.logits) };
   }
 
@@ -173,7 +206,7 @@ export class Trainer {
   generateNext(id) {
     if (this.model.cacheLength >= this.settings.contextLength) return null;
     this.model.eval();
-    const r = this.model.forwardCached(Int32Array.of(id));
+    const r = this.model.forwardCached(Int32Array.of(id), { headMasks: this.headMasks });
     return { weights: r.weights, next: argmax(r.logits) };
   }
 
@@ -181,6 +214,18 @@ export class Trainer {
   dispose() {
     this.model.resetCache();
   }
+}
+
+/** The share of the scored targets (not IGNORE) that are their row's argmax of logits [T, vocab]. */
+export function accuracy(logits, targets, vocab) {
+  let scored = 0;
+  let right = 0;
+  targets.forEach((t, i) => {
+    if (t === IGNORE) return;
+    scored += 1;
+    if (argmax(logits.subarray(i * vocab, (i + 1) * vocab)) === t) right += 1;
+  });
+  return scored ? right / scored : 0;
 }
 
 /** Index of the largest value (the first of ties): greedy decoding. */

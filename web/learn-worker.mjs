@@ -6,11 +6,15 @@
 //   every later message of the worker carries its `run`, so that the page
 //   can drop what an older run said after it asked for a new one),
 //   'start', 'pause', { type: 'step' } (one step), { type: 'generate',
-//   prompt, count, delayMs } (pauses training while it runs).
+//   prompt, count, delayMs } (pauses training while it runs), { type:
+//   'ablate', heads: [[layer, head]] (0-based), run } (knocks those heads
+//   out of the probe and generation, not of training; probes at once; an
+//   older run's toggles are dropped).
 // Worker → page: 'ready' { build }, 'configured' { info }, 'progress' { step,
 //   losses (the new ones), stepsPerSecond, running }, 'probe' { step, weights,
-//   scores }, 'token' { index (−1: the prompt), id, weights (per layer
-//   [heads, queries, keys]), queries, done }, 'error' { message }.
+//   scores, probeLoss, probeAccuracy, tokenLosses, icl, ablated }, 'token' {
+//   index (−1: the prompt), id, weights (per layer [heads, queries, keys]),
+//   queries, done }, 'error' { message }.
 // Keeping the run (learn-keep.mjs: checkpoints, IndexedDB, state dicts):
 //   page → worker { type: 'configure', ..., restore } (continue the saved
 //   run if it has these settings), { type: 'checkpoint', index },
@@ -59,7 +63,11 @@ function reportProgress(from) {
 function probe() {
   lastProbe = performance.now();
   const p = trainer.probe();
-  post({ type: 'probe', step: trainer.step, weights: p.weights, scores: p.scores }, p.weights.map((w) => w.buffer));
+  post({
+    type: 'probe', step: trainer.step, weights: p.weights, scores: p.scores,
+    probeLoss: p.probeLoss, probeAccuracy: p.probeAccuracy, tokenLosses: p.tokenLosses, icl: p.icl,
+    ablated: p.ablated,
+  }, [...p.weights.map((w) => w.buffer), p.tokenLosses.buffer]);
 }
 
 // A zero-delay yield that setTimeout's clamping would slow down. Each
@@ -145,7 +153,7 @@ function handle(message) {
     case 'pause':
       running = false;
       reportProgress(trainer.step);
-      probe(); // the heads at the step it stopped at
+      probe(); // the heads at the step it stopped at (what an ablation compares with)
       keeper.save(trainer);
       return;
     case 'step': {
@@ -158,6 +166,11 @@ function handle(message) {
       keeper.save(trainer);
       return;
     }
+    case 'ablate':
+      if (message.run !== run) return;
+      trainer.setAblation(message.heads);
+      probe();
+      return;
     case 'generate':
       if (generating) return;
       generate(message).catch((error) => post({ type: 'error', message: error.message }));

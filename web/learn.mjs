@@ -13,8 +13,10 @@
 //
 // User text reaches the page through textContent and canvas fillText only.
 
+import { buildAblation, drawAblationStatus } from './learn-ablation.mjs';
 import { addToken, generate, writePrompt } from './learn-generation.mjs';
 import { addScores, buildHeads, drawHeads, setView } from './learn-heads.mjs';
+import { addIcl, createIclCharts, drawIcl, resetIcl } from './learn-icl-view.mjs';
 import { addLosses, createChart, drawChart, drawStatus } from './learn-progress.mjs';
 import { readSettings, setButtons, taskHint, writeSettings } from './learn-settings.mjs';
 import { fillOpenSelect, followBest, onOpenMessage, setupOpen } from './learn-open.mjs';
@@ -25,7 +27,13 @@ import { DEFAULTS, LIMITS, checkSettings } from './learn-trainer.mjs';
 import { variantHint } from './learn-variants.mjs';
 import { tokenize } from './tokens.mjs';
 
-setPainters({ chart: drawChart, heads: drawHeads, status: drawStatus });
+setPainters({
+  chart: drawChart, heads: drawHeads, icl: drawIcl,
+  status: () => {
+    drawStatus();
+    drawAblationStatus();
+  },
+});
 
 /**
  * Checks the form; with no problem, starts a new run (step 0, paused), or
@@ -85,6 +93,8 @@ function onMessage({ data: m }) {
     case 'configured':
       learn.info = m.info;
       buildHeads();
+      buildAblation();
+      resetIcl();
       fillOpenSelect();
       writePrompt();
       $('learn').dataset.ready = 'true';
@@ -100,9 +110,10 @@ function onMessage({ data: m }) {
     case 'probe':
       learn.probe = m;
       addScores(m);
+      addIcl(m);
       followProbe();
       followBest();
-      draw('heads', 'status');
+      draw('heads', 'status', 'icl');
       return;
     case 'token':
       addToken(m);
@@ -138,6 +149,7 @@ export function setupLearn({ getText, showInPipeline }) {
     if (input?.type === 'number') Object.assign(input, { min: String(lo), max: String(hi) });
   }
   createChart();
+  createIclCharts();
   setupScrub();
   setupShare();
   setupOpen();

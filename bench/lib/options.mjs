@@ -3,7 +3,8 @@
 // single-threaded build), timed interleaved run by run in this process so
 // that each ratio compares numbers taken under the same machine load; and
 // onnxruntime-web's ONNX Attention op (opset 24, one thread) with the
-// feature against itself without it, where it has the feature. Not a test:
+// feature against itself without it, where it has the feature, and ours
+// against it head to head with that feature. Not a test:
 // nothing here asserts on time.
 //
 //   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (--rows: the rows whose name has one of these)
@@ -99,13 +100,18 @@ export async function runOptionsTable({ policy, log, quick = false, seed, only }
       log(`  ours ${row.name}: n/a (${e.message})`);
     }
   }
+  if (!only) results.push(...await ortRows({ policy, log, quick, inputsFor, ca }));
   ca.dispose();
-  if (!only) results.push(...await ortRows({ policy, log, quick, inputsFor }));
   return results;
 }
 
-/** onnxruntime-web's Attention op: softcap and a float mask, against its is_causal call. */
-async function ortRows({ policy, log, quick, inputsFor }) {
+/**
+ * onnxruntime-web's Attention op: softcap and a float mask, against its
+ * is_causal call; and head to head, ours with the feature against its with
+ * the same feature on the same inputs (who 'ours ÷ onnxruntime-web': the
+ * option column holds ours, the plain column onnxruntime-web's).
+ */
+async function ortRows({ policy, log, quick, inputsFor, ca }) {
   const out = [];
   let ort;
   try {
@@ -137,9 +143,14 @@ async function ortRows({ policy, log, quick, inputsFor }) {
     try {
       const s = await session(feature);
       const r = await pair(plain.run, s.run, policy);
-      await s.release();
       out.push({ who: 'onnxruntime-web', name, ...r, ratio: r.optionMs / r.plainMs });
       log(`  onnxruntime-web ${name}: ${r.optionMs.toFixed(1)} ms vs ${r.plainMs.toFixed(1)} ms is_causal: ×${(r.optionMs / r.plainMs).toFixed(3)}`);
+      const o = { ...shape, causal: true, out: new Float32Array(q.length),
+        ...(feature.softcap && { softcap: feature.softcap }), ...(feature.mask && { mask, maskShape: [t, t] }) };
+      const h = await pair(s.run, () => ca.attention(q, k, v, o), policy);
+      await s.release();
+      out.push({ who: 'ours ÷ onnxruntime-web', name, ...h, ratio: h.optionMs / h.plainMs });
+      log(`  ours ${name}: ${h.optionMs.toFixed(1)} ms vs onnxruntime-web's ${h.plainMs.toFixed(1)} ms: ×${(h.optionMs / h.plainMs).toFixed(3)}`);
     } catch (e) {
       out.push({ who: 'onnxruntime-web', name, status: 'n/a', reason: String(e.message ?? e).split('\n')[0] });
       log(`  onnxruntime-web ${name}: n/a (${String(e.message ?? e).split('\n')[0]})`);

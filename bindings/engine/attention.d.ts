@@ -153,11 +153,31 @@ export interface AttentionOptions extends AttentionComputation {
   returnWeights?: boolean;
   /** Also return each row's log-sum-exp [B, H, Tq], what attentionBackward needs. Default false. */
   returnLogSumExp?: boolean;
+  /**
+   * Also return the scores before the softmax, [B, H, Tq, Tk], at one step of
+   * the forward (scale, then softcap, then the masks; see
+   * {@link AttentionScoreStage}). Allocates T×T like returnWeights. Not
+   * available on a KV cache.
+   */
+  returnScores?: AttentionScoreStage;
   /** Write the output here instead of a new array (length B·H·Tq·Dv). */
   out?: Float32Array;
   /** Write the weights here (needs returnWeights; length B·H·Tq·Tk). */
   weightsOut?: Float32Array;
 }
+
+/**
+ * The scores returnScores gives, by the step of the forward that produced
+ * them: `'scaled'` scale · q·k for every key; `'softcapped'` softcap ·
+ * tanh(scaled / softcap) for every key (the scaled scores without softcap);
+ * `'masked'` the softcapped scores plus an additive mask for the keys the row
+ * sees and -Infinity for each key it does not (causal, window, keyLengths, a
+ * boolean mask): the logits the softmax takes. ONNX Attention's
+ * qk_matmul_output modes 0 and 1 are `'softcapped'` (its reference applies
+ * softcap before the mask and returns the capped scores for both), mode 2 is
+ * `'masked'`, mode 3 the weights.
+ */
+export type AttentionScoreStage = 'scaled' | 'softcapped' | 'masked';
 
 /** What attention() returns: new arrays, or the `out` / `weightsOut` arrays given. */
 export interface AttentionResult {
@@ -170,6 +190,8 @@ export interface AttentionResult {
    * (-Infinity: a row that sees no key, whose output and weights are zero).
    */
   logSumExp?: Float32Array;
+  /** [batch, heads, queryLength, keyLength]; present when returnScores was given. */
+  scores?: Float32Array;
   /** With returnLogSumExp, when dropout ran: its mask's seed (drawn when none was given), for the backward. */
   seed?: bigint;
 }
@@ -182,6 +204,8 @@ export interface AttentionResultWithWeights {
   weights: Float32Array;
   /** [batch, heads, queryLength]; present when returnLogSumExp was true. */
   logSumExp?: Float32Array;
+  /** [batch, heads, queryLength, keyLength]; present when returnScores was given. */
+  scores?: Float32Array;
   /** With returnLogSumExp, when dropout ran: its mask's seed. */
   seed?: bigint;
 }
@@ -266,7 +290,7 @@ export interface KVCacheCopyOptions {
  */
 export type KVCacheAttentionOptions =
   Omit<AttentionOptions, 'batch' | 'kvHeads' | 'keyLength' | 'headDim' | 'valueDim' | 'layout' | 'queryOffset' |
-    'keyLengths'>;
+    'keyLengths' | 'returnScores'>;
 
 /**
  * Keys [batch, kvHeads, capacity, headDim] and values resident in wasm

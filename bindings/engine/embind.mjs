@@ -55,6 +55,8 @@
  * @property {number} maskHeads 1 or heads
  * @property {number} maskQueries 1 or queryLength
  * @property {number} maskKeys 1 or keyLength
+ * @property {number} scoreStage ScoreStage: kNone 0, kScaled 1, kSoftcapped 2, kMasked 3
+ * @property {Ptr} scores float [batch, heads, queryLength, keyLength]; 0: none
  */
 
 /**
@@ -84,6 +86,8 @@
  * @property {number} tokens
  * @property {AttentionOptions} attention
  * @property {KVCacheView} cache
+ * @property {Ptr} headMask float [headMaskBatch, heads]; 0: none
+ * @property {number} headMaskBatch 1 (every sequence) or batch
  */
 
 /**
@@ -239,12 +243,16 @@ export class Structs {
   }
 
   /**
-   * @param {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null }} o
+   * The head mask's pointer (0: none) comes from the engine, which stages it.
+   * @param {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
+   *   headMaskBatch?: number }} o
    * @returns {LayerOptions}
    */
   layerOptions(o) {
+    const d = this.#defaults.LayerOptions;
     return {
       batch: o.batch, tokens: o.tokens, attention: o.attention, cache: o.cache ?? this.#defaults.KVCacheView,
+      headMask: 0, headMaskBatch: o.headMaskBatch ?? d.headMaskBatch,
     };
   }
 

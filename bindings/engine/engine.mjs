@@ -59,6 +59,7 @@ import { product } from './validate.mjs';
  * @property {Float32Array} output
  * @property {Float32Array} [weights]
  * @property {Float32Array} [logSumExp]
+ * @property {Float32Array} [scores] options.scoreStage's [B, H, Tq, Tk]
  * @property {bigint} [seed]
  */
 
@@ -73,9 +74,11 @@ import { product } from './validate.mjs';
 /**
  * The call options of a layer forward: src/layer.h's LayerOptions; a null
  * or left-out cache is the core's default (none); `arrays` the key lengths
- * and mask of issue 19 (staged, their pointers set in `attention`).
+ * and mask of issue 19 (staged, their pointers set in `attention`);
+ * `headMask` the per-head factors [1 or batch, heads] (staged; its batch
+ * follows from its length).
  * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
- *   arrays?: VisibilityArrays | null }} LayerCallOptions
+ *   arrays?: VisibilityArrays | null, headMask?: Float32Array | null }} LayerCallOptions
  */
 
 /**
@@ -223,10 +226,14 @@ export class Engine {
    */
   attention(fn, c, q, k, v) {
     const a = c.arrays;
-    const [qp, kp, vp, klp, mp, sp, op, wp, lp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
-      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
+    const scores = c.options.scoreStage ? c.weightsLength : 0;
+    const [qp, kp, vp, klp, mp, sp, op, wp, lp, scp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
+      [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0, scores]);
     setPointers(c.options, klp, mp, sp);
-    return this.#attend(fn, c, qp, kp, vp, op, wp, lp);
+    c.options.scores = scp;
+    const result = this.#attend(fn, c, qp, kp, vp, op, wp, lp);
+    if (scores) result.scores = this.#copyOut(scp, scores);
+    return result;
   }
 
   /**
@@ -279,17 +286,17 @@ export class Engine {
     const rowsLength = batch * p.numHeads * tokens;
     const heads = c.returnQKV || c.keep;
     // Staged in the order the structs take them: x, the projections
-    // (layerParams), the sinks, key lengths and mask, then the outputs
-    // (layerOutputs' field order).
+    // (layerParams), the sinks, key lengths, mask and head mask, then the
+    // outputs (layerOutputs' field order).
     const a = c.options.arrays;
     const next = reader(this.#stage('forward',
-      [c.x, ...PROJECTIONS.map((key) => p[key]), p.sinks, a?.keyLengths, a?.mask],
+      [c.x, ...PROJECTIONS.map((key) => p[key]), p.sinks, a?.keyLengths, a?.mask, c.options.headMask],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
         ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
         c.keep ? outLength : 0, c.keep ? rowsLength : 0]));
     const x = next();
     const params = this.#structs.layerParams(p, c.dIn, next);
-    this.#layerVisibility(params, options, next);
+    this.#layerVisibility(params, options, next, c.options.headMask);
     const outputs = this.#structs.layerOutputs(next);
     this.#check('forward', this.#mod.layerForward(params, options, x, outputs));
     /** @type {LayerForwardResult} */
@@ -329,10 +336,10 @@ export class Engine {
     const gradXLength = options.batch * options.tokens * c.dIn;
     const a = c.options.arrays;
     // The order the call takes them: x, params, saved, gradY, grads, then
-    // the sinks' gradient, the sinks, key lengths and mask; gradX.
+    // the sinks' gradient, the sinks, key lengths, mask and head mask; gradX.
     const next = reader(this.#stage('backward',
       [c.x, ...PROJECTIONS.map((key) => p[key]), ...ACTIVATIONS.map((key) => s[key]), c.gradY,
-        ...PROJECTIONS.map((key) => g[key]), g.sinks, p.sinks, a?.keyLengths, a?.mask],
+        ...PROJECTIONS.map((key) => g[key]), g.sinks, p.sinks, a?.keyLengths, a?.mask, c.options.headMask],
       [gradXLength]));
     const x = next();
     const params = this.#structs.layerParams(p, c.dIn, next);
@@ -341,7 +348,7 @@ export class Engine {
     const grads = this.#structs.layerGrads(next);
     const gradSinks = next();
     grads.sinks = gradSinks;
-    this.#layerVisibility(params, options, next);
+    this.#layerVisibility(params, options, next, c.options.headMask);
     const gradX = next();
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
     // The sums go back into the caller's gradient arrays: no new ones.
@@ -530,17 +537,21 @@ export class Engine {
   /**
    * A layer call's sinks (AttentionLayerParams.sinks), key lengths and mask
    * (its attention options, a copy: the caller's are kept for the backward)
-   * from `next`, in that order.
+   * and head mask ([1 or batch, heads]: its batch from its length) from
+   * `next`, in that order.
    * @param {import('./embind.mjs').AttentionLayerParams} params
    * @param {import('./embind.mjs').LayerOptions} options
    * @param {() => Ptr} next
+   * @param {Float32Array | null | undefined} headMask
    */
-  #layerVisibility(params, options, next) {
+  #layerVisibility(params, options, next, headMask) {
     const sinks = next();
     const keyLengths = next();
     const mask = next();
     params.sinks = sinks;
     options.attention = { ...options.attention, keyLengths, mask, sinks: 0 };
+    options.headMask = next();
+    if (headMask) options.headMaskBatch = headMask.length / params.numHeads;
   }
 
   /**

@@ -6,7 +6,8 @@
 import { KVCache, resolveCacheLayout } from './kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkKvGroups, checkOptionNames, checkSeed, checkShape, checkTensor, describe,
-  product, resolveAttentionOptions, resolveAttentionOutputs, renormalizes, resolveVisibility, VISIBILITY_OPTIONS,
+  product, resolveAttentionOptions, resolveAttentionOutputs, renormalizes, resolveReturnScores, resolveVisibility,
+  VISIBILITY_OPTIONS,
 } from './validate.mjs';
 import { crossEntropy } from '../nn/loss.mjs';
 import { defineModules } from '../nn/modules.mjs';
@@ -32,7 +33,7 @@ const SHAPE_AND_MASK_OPTIONS = [
   'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed', ...VISIBILITY_OPTIONS,
 ];
 const ATTENTION_OPTIONS = [
-  ...SHAPE_AND_MASK_OPTIONS, 'returnWeights', 'returnLogSumExp', 'out', 'weightsOut',
+  ...SHAPE_AND_MASK_OPTIONS, 'returnWeights', 'returnLogSumExp', 'returnScores', 'out', 'weightsOut',
 ];
 
 export class Runtime {
@@ -392,6 +393,7 @@ function resolveAttentionCall(q, k, v, options, generator) {
   const c = /** @type {AttentionCall} */ (resolveAttentionOutputs('options', o, shape, generator));
   c.returnLogSumExp = checkBoolean('options.returnLogSumExp', o.returnLogSumExp ?? false);
   c.rowsLength = product(shape.batch, shape.heads, shape.queryLength);
+  c.options.scoreStage = resolveReturnScores('options', o.returnScores, shape, c.weightsLength);
   return c;
 }
 

@@ -284,6 +284,8 @@ export function resolveAttentionOptions(prefix, o, generator) {
     // softcap, no sinks, no mask.
     layout: 0, queryOffset: NaN, keyLengths: 0, windowLeft: -1, windowRight: -1, softcap: 0, sinks: 0,
     maskKind: 0, mask: 0, maskBatch: 1, maskHeads: 1, maskQueries: 1, maskKeys: 1,
+    // No scores before the softmax (ca.attention's returnScores sets them).
+    scoreStage: 0, scores: 0,
   };
 }
 
@@ -303,13 +305,7 @@ export function resolveAttentionOutputs(prefix, o, s, generator) {
   const outLength = product(s.batch, s.heads, s.queryLength, s.valueDim);
   const weightsLength = product(s.batch, s.heads, s.queryLength, s.keyLength);
   const returnWeights = checkBoolean(`${prefix}.returnWeights`, o.returnWeights ?? false);
-  // The one tensor that grows as T²: allocated only when asked for (long
-  // contexts run without it), so name it when it cannot fit.
-  if (returnWeights && !(weightsLength * 4 < MAX_BLOCK_BYTES)) {
-    throw new RangeError(`${prefix}.returnWeights: the weights [batch ${s.batch}, heads ${s.heads}, queryLength ${s.queryLength}, ` +
-      `keyLength ${s.keyLength}] would take ${formatBytes(weightsLength * 4)}, more than one block of a wasm32 heap holds (${formatBytes(MAX_BLOCK_BYTES)}); ` +
-      'without returnWeights no such matrix is allocated');
-  }
+  if (returnWeights) checkSquareFits(`${prefix}.returnWeights`, 'weights', s, weightsLength);
   const out = o.out === undefined ? undefined
     : checkTensor(`${prefix}.out`, o.out, outLength,
       `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × valueDim ${s.valueDim}`);
@@ -322,6 +318,42 @@ export function resolveAttentionOutputs(prefix, o, s, generator) {
       `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × keyLength ${s.keyLength}`);
   }
   return { shape: s, options, outLength, weightsLength, returnWeights, out, weightsOut, arrays };
+}
+
+/**
+ * The tensors that grow as T² (weights, scores) are allocated only when
+ * asked for (long contexts run without them): names the option asking for
+ * one that cannot fit.
+ * @param {string} name the option
+ * @param {string} what the tensor
+ * @param {{ batch: number, heads: number, queryLength: number, keyLength: number }} s
+ * @param {number} length its elements
+ */
+function checkSquareFits(name, what, s, length) {
+  if (!(length * 4 < MAX_BLOCK_BYTES)) {
+    throw new RangeError(`${name}: the ${what} [batch ${s.batch}, heads ${s.heads}, queryLength ${s.queryLength}, ` +
+      `keyLength ${s.keyLength}] would take ${formatBytes(length * 4)}, more than one block of a wasm32 heap holds (${formatBytes(MAX_BLOCK_BYTES)}); ` +
+      `without ${name.slice(name.lastIndexOf('.') + 1)} no such matrix is allocated`);
+  }
+}
+
+/** src/attention.h's ScoreStage codes by returnScores' names (kNone 0). */
+export const SCORE_STAGE = new Map([['scaled', 1], ['softcapped', 2], ['masked', 3]]);
+
+/**
+ * ca.attention's returnScores: the ScoreStage code (0: none asked for).
+ * @param {string} prefix
+ * @param {unknown} value
+ * @param {{ batch: number, heads: number, queryLength: number, keyLength: number }} s
+ * @param {number} length the scores' elements (the weights')
+ * @returns {number}
+ */
+export function resolveReturnScores(prefix, value, s, length) {
+  if (value === undefined) return 0;
+  const stage = /** @type {number} */ (SCORE_STAGE.get(
+    checkOneOf(`${prefix}.returnScores`, value, [...SCORE_STAGE.keys()])));
+  checkSquareFits(`${prefix}.returnScores`, 'scores', s, length);
+  return stage;
 }
 
 /**
@@ -440,6 +472,28 @@ export function resolveVisibility(prefix, o, s, renormalizing) {
     }
   }
   return { fields, arrays };
+}
+
+/**
+ * A head mask (Hugging Face's head_mask): a Float32Array [heads] or
+ * [batch, heads] of finite factors, one per head's output. Returns a copy
+ * (a module keeps it for its backward), or null when left out.
+ * @param {string} name
+ * @param {unknown} value
+ * @param {number} batch
+ * @param {number} heads
+ * @returns {Float32Array | null}
+ */
+export function checkHeadMask(name, value, batch, heads) {
+  if (value === undefined || value === null) return null;
+  const mask = checkFloat32Array(name, value);
+  if (mask.length !== heads && mask.length !== batch * heads) {
+    throw new RangeError(`${name} must have length ${heads} ([heads]) or ${batch * heads} ` +
+      `([batch ${batch}, heads ${heads}]), got length ${mask.length}`);
+  }
+  const bad = mask.findIndex((f) => !Number.isFinite(f));
+  if (bad >= 0) throw new RangeError(`${name}[${bad}] must be finite, got ${mask[bad]}`);
+  return mask.slice();
 }
 
 /**

@@ -59,6 +59,15 @@ export interface ForwardOptions {
   mask?: Uint8Array | Float32Array;
   /** The mask's shape, rank 1–4; required with mask. */
   maskShape?: readonly number[];
+  /**
+   * Hugging Face's `head_mask`: a factor per head ([heads], the same for
+   * every sequence) or per sequence and head ([batch, heads]) multiplying
+   * each head's attention output before the heads are merged and
+   * projected; 0 knocks a head out (ablation), 1 leaves it. The backward
+   * scales each head's gradients by the same factor (the mask itself gets
+   * none). weights and scores stay the heads' own. Finite values only.
+   */
+  headMask?: Float32Array;
 }
 
 /** What forward() returns with any of the return* options. */

@@ -16,8 +16,8 @@ import {
   CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW, checkCacheDtype,
 } from '../engine/kv-cache.mjs';
 import {
-  checkBoolean, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor, product,
-  renormalizes, resolveAttentionOptions, resolveVisibility,
+  checkBoolean, checkHeadMask, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor,
+  product, renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../engine/validate.mjs';
 import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
@@ -46,7 +46,7 @@ import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './modu
 
 const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache', 'cacheDtype',
-  'keyLengths', 'mask', 'maskShape',
+  'keyLengths', 'mask', 'maskShape', 'headMask',
 ];
 
 /** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
@@ -156,7 +156,11 @@ class AttentionLayer extends Module {
    * (the book's ch04/03 KV cache: append this call's keys and values to
    * the module's cache and attend over all of it; positions continue,
    * so a prompt and then one token per call give one full forward's
-   * outputs; keys = cached + tokens).
+   * outputs; keys = cached + tokens), headMask (Hugging Face's
+   * head_mask: a Float32Array [heads] or [batch, heads] multiplying each
+   * head's attention output before the heads are merged and projected; 0
+   * knocks a head out; the backward honours it; weights and scores are
+   * the heads' own, unscaled).
    * In training mode (without useCache) it keeps what backward() needs:
    * x, the projected heads, the attention output and its log-sum-exp, the
    * dropout seed.
@@ -222,9 +226,10 @@ class AttentionLayer extends Module {
       renormalizes({ maskStrategy: o.maskStrategy, causal }));
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
+    const headMask = checkHeadMask('options.headMask', o.headMask, batch, params.numHeads);
     const cache = useCache ? this.#cacheFor(batch, tokens, params, window, cacheDtype) : null;
     const layerOptions = {
-      batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays,
+      batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, headMask,
     };
     const keep = this.training && !useCache;
     const spare = keep ? this.#spare : null;

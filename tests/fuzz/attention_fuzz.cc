@@ -3,8 +3,8 @@
 // split into chunks), Linear (MatMul) and its backward, AttentionLayerForward
 // (what the JS modules call; with GQA, RoPE and a KV cache it appends to) and
 // AttentionBackward, with random shapes, options (valid and not: issue 19's
-// layout, query offset, key lengths, windows, softcap, sinks and masks
-// too) and data.
+// layout, query offset, key lengths, windows, softcap, sinks, masks and the
+// scores before the softmax too) and data.
 // Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds access
 // or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
@@ -99,6 +99,7 @@ void CheckClose(const std::vector<float>& got, const std::vector<float>& ref,
       Check(std::isnan(ref[i]) && std::isnan(got[i]));
       continue;
     }
+    if (got[i] == ref[i]) continue;  // equal infinities too (masked scores)
     Check(std::fabs(static_cast<double>(got[i]) - ref[i]) <=
           tol * (1.0 + std::fabs(static_cast<double>(ref[i]))));
   }
@@ -246,7 +247,7 @@ void FuzzAttention(Input& in, bool raw) {
   Rules rules;
   rules.Draw(in, raw, s, &o_rules);
   // A bfloat16 or int8 KV cache (kv_storage.h): k and v as stored rows; the
-  // oracle reads the same rows. Drawn last, so that older corpus inputs keep
+  // oracle reads the same rows. Drawn after the rules, so that older corpus inputs keep
   // their meaning; sometimes an unknown dtype.
   const uint8_t dtype = in.Byte();
   if (dtype >= 128) {
@@ -269,15 +270,31 @@ void FuzzAttention(Input& in, bool raw) {
     kp = reinterpret_cast<const float*>(ks.data());
     vp = reinterpret_cast<const float*>(vs.data());
   }
+  // The scores before the softmax, now and then (a stage out of range or a
+  // null buffer sometimes: refused alike by both).
+  std::vector<float> scores, ref_scores;
+  causal_attention::AttentionOptions o_ref = o_rules;
+  if (in.Byte() < 64) {
+    const int64_t stage = in.Byte() < 8 ? in.Range(-1, 5) : in.Range(1, 3);
+    o_rules.score_stage = static_cast<causal_attention::ScoreStage>(stage);
+    o_ref.score_stage = o_rules.score_stage;
+    if (in.Byte() >= 4) {
+      scores.resize(n_w);
+      ref_scores.resize(n_w);
+      o_rules.scores = scores.data();
+      o_ref.scores = ref_scores.data();
+    }
+  }
   std::vector<float> out(n_out), ref_out(n_out), w(n_w), ref_w(n_w);
   const Status a = causal_attention::Attention(
       s, o_rules, q.data(), kp, vp, out.data(), weights ? w.data() : nullptr);
   const Status b = causal_attention::AttentionReference(
-      s, o_rules, q.data(), kp, vp, ref_out.data(), ref_w.data());
+      s, o_ref, q.data(), kp, vp, ref_out.data(), ref_w.data());
   Check(a == b);
   if (a != Status::kOk || raw || !ScaleIsModerate(o)) return;
   CheckClose(out, ref_out);
   if (weights) CheckClose(w, ref_w);
+  if (!scores.empty()) CheckClose(scores, ref_scores);
 }
 
 void FuzzLinear(Input& in, bool raw) {
@@ -320,8 +337,8 @@ void FuzzLinear(Input& in, bool raw) {
 }
 
 // The layer the JS modules call: random sizes (sometimes invalid), optional
-// biases, output projection and outputs, grouped KV heads, RoPE and a KV
-// cache (sometimes too full); the SIMD layer against the reference layer,
+// biases, output projection and outputs, grouped KV heads, RoPE, a KV
+// cache (sometimes too full) and a head mask; the SIMD layer against the reference layer,
 // as for Attention, and the cache rows each wrote.
 void FuzzLayer(Input& in, bool raw) {
   causal_attention::AttentionLayerParams p;
@@ -417,6 +434,13 @@ void FuzzLayer(Input& in, bool raw) {
     ref.weights = w_ref.data();
     ref.scores = s_ref.data();
     ref.queries = q_ref.data();
+  }
+  // A head mask now and then ([1 or batch, heads], or a batch of neither).
+  std::vector<float> head_mask;
+  if (in.Byte() < 64 && heads > 0) {
+    o.head_mask_batch = in.Byte() < 16 ? o.batch + 1 : in.Bool() ? o.batch : 1;
+    head_mask = in.Floats(static_cast<size_t>(o.head_mask_batch) * heads, raw);
+    o.head_mask = head_mask.data();
   }
   const Status a = causal_attention::AttentionLayerForward(p, o, x.data(), out);
   if (cached) o.cache = {keys_ref.data(), values_ref.data(), capacity, length};

@@ -46,6 +46,33 @@ void ExpectRulesMatch(const RuleProblem& p) {
   EXPECT_TRUE(NearReference(l, ref_l)) << "log-sum-exp, no weights";
 }
 
+// The scores before the softmax (options.scores) at each stage against the
+// reference's, -inf (the keys a row does not see, kMasked) exactly where
+// the reference has it; asking for them leaves the output as it was.
+void ExpectScoresMatch(const RuleProblem& p) {
+  for (const ScoreStage stage :
+       {ScoreStage::kScaled, ScoreStage::kSoftcapped, ScoreStage::kMasked}) {
+    SCOPED_TRACE("score stage " + std::to_string(static_cast<int>(stage)));
+    std::vector<float> ref_s(p.WeightsSize(), -7.0f), s(p.WeightsSize(), -7.0f);
+    std::vector<float> ref_out(p.OutSize()), out(p.OutSize());
+    AttentionOptions o = p.options;
+    o.score_stage = stage;
+    o.scores = ref_s.data();
+    ASSERT_EQ(AttentionReference(p.shape, o, p.q.data(), p.k.data(), p.v.data(),
+                                 ref_out.data(), nullptr),
+              Status::kOk);
+    o.scores = s.data();
+    ASSERT_EQ(Attention(p.shape, o, p.q.data(), p.k.data(), p.v.data(),
+                        out.data(), nullptr),
+              Status::kOk);
+    EXPECT_TRUE(NearReference(s, ref_s)) << "scores";
+    EXPECT_TRUE(NearReference(out, ref_out)) << "output, with scores";
+    for (size_t i = 0; i < s.size(); ++i) {
+      ASSERT_EQ(std::isinf(s[i]), std::isinf(ref_s[i])) << "score " << i;
+    }
+  }
+}
+
 AttentionShape RandomShape(std::mt19937* rng, int64_t max_t) {
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(*rng);
@@ -73,6 +100,7 @@ TEST_P(AttentionRulesTest, EachRuleAloneMatchesReference) {
       RuleProblem p(RandomShape(&rng, 150), &rng);
       p.DrawOptions(mix, &rng);
       ASSERT_NO_FATAL_FAILURE(ExpectRulesMatch(p)) << "rule " << rule;
+      if (iter < 5) ASSERT_NO_FATAL_FAILURE(ExpectScoresMatch(p));
       if (HasFailure()) return;
     }
   }
@@ -84,6 +112,7 @@ TEST_P(AttentionRulesTest, CombinedRulesMatchReference) {
     RuleProblem p(RandomShape(&rng, 150), &rng);
     p.DrawOptions(RuleMix{}, &rng);
     ASSERT_NO_FATAL_FAILURE(ExpectRulesMatch(p));
+    if (iter % 10 == 0) ASSERT_NO_FATAL_FAILURE(ExpectScoresMatch(p));
     if (HasFailure()) return;
   }
 }

@@ -88,6 +88,19 @@ struct LayerProblem {
   }
 };
 
+// The backward and the reference backward on lp, every gradient compared.
+void CompareBackward(const LayerProblem& lp, LayerProblem::Grads* got,
+                     LayerProblem::Grads* ref) {
+  ASSERT_EQ(lp.Backward(AttentionLayerBackward, got), Status::kOk);
+  ASSERT_EQ(lp.Backward(AttentionLayerBackwardReference, ref), Status::kOk);
+  EXPECT_TRUE(NearReference(got->x, ref->x, kTolerance)) << "grad_x";
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(NearReference(got->w[i], ref->w[i], kTolerance)) << "w " << i;
+    EXPECT_TRUE(NearReference(got->bias[i], ref->bias[i], kTolerance))
+        << "bias " << i;
+  }
+}
+
 class LayerBackwardTest : public hwy::TestWithParamTarget {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(LayerBackwardTest);
 
@@ -98,14 +111,7 @@ TEST_P(LayerBackwardTest, MatchesReference) {
     const LayerProblem lp(c, &rng);
     SCOPED_TRACE(lp.layer.Describe());
     LayerProblem::Grads got, ref;
-    ASSERT_EQ(lp.Backward(AttentionLayerBackward, &got), Status::kOk);
-    ASSERT_EQ(lp.Backward(AttentionLayerBackwardReference, &ref), Status::kOk);
-    EXPECT_TRUE(NearReference(got.x, ref.x, kTolerance)) << "grad_x";
-    for (int i = 0; i < 4; ++i) {
-      EXPECT_TRUE(NearReference(got.w[i], ref.w[i], kTolerance)) << "w " << i;
-      EXPECT_TRUE(NearReference(got.bias[i], ref.bias[i], kTolerance))
-          << "bias " << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(CompareBackward(lp, &got, &ref));
     const auto note = [&worst](const std::vector<float>& a,
                                const std::vector<float>& r) {
       for (size_t e = 0; e < a.size(); ++e) {
@@ -306,6 +312,65 @@ TEST(RopeTranspose, IsTheAdjointOfRope) {
   EXPECT_TRUE(NearReference(back, x, 1e-6));
   EXPECT_EQ(ApplyRopeTranspose(10000.0f, b, t, h, 7, 0, back.data()),
             Status::kInvalidShape);
+}
+
+// Hugging Face's head_mask (LayerOptions.head_mask): the forward against
+// the kept (unscaled) context merged, scaled and projected in double; a
+// mask of ones bit-identical to none; the backward against the reference
+// with the same mask, on every case, per-sequence ([B, H]) and shared
+// ([1, H]) masks. (Against float64 finite differences: tests/node.)
+TEST_P(LayerBackwardTest, HeadMaskScalesEachHeadsOutput) {
+  std::mt19937 rng(31);
+  for (const testing_util::LayerCase& c : testing_util::kLayerCases) {
+    if (c.drop) continue;  // the forward is compared across calls
+    for (const bool per_sequence : {false, true}) {
+      LayerProblem lp(c, &rng);
+      SCOPED_TRACE(lp.layer.Describe() + (per_sequence ? " [B, H]" : " [1, H]"));
+      const size_t b = c.b, t = c.t, h = c.heads, hd = c.hd, dm = h * hd;
+      std::vector<float> mask = RandomVector((per_sequence ? b : 1) * h, &rng);
+      mask[0] = 0.0f;  // one head knocked out
+      std::vector<float> ones(h, 1.0f), y1(lp.y.size()), y(lp.y.size());
+      LayerOptions& o = lp.layer.options;
+      o.head_mask = ones.data();
+      o.head_mask_batch = 1;
+      LayerOutputs out;
+      out.y = y1.data();
+      ASSERT_EQ(AttentionLayerForward(lp.layer.params, o, lp.layer.x.data(), out),
+                Status::kOk);
+      EXPECT_EQ(y1, lp.y) << "a mask of ones changed y";
+      o.head_mask = mask.data();
+      o.head_mask_batch = per_sequence ? c.b : 1;
+      out.y = y.data();
+      ASSERT_EQ(AttentionLayerForward(lp.layer.params, o, lp.layer.x.data(), out),
+                Status::kOk);
+      std::vector<float> expect(y.size());
+      for (size_t ib = 0; ib < b; ++ib) {
+        for (size_t it = 0; it < t; ++it) {
+          std::vector<double> merged(dm);
+          for (size_t ih = 0; ih < h; ++ih) {
+            const double f = mask[(per_sequence ? ib : 0) * h + ih];
+            for (size_t e = 0; e < hd; ++e) {
+              merged[ih * hd + e] = f * lp.ctx[((ib * h + ih) * t + it) * hd + e];
+            }
+          }
+          for (size_t r = 0; r < dm; ++r) {
+            double sum = c.out_proj ? lp.layer.bias[3][r] : merged[r];
+            if (c.out_proj) {
+              for (size_t e = 0; e < dm; ++e) sum += lp.layer.w[3][r * dm + e] * merged[e];
+            }
+            expect[(ib * t + it) * dm + r] = static_cast<float>(sum);
+          }
+        }
+      }
+      EXPECT_TRUE(NearReference(y, expect, 1e-5)) << "masked forward";
+      LayerProblem::Grads got, ref;
+      ASSERT_NO_FATAL_FAILURE(CompareBackward(lp, &got, &ref));
+      o.head_mask_batch = c.b + 1;  // neither 1 nor batch
+      EXPECT_EQ(AttentionLayerForward(lp.layer.params, o, lp.layer.x.data(), out),
+                Status::kInvalidShape);
+      EXPECT_EQ(lp.Backward(AttentionLayerBackward, &got), Status::kInvalidShape);
+    }
+  }
 }
 
 TEST(LayerBackwardStatus, RejectsMissingOrExtraGradients) {

@@ -60,7 +60,10 @@ export function referenceAttention(q, k, v, o) {
  * that sees no key (or only -Infinity scores): zero output and weights,
  * logSumExp -Infinity. Layout 'bshd': q [B, Tq, H, D], k and v [B, Tk, Hkv,
  * D|Dv], output [B, Tq, H, Dv]; weights stay [B, H, Tq, Tk].
- * Returns Float64Arrays: output, weights, logSumExp.
+ * Returns Float64Arrays: output, weights, logSumExp, and with returnScores
+ * ('scaled' | 'softcapped' | 'masked') scores [B, H, Tq, Tk]: every key's
+ * s·scale, after softcap, or after the additive mask with -Infinity for each
+ * hidden key.
  */
 export function referenceAttention64(q, k, v, o) {
   const B = o.batch, H = o.heads, tq = o.queryLength, tk = o.keyLength ?? tq;
@@ -89,6 +92,8 @@ export function referenceAttention64(q, k, v, o) {
   const output = new Float64Array(B * H * tq * dv);
   const weights = new Float64Array(B * H * tq * tk);
   const logSumExp = new Float64Array(B * H * tq);
+  // returnScores: every key's score at that step (-Infinity where hidden when 'masked').
+  const scores = o.returnScores ? new Float64Array(B * H * tq * tk) : undefined;
   for (let b = 0; b < B; b++) {
     const kl = o.keyLengths ? o.keyLengths[b] : tk;
     let offset = o.queryOffset;
@@ -103,19 +108,30 @@ export function referenceAttention64(q, k, v, o) {
         const visible = new Uint8Array(tk);
         let bad = false;
         for (let j = 0; j < tk; j++) {
+          let seen = j < kl && j >= pos - left && j <= pos + right && (causal === false || j <= pos);
           let ok = j < kl && j >= pos - left && j <= pos + right;
           if (causal !== false && !renormalize) ok &&= j <= pos;
           if (renormalize) ok = visibleEnd(causal, i, tq, tk) > 0; // scores of every key: the book's route
           const mo = mask ? b * mstride[0] + h * mstride[1] + i * mstride[2] + j * mstride[3] : 0;
-          if (mask instanceof Uint8Array) ok &&= mask[mo] !== 0;
-          if (!ok) continue;
+          if (mask instanceof Uint8Array) {
+            ok &&= mask[mo] !== 0;
+            seen &&= mask[mo] !== 0;
+          }
+          if (!ok && !scores) continue;
           let dot = 0;
           const ko = at(b, kvh, j, tk, kvHeads, d);
           for (let c = 0; c < d; c++) dot += q[qo + c] * k[ko + c];
           let x = dot * scale;
-          if (!Number.isFinite(x)) bad = true;
+          const scaled = x;
+          if (ok && !Number.isFinite(x)) bad = true;
           if (softcap !== undefined) x = softcap * Math.tanh(x / softcap);
+          const capped = x;
           if (mask instanceof Float32Array) x += mask[mo];
+          if (scores) {
+            scores[row * tk + j] = o.returnScores === 'scaled' ? scaled : o.returnScores === 'softcapped' ? capped
+              : seen ? x : -Infinity;
+          }
+          if (!ok) continue;
           s[j] = x;
           if (x !== -Infinity) visible[j] = 1;
         }
@@ -155,7 +171,7 @@ export function referenceAttention64(q, k, v, o) {
       }
     }
   }
-  return { output, weights, logSumExp };
+  return { output, weights, logSumExp, scores };
 }
 
 /** Largest |a - b| / (1 + |b|); NaN positions must coincide (else Infinity). */
@@ -167,6 +183,7 @@ export function maxRelativeError(a, b) {
       if (Number.isNaN(a[i]) !== Number.isNaN(b[i])) return Infinity;
       continue;
     }
+    if (a[i] === b[i]) continue; // equal infinities too (scores of hidden keys)
     worst = Math.max(worst, Math.abs(a[i] - b[i]) / (1 + Math.abs(b[i])));
   }
   return worst;
@@ -205,6 +222,8 @@ export function referenceAttentionBackward(gradOutput, q, k, v, o) {
   const gradK = new Float64Array(k.length);
   const gradV = new Float64Array(v.length);
   const logSumExp = new Float64Array(B * H * tq);
+  // returnScores: every key's score at that step (-Infinity where hidden when 'masked').
+  const scores = o.returnScores ? new Float64Array(B * H * tq * tk) : undefined;
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < H; h++) {
       const bh = b * H + h;

@@ -169,6 +169,38 @@ describe('the core against the JS reference', () => {
     }
   }
 
+  // returnScores: every stage of every case, scores and output, against the
+  // JS reference's scores (computed in double from the rules' text).
+  for (const fn of ['attention', 'attentionReference']) {
+    for (const stage of ['scaled', 'softcapped', 'masked']) {
+      it(`${fn}: returnScores '${stage}' on every case`, () => {
+        for (const [name, extra, shape = base] of CASES) {
+          const o = optionsOf(shape, extra, 11);
+          const { q, k, v } = problem(shape, 21);
+          const want = referenceAttention64(q, k, v, { ...o, returnScores: stage });
+          const got = ca[fn](q, k, v, { ...o, returnScores: stage, returnLogSumExp: true });
+          const tk = shape.keyLength ?? shape.queryLength;
+          assert.equal(got.scores.length, shape.batch * shape.heads * shape.queryLength * tk);
+          assert.ok(maxRelativeError(got.scores, want.scores) < 2e-5,
+            `${name}: scores off by ${maxRelativeError(got.scores, want.scores)}`);
+          assert.ok(maxRelativeError(got.output, want.output) < 2e-5, `${name}: output`);
+          assert.equal(got.weights, undefined);
+          if (stage === 'masked') {
+            // The masked scores are the softmax's logits: the log-sum-exp of a row is theirs (with its sink).
+            for (let row = 0; row < got.logSumExp.length; row++) {
+              const r = Array.from(got.scores.subarray(row * tk, (row + 1) * tk));
+              if (o.sinks) r.push(o.sinks[Math.floor(row / shape.queryLength) % shape.heads]);
+              const m = Math.max(...r);
+              const lse = m === -Infinity ? -Infinity : m + Math.log(r.reduce((a, x) => a + Math.exp(x - m), 0));
+              if (got.logSumExp[row] === -Infinity) assert.ok(r.slice(0, tk).every((x) => x === -Infinity), name);
+              else assert.ok(Math.abs(lse - got.logSumExp[row]) < 1e-4 * (1 + Math.abs(lse)), `${name}: row ${row}`);
+            }
+          }
+        }
+      });
+    }
+  }
+
   it('attentionBackward (and its reference) against float64 finite differences, with gradSinks', () => {
     const shape = { batch: 2, heads: 2, kvHeads: 1, queryLength: 4, keyLength: 6, headDim: 3, valueDim: 2 };
     for (const extra of [
@@ -230,6 +262,90 @@ describe('the core against the JS reference', () => {
     }
     for (const r of results.slice(1)) r.forEach((a, i) => assert.deepEqual(a, results[0][i]));
   });
+});
+
+// A key a row does not see by a rule (causal, window, keyLengths, a boolean
+// mask) plays no part in it, whatever its values: NaN or Infinity in such a
+// key's k or v reaches neither the row's output nor any gradient through
+// it, in the forward's two paths and the backward (partial tiles included).
+// An additive mask is arithmetic, as in ONNX: -Infinity there is a score,
+// not a rule (a NaN score stays NaN).
+describe('non-finite keys and values that a row does not see never reach it', () => {
+  let ca;
+  before(async () => { ca = await init(); });
+  after(() => ca?.dispose());
+
+  // T not a multiple of any tile, so that the poisoned keys sit in partial
+  // tiles next to keys the same rows see.
+  const shape = { batch: 2, heads: 2, kvHeads: 1, queryLength: 70, keyLength: 90, headDim: 8, valueDim: 4 };
+  // Decode-shaped (the forward's split path): 3 queries after 297 keys.
+  const decode = { ...shape, queryLength: 3, keyLength: 300 };
+  // [name, options, shape, the poisoned key, the poisoned query]
+  const RULES = [
+    ['keyLengths', { causal: false, keyLengths: [50, 90] }],
+    ['causal bottom-right', { causal: 'bottom-right' }],
+    ['a causal window (left)', { causal: true, queryOffset: 20, window: { left: 10 } }],
+    ['a window, not causal', { causal: false, window: { left: 5, right: 3 } }],
+    ['a boolean mask', { causal: false, mask: 'bool', maskShape: [70, 90] }],
+    ['everything, bshd', {
+      causal: 'bottom-right', layout: 'bshd', keyLengths: [80, 60], window: { left: 30 }, mask: 'bool',
+      maskShape: [70, 90], softcap: 3, sinks: 'sinks',
+    }],
+    ['decode-shaped, a window and a mask', {
+      causal: 'bottom-right', window: { left: 150 }, mask: 'bool', maskShape: [2, 1, 3, 300],
+    }, decode, 148, 1],
+  ];
+  // Both finite and close, or both not finite (NaN and ±Infinity alike).
+  const sameFinite = (got, want, what, tol = 2e-5) => {
+    for (let i = 0; i < want.length; i++) {
+      const a = got[i], b = want[i];
+      if (!Number.isFinite(b) || !Number.isFinite(a)) {
+        assert.equal(Number.isFinite(a), Number.isFinite(b), `${what}[${i}]: ${a} vs ${b}`);
+        continue;
+      }
+      assert.ok(Math.abs(a - b) <= tol * (1 + Math.abs(b)), `${what}[${i}]: ${a} vs ${b}`);
+    }
+  };
+  for (const [name, extra, sh = shape, key = 61, query = 30] of RULES) {
+    it(`${name}: forward (both paths) and backward as the references, poison in k, v, q or dO`, () => {
+      const shape = sh, tq = sh.queryLength, tk = sh.keyLength;
+      const o = optionsOf(shape, extra, 71);
+      for (const poison of [NaN, Infinity]) {
+        // ±Infinity in a query makes ±Infinity scores, which the references
+        // treat as their own case: queries and dO get NaN only.
+        for (const tensor of Number.isNaN(poison) ? ['k', 'v', 'q', 'dO'] : ['k', 'v']) {
+          const data = problem(shape, 81);
+          const width = tensor === 'k' || tensor === 'q' ? shape.headDim : shape.valueDim;
+          for (const b of [0, 1]) {
+            if (tensor === 'k' || tensor === 'v') {
+              // The key of each batch item (one KV head: the same offset in both layouts).
+              data[tensor].fill(poison, (b * tk + key) * width, (b * tk + key + 1) * width);
+            } else {
+              // The query of head 1: the keys it does not see keep finite gradients.
+              const row = o.layout === 'bshd' ? (b * tq + query) * 2 + 1 : (b * 2 + 1) * tq + query;
+              data[tensor].fill(poison, row * width, (row + 1) * width);
+            }
+          }
+          const { q, k, v, dO } = data;
+          const want = referenceAttention64(q, k, v, o);
+          const what = `${tensor} = ${poison}`;
+          const tiled = ca.attention(q, k, v, { ...o, returnLogSumExp: true });
+          sameFinite(tiled.output, want.output, `${what}: output`);
+          const rows = ca.attention(q, k, v, { ...o, returnWeights: true });
+          sameFinite(rows.output, want.output, `${what}: output with weights`);
+          sameFinite(rows.weights, want.weights, `${what}: weights`);
+          // Some rows see a poisoned key and some do not: both kinds are tested.
+          if (tensor !== 'dO') assert.ok(want.output.some((x) => !Number.isFinite(x)), `${what}: no row sees the poison`);
+          assert.ok(want.output.some((x) => Number.isFinite(x)), `${what}: every row sees the poison`);
+          const wantG = ca.attentionBackwardReference(dO, q, k, v, tiled.output, tiled.logSumExp, o);
+          const got = ca.attentionBackward(dO, q, k, v, tiled.output, tiled.logSumExp, o);
+          for (const key of ['gradQ', 'gradK', 'gradV']) sameFinite(got[key], wantG[key], `${what}: ${key}`);
+          // The rows away from the poison have finite gradients.
+          assert.ok(got.gradQ.some((x) => Number.isFinite(x)), `${what}: gradQ all non-finite`);
+        }
+      }
+    });
+  }
 });
 
 describe('the modules: padded batches, sliding windows, softcap, sinks', () => {

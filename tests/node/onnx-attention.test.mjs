@@ -9,8 +9,9 @@
 // attn_mask right-padded to the key length as the spec pads it, boolean as a
 // Uint8Array, float as a Float32Array; softcap; left/right_window_size as
 // window. qk_matmul_output mode 3 (the softmax) is compared with the
-// weights; modes 0-2 (scores before the softmax) are not something
-// ca.attention returns: those cases count as failing, their Y compared.
+// weights, modes 0-2 (scores before the softmax) with returnScores:
+// 'softcapped' for modes 0 and 1 (the reference returns the capped scores
+// for both), 'masked' for mode 2.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
@@ -175,6 +176,9 @@ function toPackage(c, x) {
   }
   const mode = c.outputs.length > 3 && c.outputs[3] ? a.qk_matmul_output_mode ?? 0 : null;
   if (mode === 3) o.returnWeights = true;
+  // Modes 0 and 1: the reference returns the capped scores for both
+  // (softcap comes before the mask); mode 2: with the mask.
+  if (mode !== null && mode < 3) o.returnScores = mode === 2 ? 'masked' : 'softcapped';
   return { q: x.Q.data, k, v, o, mode };
 }
 
@@ -220,12 +224,15 @@ describe('ONNX Attention conformance cases (onnx/onnx attention.py, opsets 23-25
         const errW = maxRelativeError(got.weights, want.qk_matmul_output.data);
         assert.ok(errW < 1e-6, `${c.name}: weights off by ${errW}`);
       }
+      if (mode !== null && mode < 3) {
+        const errS = maxRelativeError(got.scores, want.qk_matmul_output.data);
+        assert.ok(errS < 1e-6, `${c.name}: mode-${mode} scores off by ${errS}`);
+      }
     });
   });
 
-  it('ca.attention passes the cases (count in the diagnostics)', (t) => {
-    const failed = [];
-    let passed = 0;
+  it('ca.attention passes all 87 cases: Y, and qk_matmul_output in every mode', (t) => {
+    let passed = 0, scoreCases = 0;
     ONNX_ATTENTION_CASES.forEach((c, index) => {
       const x = inputsOf(c, index);
       const want = onnxAttention(x, c.attrs);
@@ -237,17 +244,16 @@ describe('ONNX Attention conformance cases (onnx/onnx attention.py, opsets 23-25
         const errW = maxRelativeError(got.weights, want.qk_matmul_output.data);
         assert.ok(errW < TOLERANCE, `${c.name}: the mode-3 softmax off by ${errW}`);
       }
-      if (mode !== null && mode !== 3) {
-        failed.push(`${c.name} (Y passes; qk_matmul_output mode ${mode}, scores before the softmax, is not returned)`);
-        return;
+      if (mode !== null && mode < 3) {
+        const errS = maxRelativeError(got.scores, want.qk_matmul_output.data);
+        assert.ok(errS < TOLERANCE, `${c.name}: qk_matmul_output mode ${mode} (returnScores '${o.returnScores}') off by ${errS}`);
+        scoreCases++;
       }
       passed++;
     });
-    t.diagnostic(`ONNX Attention cases passing through ca.attention: ${passed}/87`);
-    for (const f of failed) t.diagnostic(`not passing: ${f}`);
-    // Every case gives the right Y (asserted above); the 12 not passing are
-    // those that ask for qk_matmul_output modes 0-2 (scores before the softmax).
-    assert.equal(passed + failed.length, 87);
-    assert.equal(failed.length, 12);
+    t.diagnostic(`ONNX Attention cases passing through ca.attention: ${passed}/87 (${scoreCases} of them compare returnScores)`);
+    assert.equal(passed, 87);
+    // The cases that ask for the scores before the softmax (modes 0-2).
+    assert.equal(scoreCases, 12);
   });
 });

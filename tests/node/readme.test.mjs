@@ -39,6 +39,14 @@ describe('README examples', () => {
     assert.equal(numbers(run(block('sliding_window W'))), '0.7735');
   });
 
+  it('runs the returnScores example: its printed scores are the ones in its comments', () => {
+    const code = block("returnScores: stage");
+    const printed = run(code).trim();
+    const promised = code.split('\n').filter((l) => /^\/\/ (scaled|softcapped|masked) /.test(l)).map((l) => l.slice(3)).join('\n');
+    assert.equal(printed, promised);
+    assert.match(printed, /^masked 0\.98 1\.85 -Infinity 1\.85 3\.05 3\.62$/m);
+  });
+
   it('opens with npm install and a short example that prints the book\'s context vectors', () => {
     const intro = readme.slice(0, readme.indexOf('\n## '));
     assert.match(intro, /```sh\nnpm install causal-attention\n```/);
@@ -51,6 +59,10 @@ describe('README examples', () => {
   it('the quick attention example runs and reports its build', () => {
     const out = run(block('ca.attention('));
     assert.match(out, /^(single|threads) \d+ WASM$/m);
+  });
+
+  it('the headMask example: the heads\' shares add up, a [batch, heads] mask acts per sequence', () => {
+    assert.deepEqual(run(block('headMask: new Float32Array([1, 0])')).trim().split('\n'), ['true', 'true true']);
   });
 
   it('the sequences example: ragged lengths, a fork, a window cache that outlasts its capacity (issue 20)', () => {

@@ -205,10 +205,12 @@ function rope64(y, B, T, heads, hd, base, freqConfig) {
  * layerParams), x [B, T, dIn] → y [B, T, out]; with kvHeads (grouped-query
  * attention: K and V projections of kvHeads heads, query head h reading
  * h / (numHeads / kvHeads)) and ropeBase (RoPE on Q and K) for the Llama
- * chapter's GroupedQueryAttention.
+ * chapter's GroupedQueryAttention; with headMask ([numHeads] or [B,
+ * numHeads], Hugging Face's head_mask) each head's context times its factor
+ * before the output projection.
  */
 function layerForward64(p, x, [B, T, dIn], {
-  numHeads, headDim, causal, dropout = 0, seed, kvHeads = numHeads, ropeBase = 0, freqConfig = null,
+  numHeads, headDim, causal, dropout = 0, seed, kvHeads = numHeads, ropeBase = 0, freqConfig = null, headMask,
 }) {
   const dm = numHeads * headDim;
   const dkv = kvHeads * headDim;
@@ -244,6 +246,8 @@ function layerForward64(p, x, [B, T, dIn], {
             ctx[(b * T + i) * dm + h * headDim + c] += w * V[(b * T + j) * dkv + kh + c];
           }
         }
+        const factor = headMask ? headMask[(headMask.length === numHeads ? 0 : b * numHeads) + h] : 1;
+        for (let c = 0; c < headDim; c++) ctx[(b * T + i) * dm + h * headDim + c] *= factor;
       }
     }
   }
@@ -310,13 +314,21 @@ describe('modules: parameter and input gradients against float64 finite differen
   ];
   let worst = 0;
 
-  for (const [kind, make, cfg] of cases) {
-    it(`${kind}: every parameter and x`, () => {
+  // Each case also with a head mask (one head knocked out, the others
+  // scaled), shared ([heads]) and per sequence ([batch, heads]).
+  const masks = (heads) => [
+    ['', undefined],
+    [', headMask [heads]', Float32Array.from({ length: heads }, (_, h) => (h === 0 ? 0 : 1.5 - 0.25 * h))],
+    [', headMask [batch, heads]', Float32Array.from({ length: B * heads }, (_, k) => [1, 0, 0.5, -2, 0.75][k % 5])],
+  ];
+  for (const [kind, make, base] of cases) for (const [named, headMask] of masks(base.numHeads)) {
+    const cfg = { ...base, headMask };
+    it(`${kind}${named}: every parameter and x`, () => {
       ca.manualSeed(42);
       const m = make();
       const x = randomArray(B * T * dIn, 7);
       const g = randomArray(B * T * m.outputDim, 8);
-      m.forward(x, [B, T, dIn], cfg.seed === undefined ? undefined : { seed: cfg.seed });
+      const y = m.forward(x, [B, T, dIn], { headMask, ...(cfg.seed === undefined ? {} : { seed: cfg.seed }) });
       const gradX = m.backward(g);
       const grads = m.gradients();
       assert.deepEqual(Object.keys(grads), Object.keys(m.stateDict()));
@@ -325,6 +337,8 @@ describe('modules: parameter and input gradients against float64 finite differen
       const x64 = Float64Array.from(x);
       const loss = () => dot(layerForward64(stackedParams(kind.split(' ')[0], sd, cfg.numHeads), x64,
         [B, T, dIn], cfg), g);
+      const y64 = layerForward64(stackedParams(kind.split(' ')[0], sd, cfg.numHeads), x64, [B, T, dIn], cfg);
+      assert.ok(maxRelativeError(y, y64) <= FLOAT64_TOL, `${kind}${named}: forward`);
       const fd = finiteDifferences({ ...sd, x: x64 }, loss);
       for (const [n, expected] of Object.entries(fd)) {
         const got = n === 'x' ? gradX : grads[n];

@@ -136,9 +136,12 @@ cache.attention(q.subarray(0, 32), { heads: 4, queryLength: 1, keyLengths: [1, 1
 const oss = new ca.GroupedQueryAttention(8, 8, 2, 1, { slidingWindow: 128, softcap: 50, sinks: true });
 const ossSinks: Float32Array | null = oss.sinks;
 const paddedOut = oss.forward(x, [2, 6, 8], { keyLengths: [6, 3], mask: new Float32Array(6), maskShape: [6] });
+const ablated: Float32Array = oss.forward(x, [2, 6, 8], { headMask: new Float32Array([0, 1]) });
+// @ts-expect-error a head mask is a Float32Array
+oss.forward(x, [2, 6, 8], { headMask: [0, 1] });
 
 export {
   sum, maybe, label, gemm, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
   weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, factor, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
-  gradSinks, ossSinks, paddedOut,
+  gradSinks, ossSinks, paddedOut, ablated,
 };

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { Checkpoints, bestInduction, probeLoss, snapshot } from '../../web/learn-checkpoints.mjs';
+import { Checkpoints, bestInduction, snapshot } from '../../web/learn-checkpoints.mjs';
 import { AttentionOnlyTransformer } from '../../web/learn-model.mjs';
 import { restoreRun, runRecord, stateDictJSON } from '../../web/learn-persist.mjs';
 import { DEFAULTS, Trainer, checkSettings } from '../../web/learn-trainer.mjs';
@@ -87,7 +87,12 @@ describe('checkpoints (web/learn-checkpoints.mjs)', () => {
     const again = new Trainer(ca, DEFAULTS);
     assert.deepEqual(snapshot(again).weights, at0.weights, 'the same seed, the same untrained heads');
     assert.notDeepEqual(snapshot(trainer).weights, at0.weights);
-    assert.equal(probeLoss(again), at0.probeLoss);
+    assert.equal(again.probe().probeLoss, at0.probeLoss);
+    // A snapshot is of the whole model, whatever is knocked out (learn-ablation.mjs).
+    again.setAblation([[0, 0]]);
+    assert.deepEqual(snapshot(again).weights, at0.weights);
+    assert.equal(snapshot(again).probeLoss, at0.probeLoss);
+    assert.notEqual(again.probe().probeLoss, at0.probeLoss);
   });
 });
 
