@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // A/B: the built packages of two checkouts (each with dist/ built), loaded
-// into one process and timed interleaved after warm-up, medians. For "did
-// this change make it slower?" on a shared machine, where only numbers
-// from one run compare.
-//   node bench/ab.mjs <checkout A> <checkout B> [threads] [--decode]
-// (--decode: only the decode steps, one per KV cache dtype)
+// into one process and timed interleaved after warm-up, medians of wall and
+// CPU time (interleaved of lib/timing.mjs). For "did this change make it
+// slower?" on a shared machine, where only numbers from one run compare.
+//   node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs]
+// (filter: only the cases whose name contains it; runs: timed runs of each,
+// 15 by default; --decode: only the decode steps, one per KV cache dtype)
 // e.g. git worktree add /tmp/before main~1 && (cd /tmp/before &&
 //      node scripts/build.mjs --wasm) && node bench/ab.mjs /tmp/before .
 import { existsSync } from 'node:fs';
@@ -12,12 +13,15 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { interleaved, lcgRandom } from './lib/timing.mjs';
 
-const [dirA, dirB, threadArg = '1'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const [dirA, dirB, threadArg = '1', filterArg = '', runsArg = '15'] = args;
+const filter = process.argv.includes('--decode') ? 'decode step' : filterArg;
 if (!dirA || !dirB) {
-  console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads]');
+  console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs] [--decode]');
   process.exit(2);
 }
 const threads = Number(threadArg);
+const runs = Number(runsArg);
 // dist/node.mjs is the package's Node entry (dist/index.mjs is the browser
 // one); checkouts from before it had only index.mjs.
 const entry = (dir) => resolve(dir, existsSync(resolve(dir, 'dist/node.mjs')) ? 'dist/node.mjs' : 'dist/index.mjs');
@@ -32,6 +36,15 @@ function attentionCase(B, H, T, D, extra = {}) {
   const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true, ...extra };
   const more = Object.keys(extra).length ? ` ${JSON.stringify(extra)}` : '';
   return [`attention (${B},${H},${T},${D})${more}`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
+}
+// The backward alone, from the forward's output and log-sum-exp.
+function backwardCase(B, H, T, D) {
+  const [q, k, v, dout] = [0, 1, 2, 3].map(() => random(B * H * T * D));
+  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true };
+  return [`attentionBackward (${B},${H},${T},${D})`, runtimes.map((ca) => {
+    const { output, logSumExp } = ca.attention(q, k, v, { ...options, returnLogSumExp: true });
+    return () => ca.attentionBackward(dout, q, k, v, output, logSumExp, options);
+  })];
 }
 function moduleCase(B, T, d, heads) {
   const x = random(B * T * d);
@@ -62,14 +75,17 @@ function decodeCase(L, dtype) {
   })];
 }
 
-const decodeOnly = process.argv.includes('--decode');
-const cases = [
-  ...(decodeOnly ? [] : [attentionCase(1, 12, 1024, 64), attentionCase(1, 1, 4096, 64),
-    attentionCase(1, 8, 1024, 64, { softcap: 50 }), moduleCase(2, 1024, 768, 12), linearCase(8192, 768)]),
-  ...['float32', 'bfloat16', 'int8'].map((dtype) => decodeCase(4096, dtype))];
-console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s)`);
-for (const [name, [a, b]] of cases) {
-  const [ma, mb] = interleaved(a, b);
-  console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   B/A ${(mb / ma).toFixed(3)}`);
+const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4096, 64),
+  () => attentionCase(1, 8, 1024, 64, { softcap: 50 }), () => backwardCase(1, 12, 1024, 64),
+  () => moduleCase(2, 1024, 768, 12), () => linearCase(8192, 768),
+  ...['float32', 'bfloat16', 'int8'].map((dtype) => () => decodeCase(4096, dtype))];
+console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, ` +
+  `gemmKernel ${runtimes.map((ca) => ca.gemmKernel).join(' / ')}`);
+for (const make of cases) {
+  const [name, [a, b]] = make();
+  if (!name.includes(filter)) continue;
+  const [ma, mb, ca, cb] = interleaved(a, b, 1500, runs);
+  console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   ` +
+    `B/A ${(mb / ma).toFixed(3)}   CPU time B/A ${(cb / ca).toFixed(3)}`);
 }
 for (const ca of runtimes) ca.dispose();

@@ -51,9 +51,10 @@ export interface CausalAttentionRuntime {
   /** Highway's SIMD target; 'WASM' means SIMD128. */
   readonly target: string;
   /**
-   * The GEMM microkernel under Linear, the layer and their backward:
-   * 'relaxed-simd' (f32x4.relaxed_madd, where the engine has relaxed SIMD
-   * and init's gemmKernel is 'auto') or 'simd128'.
+   * The matrix-product microkernels: the GEMM under Linear, the layer and
+   * their backward, and the attention tiles' products (forward and
+   * backward): 'relaxed-simd' (f32x4.relaxed_madd, where the engine has
+   * relaxed SIMD and init's gemmKernel is 'auto') or 'simd128'.
    */
   readonly gemmKernel: 'relaxed-simd' | 'simd128';
   /** Current size of this runtime's wasm memory, in bytes. */
@@ -250,12 +251,12 @@ export interface InitOptions {
    */
   timeout?: number;
   /**
-   * 'auto' (default): the relaxed-SIMD GEMM kernel where the engine has
-   * relaxed SIMD (Chromium; Node 20 only with --experimental-wasm-relaxed-simd),
-   * else SIMD128. 'simd128': always SIMD128, so Linear, the modules and
-   * training give the same bits in every engine (the relaxed kernel fuses
-   * each multiply-add, which rounds differently). Attention itself is
-   * SIMD128 everywhere.
+   * 'auto' (default): the relaxed-SIMD kernels (the GEMM's and the attention
+   * tiles' products) where the engine has relaxed SIMD (Chromium, Node 22+;
+   * Node 20 only with --experimental-wasm-relaxed-simd), else SIMD128.
+   * 'simd128': always SIMD128, so Linear, attention, the modules and
+   * training give the same bits in every engine (the relaxed kernels fuse
+   * each multiply-add, which rounds differently).
    */
   gemmKernel?: 'auto' | 'simd128';
 }

@@ -213,8 +213,8 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
                              p.dv_panel);
       }
     } else {
-      MatMulAddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv, p.dv_panel,
-                      ws.o, p.dv_panel);
+      p.products.AddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv,
+                           p.dv_panel, ws.o, p.dv_panel);
     }
   }
 
@@ -411,8 +411,8 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
       AddSeenProducts(p, b, w0 + k0, ldw, tile_end, k0, vt, ldv, ws.o,
                       p.dv_panel);
     } else {
-      MatMulAddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
-                      p.dv_panel);
+      p.products.AddRagged(w0 + k0, ldw, rows, tile_end, vt, ldv, p.dv_panel,
+                           ws.o, p.dv_panel);
     }
   }
   for (size_t r = 0; r < rows; ++r) {

@@ -151,11 +151,13 @@ struct Workspace {
 // c[r][j] = a_r · b_j for r < rows, j < nb (c written up to a multiple of 4
 // columns on vector targets; b rows past nb read `zero`). Depth is a
 // multiple of the vector length.
-HWY_INLINE void DotRows(const float* a, size_t lda, size_t rows, const float* b,
-                        size_t ldb, size_t nb, size_t depth, const float* zero,
-                        float* c, size_t ldc) {
+HWY_INLINE void DotRows(const TileProducts& products, const float* a,
+                        size_t lda, size_t rows, const float* b, size_t ldb,
+                        size_t nb, size_t depth, const float* zero, float* c,
+                        size_t ldc) {
 #if HWY_TARGET == HWY_SCALAR
   (void)zero;
+  (void)products;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t j = 0; j < nb; ++j) {
       float acc = 0.0f;
@@ -164,7 +166,7 @@ HWY_INLINE void DotRows(const float* a, size_t lda, size_t rows, const float* b,
     }
   }
 #else
-  DotTile(a, lda, rows, b, ldb, nb, depth, zero, c, ldc);
+  products.Dot(a, lda, rows, b, ldb, nb, depth, zero, c, ldc);
 #endif
 }
 
@@ -183,15 +185,18 @@ struct RowTerms {
 
 // Step 2 on the lanes of `d` at query i of one tile row.
 template <class D>
-HWY_INLINE void GradLanes(D d, const ExpConstants<D>& e, const RowTerms& t,
+HWY_INLINE void GradLanes(D d, const Exp2Constants<D>& e, const RowTerms& t,
                           float* HWY_RESTRICT st, float* HWY_RESTRICT dpt,
                           size_t i) {
   using V = hn::Vec<D>;
   const V x = hn::Sub(hn::Mul(hn::LoadU(d, st + i), hn::Set(d, t.scale)),
                       hn::LoadU(d, t.lse + i));
-  // exp of min(x, 0), but NaN stays NaN (ExpNonPositive gives 0 there).
-  const V p = hn::IfThenElse(hn::IsNaN(x), x,
-                             ExpNonPositive(d, hn::Min(x, hn::Zero(d)), e));
+  // exp of min(x, 0) as 2^(min(x, 0)·log2 e), the forward's exponential
+  // (Exp2Softmax: cheaper than ExpNonPositive), but NaN stays NaN (it
+  // gives 0 there).
+  const V p = hn::IfThenElse(
+      hn::IsNaN(x), x,
+      Exp2Softmax(d, hn::Mul(hn::Min(x, hn::Zero(d)), e.log2e), e));
   V dp = hn::LoadU(d, dpt + i);
   V pm = p;
   if (t.drop) {
@@ -218,12 +223,12 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
   const size_t N = hn::Lanes(df);
   size_t i = i0;
   if (i + N <= i1) {
-    const ExpConstants<DF> e(df);
+    const Exp2Constants<DF> e(df);
     for (; i + N <= i1; i += N) GradLanes(df, e, t, st, dpt, i);
   }
   if (i < i1) {
     const D1 d1;
-    const ExpConstants<D1> e1(d1);
+    const Exp2Constants<D1> e1(d1);
     for (; i < i1; ++i) GradLanes(d1, e1, t, st, dpt, i);
   }
 }
@@ -435,10 +440,10 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         const float* do_rows = PaddedRows(p.dout + row0 * p.dv, qn, p.dv,
                                           p.dv_panel, ws.dot, &ldo);
         // 1. Sᵀ and dP̃ᵀ.
-        DotRows(kt_rows, ldk, kn, q_rows, ldq, qn, p.d_pad, ws.zero, ws.st,
-                kQueryTile);
-        DotRows(vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad, ws.zero, ws.dpt,
-                kQueryTile);
+        DotRows(p.products, kt_rows, ldk, kn, q_rows, ldq, qn, p.d_pad,
+                ws.zero, ws.st, kQueryTile);
+        DotRows(p.products, vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad,
+                ws.zero, ws.dpt, kQueryTile);
         // 2. P∘M and dS, over each key's visible queries.
         const size_t at = g * p.tq + q0;  // the tile's rows in dd, rk0, rk1
         RowTerms t{p.scale,
@@ -474,10 +479,10 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           AddSeenKeyGrads(p, b, h, q0, k0, kn, start, stop, ws.st, ws.dpt,
                           do_rows, ldo, q_rows, ldq, ws.dvs, ws.dk);
         } else {
-          MatMulAddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows, ldo,
-                               p.dv_panel, ws.dvs, p.dv_panel);
-          MatMulAddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows, ldq,
-                               p.d_panel, ws.dk, p.d_panel);
+          p.products.AddRaggedBegin(ws.st, kQueryTile, kn, start, qn, do_rows,
+                                    ldo, p.dv_panel, ws.dvs, p.dv_panel);
+          p.products.AddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows,
+                                    ldq, p.d_panel, ws.dk, p.d_panel);
         }
         // 4. dQ += dS·K.
         for (size_t j = 0; j < kn; ++j) {
@@ -492,9 +497,9 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
                             ws.dqt);
         } else {
-          MatMulAddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
-                          end + skip, kt_rows, ldk, p.d_panel,
-                          ws.dqt + skip * p.d_panel, p.d_panel);
+          p.products.AddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
+                               end + skip, kt_rows, ldk, p.d_panel,
+                               ws.dqt + skip * p.d_panel, p.d_panel);
         }
         for (size_t i = skip; i < qn; ++i) {
           if (end[i] == 0) continue;

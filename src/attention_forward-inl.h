@@ -233,7 +233,8 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                            ws.s + r * kKeyBlock, kKeyBlock);
     }
   } else {
-    DotTile(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s, kKeyBlock);
+    p.products.Dot(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s,
+                   kKeyBlock);
   }
 #endif
 }

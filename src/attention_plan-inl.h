@@ -38,6 +38,7 @@
 #include "src/simd-inl.h"
 #include "src/size_math.h"
 #include "src/status.h"
+#include "src/tile_products-inl.h"
 #include "src/visibility.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -70,6 +71,7 @@ struct AttentionPlan {
   size_t dv_pad;     // dv likewise
   size_t d_panel;    // d rounded up to whole panels (broadcast kernels)
   size_t dv_panel;   // dv likewise
+  TileProducts products;  // the tiles' product kernels, chosen for the call
   float scale;
   internal::Visibility vis;  // the rule, per element (visibility.h)
   bool has_mask;   // a boolean or additive mask

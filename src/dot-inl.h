@@ -66,10 +66,10 @@ HWY_INLINE void DotMicrokernel(const float* HWY_RESTRICT a, size_t lda,
     const V b3 = hn::LoadU(df, b[3] + i);
     for (size_t r = 0; r < MR; ++r) {
       const V av = hn::LoadU(df, a + r * lda + i);
-      acc[r][0] = hn::MulAdd(av, b0, acc[r][0]);
-      acc[r][1] = hn::MulAdd(av, b1, acc[r][1]);
-      acc[r][2] = hn::MulAdd(av, b2, acc[r][2]);
-      acc[r][3] = hn::MulAdd(av, b3, acc[r][3]);
+      acc[r][0] = MulAddRelaxed(av, b0, acc[r][0]);
+      acc[r][1] = MulAddRelaxed(av, b1, acc[r][1]);
+      acc[r][2] = MulAddRelaxed(av, b2, acc[r][2]);
+      acc[r][3] = MulAddRelaxed(av, b3, acc[r][3]);
     }
   }
   const hn::Full128<float> d4;

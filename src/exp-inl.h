@@ -1,5 +1,6 @@
-// The softmax exponential, e^x for x <= 0, as a Highway vector function
-// (compiled once per SIMD target). Max error 1 ULP on [-87.3, 0].
+// The softmax exponentials as Highway vector functions (compiled once per
+// SIMD target): e^x for x <= 0 (max error 1 ULP on [-87.3, 0]), and the
+// online softmax's cheaper 2^y for y <= 64 (max error 4 ULP).
 
 // Per-target include guard (the toggle pattern of Highway's -inl.h files).
 #if defined(CAUSAL_ATTENTION_SRC_EXP_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -88,6 +89,66 @@ HWY_INLINE V ExpNonPositive(D d, V x, const ExpConstants<D>& k) {
       d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, shifted), k.exponent_bias)));
   (void)d;
   return hn::IfThenElseZero(hn::Ge(x, k.lower), hn::Mul(p, scale));
+}
+
+// 2^y for y <= 64, the online softmax's exponential: its scores arrive as
+// y = (s·scale - m)·log2 e (Exp2SumRow), so the range reduction needs no
+// ln 2 constants: n =
+// round(y) (the 1.5·2^23 magic number, as above), r = y - n exactly, |r| <=
+// 1/2, then a degree-5 minimax polynomial for 2^r on [-1/2, 1/2] (relative
+// error of the polynomial 7.5e-8, fitted by Remez exchange; c0 free, so 2^0
+// is 1 + 1 ULP), then 2^n through the exponent bits. XNNPACK's
+// f32-raddstoreexpminusmax rr2-p5 is the same polynomial degree for e^x,
+// which needs a two-constant reduction. Max error vs double exp2 rounded to
+// float: 4 ULP over [-126, 64] (tests/native/exp_inl_test.cc); 0 below -126
+// (where 2^n would leave the normal range) and for -inf. Positive y (up to
+// the online softmax's rescaling slack) is what lets that skip rescales.
+constexpr float kExp2Constants[] = {
+    12582912.0f,  // 1.5 · 2^23
+    1.3276472454890609e-3f,  // c5 .. c0
+    9.675540961325169e-3f,
+    5.550713092088699e-2f,
+    2.4022120237350464e-1f,
+    6.931469440460205e-1f,
+    1.0000001192092896f,
+    -126.0f,  // below this the result is 0
+    1.44269504088896341f,  // log2(e), for the callers' base change
+};
+
+template <class D>
+struct Exp2Constants {
+  using V = hn::Vec<D>;
+  V magic, c5, c4, c3, c2, c1, c0, lower, log2e;
+  hn::Vec<hn::RebindToSigned<D>> exponent_bias;
+  explicit Exp2Constants(D d) {
+    const volatile float* k = kExp2Constants;  // not foldable: see above
+    magic = hn::Set(d, k[0]);
+    c5 = hn::Set(d, k[1]);
+    c4 = hn::Set(d, k[2]);
+    c3 = hn::Set(d, k[3]);
+    c2 = hn::Set(d, k[4]);
+    c1 = hn::Set(d, k[5]);
+    c0 = hn::Set(d, k[6]);
+    lower = hn::Set(d, k[7]);
+    log2e = hn::Set(d, k[8]);
+    const hn::RebindToSigned<D> di;
+    exponent_bias = hn::Sub(hn::Set(di, 127), hn::BitCast(di, magic));
+  }
+};
+
+template <class D, class V>
+HWY_INLINE V Exp2Softmax(D d, V y, const Exp2Constants<D>& k) {
+  const hn::RebindToSigned<D> di;
+  const V shifted = hn::Add(y, k.magic);  // magic + round(y)
+  const V r = hn::Sub(y, hn::Sub(shifted, k.magic));
+  V p = hn::MulAdd(k.c5, r, k.c4);
+  p = hn::MulAdd(p, r, k.c3);
+  p = hn::MulAdd(p, r, k.c2);
+  p = hn::MulAdd(p, r, k.c1);
+  p = hn::MulAdd(p, r, k.c0);
+  const V scale = hn::BitCast(
+      d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, shifted), k.exponent_bias)));
+  return hn::IfThenElseZero(hn::Ge(y, k.lower), hn::Mul(p, scale));
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

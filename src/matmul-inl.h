@@ -48,8 +48,8 @@ HWY_INLINE void BroadcastMicrokernel(const float* HWY_RESTRICT a, size_t lda,
       const V b1 = kPackedB ? hn::Load(df, bp + N) : hn::LoadU(df, bp + N);
       for (size_t r = 0; r < MR; ++r) {
         const V av = hn::Set(df, a[r * lda + i]);
-        acc0[r] = hn::MulAdd(av, b0, acc0[r]);
-        acc1[r] = hn::MulAdd(av, b1, acc1[r]);
+        acc0[r] = MulAddRelaxed(av, b0, acc0[r]);
+        acc1[r] = MulAddRelaxed(av, b1, acc1[r]);
       }
     }
     for (size_t r = 0; r < MR; ++r) {

@@ -1,9 +1,11 @@
-// The relaxed-SIMD GEMM microkernel of the wasm builds, as a side module:
-// GemmMicrokernel of matmul-inl.h compiled for SIMD128 + relaxed SIMD, where
-// MulAddRelaxed is one f32x4.relaxed_madd (an FMA on x64) instead of
-// f32x4.mul + f32x4.add. The glue instantiates it where the engine validates
-// relaxed SIMD (cmake/gemm_side_library.cmake); MatMul then calls it instead
-// of its own SIMD128 kernel.
+// The relaxed-SIMD kernels of the wasm builds, as a side module: the GEMM
+// microkernel (GemmMicrokernel of matmul-inl.h) and the attention tiles'
+// products (DotTile of dot-inl.h, MatMulAddRagged and MatMulAddRaggedBegin
+// of matmul-inl.h) compiled for SIMD128 + relaxed SIMD, where MulAddRelaxed
+// is one f32x4.relaxed_madd (an FMA on x64) instead of f32x4.mul +
+// f32x4.add. The glue instantiates it where the engine validates relaxed
+// SIMD (cmake/gemm_side_library.cmake); MatMul and the attention kernels
+// (tile_products-inl.h) then call it instead of their own SIMD128 kernels.
 //
 // Why a side module: Emscripten 3.1.6 cannot build relaxed SIMD into the
 // main module. Its clang 14 emits only the pre-standard opcodes, which
@@ -22,15 +24,39 @@
 #include <stddef.h>
 
 #include "hwy/highway.h"
+#include "src/dot-inl.h"
 #include "src/few_rows-inl.h"
 #include "src/matmul-inl.h"
+
+namespace hn_ca = causal_attention::HWY_NAMESPACE;
 
 extern "C" __attribute__((export_name("ca_gemm_kernel_relaxed"))) void
 ca_gemm_kernel_relaxed(size_t kc, const float* ap, const float* bp, float* c,
                        size_t ldc, int load_c, const float* bias) {
-  causal_attention::HWY_NAMESPACE::GemmMicrokernel<
-      causal_attention::HWY_NAMESPACE::kGemmRows>(kc, ap, bp, c, ldc,
-                                                   load_c != 0, bias);
+  hn_ca::GemmMicrokernel<hn_ca::kGemmRows>(kc, ap, bp, c, ldc, load_c != 0,
+                                           bias);
+}
+
+extern "C" __attribute__((export_name("ca_dot_tile_relaxed"))) void
+ca_dot_tile_relaxed(const float* a, size_t lda, size_t rows, const float* b,
+                    size_t ldb, size_t nb, size_t depth, const float* zero_row,
+                    float* c, size_t ldc) {
+  hn_ca::DotTile(a, lda, rows, b, ldb, nb, depth, zero_row, c, ldc);
+}
+
+extern "C" __attribute__((export_name("ca_add_ragged_relaxed"))) void
+ca_add_ragged_relaxed(const float* a, size_t lda, size_t rows,
+                      const size_t* ends, const float* b, size_t ldb,
+                      size_t ncols, float* c, size_t ldc) {
+  hn_ca::MatMulAddRagged(a, lda, rows, ends, b, ldb, ncols, c, ldc);
+}
+
+extern "C" __attribute__((export_name("ca_add_ragged_begin_relaxed"))) void
+ca_add_ragged_begin_relaxed(const float* a, size_t lda, size_t rows,
+                            const size_t* begins, size_t end, const float* b,
+                            size_t ldb, size_t ncols, float* c, size_t ldc) {
+  hn_ca::MatMulAddRaggedBegin(a, lda, rows, begins, end, b, ldb, ncols, c,
+                              ldc);
 }
 
 // The decode step's kernels for a GQA group of four query heads
@@ -39,8 +65,7 @@ extern "C" __attribute__((export_name("ca_decode_dot4_relaxed"))) void
 ca_decode_dot4_relaxed(const float* a, size_t lda, const float* b, size_t ldb,
                        size_t nb, size_t depth, const float* zero_row, float* c,
                        size_t ldc) {
-  causal_attention::HWY_NAMESPACE::DotFourRows(a, lda, b, ldb, nb, depth,
-                                               zero_row, c, ldc);
+  hn_ca::DotFourRows(a, lda, b, ldb, nb, depth, zero_row, c, ldc);
 }
 
 extern "C" __attribute__((export_name("ca_decode_dot4_bf16_relaxed"))) void

@@ -58,25 +58,43 @@ struct SoftmaxState {
   }
 };
 
-// Folds one tile of raw scores s[0, n) (n >= 1) into a row's state: scales
-// them, rescales o[0, o_len) to the new max, and leaves exp(s·scale - m) in
-// s (the caller applies dropout and adds P·V into o). Returns false, with
-// st->non_finite set and nothing else changed, if a score is NaN or ±Inf.
+// The online softmax rescales o and l only when a tile raises the row's
+// max by more than this (FlashAttention-4's conditional rescaling): until
+// then it keeps the old max, and the tile's exponentials, up to e^slack =
+// 256, stay far from overflow. With scores drawn from one distribution the
+// max settles after a few tiles, so most tiles skip the rescale.
+constexpr float kRescaleSlack = 8.0f * 0.693147180559945f;  // ln 256
+
+// Folds one tile s[0, n) whose scaled scores s·scale have max tile_max >
+// -inf into a row's state: raises m when tile_max exceeds it by more than
+// kRescaleSlack (rescaling o[0, o_len) and l), and leaves exp(s·scale - m)
+// in s (Exp2SumRow).
+HWY_INLINE void FoldTile(float* HWY_RESTRICT s, size_t n, float scale,
+                         float tile_max, SoftmaxState* st,
+                         float* HWY_RESTRICT o, size_t o_len) {
+  if (tile_max > st->m + kRescaleSlack) {
+    const float corr = std::exp(st->m - tile_max);  // 0 on the first tile
+    if (st->l != 0.0f) ScaleRow(o, o_len, corr);     // (o is zeros before)
+    st->l *= corr;
+    st->m = tile_max;
+  }
+  st->l += Exp2SumRow(s, n, scale, st->m);
+}
+
+// Folds one tile of raw scores s[0, n) (n >= 1) into a row's state (see
+// FoldTile), leaving exp(s·scale - m) in s (the caller applies dropout and
+// adds P·V into o). Returns false, with st->non_finite set and nothing else
+// changed, if a score is NaN or ±Inf.
 HWY_INLINE bool OnlineSoftmaxTile(float* HWY_RESTRICT s, size_t n, float scale,
                                   SoftmaxState* st, float* HWY_RESTRICT o,
                                   size_t o_len) {
   bool non_finite = false;
-  const float tile_max = ScaleMaxRow(s, n, scale, &non_finite);
+  const float tile_max = MaxScaledRow(s, n, scale, &non_finite);
   if (non_finite) {
     st->non_finite = true;
     return false;
   }
-  const float m_new = HWY_MAX(st->m, tile_max);
-  const float corr = std::exp(st->m - m_new);  // 0 on the row's first tile
-  const float sum = ExpSumRow(s, n, m_new);
-  if (corr != 1.0f) ScaleRow(o, o_len, corr);
-  st->l = st->l * corr + sum;
-  st->m = m_new;
+  FoldTile(s, n, scale, tile_max, st, o, o_len);
   return true;
 }
 
@@ -85,12 +103,7 @@ HWY_INLINE bool OnlineSoftmaxTile(float* HWY_RESTRICT s, size_t n, float scale,
 HWY_INLINE void OnlineSoftmaxScaledTile(float* HWY_RESTRICT s, size_t n,
                                         float tile_max, SoftmaxState* st,
                                         float* HWY_RESTRICT o, size_t o_len) {
-  const float m_new = HWY_MAX(st->m, tile_max);
-  const float corr = std::exp(st->m - m_new);
-  const float sum = ExpSumRow(s, n, m_new);
-  if (corr != 1.0f) ScaleRow(o, o_len, corr);
-  st->l = st->l * corr + sum;
-  st->m = m_new;
+  FoldTile(s, n, 1.0f, tile_max, st, o, o_len);
 }
 
 // Adds an attention sink (a logit with a zero value row) to a row that saw

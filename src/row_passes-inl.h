@@ -1,5 +1,6 @@
 // Whole-vector passes over one row of floats, the steps of a softmax:
-// scale and max, exp and sum, sum, scale (compiled once per SIMD target).
+// scale and max, exp and sum (e^x, and the online softmax's 2^y with the
+// scale folded in), sum, scale (compiled once per SIMD target).
 
 // Per-target include guard (the toggle pattern of Highway's -inl.h files).
 #if defined(CAUSAL_ATTENTION_SRC_ROW_PASSES_INL_H_) == \
@@ -38,9 +39,11 @@ HWY_INLINE void TransformRow(float* HWY_RESTRICT x, size_t n, const F& f) {
   for (; j < n; ++j) hn::StoreU(f(d1, hn::LoadU(d1, x + j), j), d1, x + j);
 }
 
-// x *= scale. Returns max(x) and sets *non_finite if any x is NaN or ±Inf.
-HWY_INLINE float ScaleMaxRow(float* HWY_RESTRICT x, size_t n, float scale,
-                             bool* non_finite) {
+// max(x·scale) over x[0, n), storing x·scale into x when kStore; sets
+// *non_finite if any x·scale is NaN or ±Inf.
+template <bool kStore>
+HWY_INLINE float ScaledMax(float* HWY_RESTRICT x, size_t n, float scale,
+                           bool* non_finite) {
   const DF df;
   const D1 d1;
   const size_t N = hn::Lanes(df);
@@ -50,7 +53,7 @@ HWY_INLINE float ScaleMaxRow(float* HWY_RESTRICT x, size_t n, float scale,
   size_t j = 0;
   for (; j + N <= n; j += N) {
     const auto v = hn::Mul(hn::LoadU(df, x + j), vscale);
-    hn::StoreU(v, df, x + j);
+    if (kStore) hn::StoreU(v, df, x + j);
     vmax = hn::Max(vmax, v);
     vbad = hn::Add(vbad, hn::Mul(v, hn::Zero(df)));
   }
@@ -58,12 +61,25 @@ HWY_INLINE float ScaleMaxRow(float* HWY_RESTRICT x, size_t n, float scale,
   float bad = hn::GetLane(hn::SumOfLanes(df, vbad));
   for (; j < n; ++j) {
     const auto v = hn::Mul(hn::LoadU(d1, x + j), hn::Set(d1, scale));
-    hn::StoreU(v, d1, x + j);
+    if (kStore) hn::StoreU(v, d1, x + j);
     m = HWY_MAX(m, hn::GetLane(v));
     bad += hn::GetLane(v) * 0.0f;
   }
   if (bad != bad) *non_finite = true;
   return m;
+}
+
+// x *= scale. Returns max(x) and sets *non_finite if any x is NaN or ±Inf.
+HWY_INLINE float ScaleMaxRow(float* HWY_RESTRICT x, size_t n, float scale,
+                             bool* non_finite) {
+  return ScaledMax<true>(x, n, scale, non_finite);
+}
+
+// max(x·scale) without storing x·scale (the online softmax applies the
+// scale again inside its exponential); sets *non_finite as ScaleMaxRow.
+HWY_INLINE float MaxScaledRow(float* HWY_RESTRICT x, size_t n, float scale,
+                              bool* non_finite) {
+  return ScaledMax<false>(x, n, scale, non_finite);
 }
 
 HWY_INLINE float MaxRow(const float* HWY_RESTRICT x, size_t n) {
@@ -97,6 +113,43 @@ HWY_INLINE float ExpSumRow(float* HWY_RESTRICT x, size_t n, float m) {
     for (; j < n; ++j) {
       const auto e =
           ExpNonPositive(d1, hn::Sub(hn::LoadU(d1, x + j), hn::Set(d1, m)), k1);
+      hn::StoreU(e, d1, x + j);
+      sum += hn::GetLane(e);
+    }
+  }
+  return sum;
+}
+
+// x = exp(x·scale - m) for x·scale - m <= the online softmax's rescaling
+// slack, as 2^((x·scale - m)·log2 e) (Exp2Softmax); returns the sum. The
+// scale is applied first, as ScaleMaxRow does: folding it into the base
+// change (x·(scale·log2 e) - m·log2 e, one multiply-add) would round the
+// large terms x·scale·log2 e and m·log2 e separately, doubling the error of
+// the difference for large scores.
+HWY_INLINE float Exp2SumRow(float* HWY_RESTRICT x, size_t n, float scale,
+                            float m) {
+  const DF df;
+  const D1 d1;
+  const size_t N = hn::Lanes(df);
+  const Exp2Constants<DF> k(df);
+  auto vsum = hn::Zero(df);
+  const auto vscale = hn::Set(df, scale), vm = hn::Set(df, m);
+  size_t j = 0;
+  for (; j + N <= n; j += N) {
+    const auto y =
+        hn::Mul(hn::MulSub(hn::LoadU(df, x + j), vscale, vm), k.log2e);
+    const auto e = Exp2Softmax(df, y, k);
+    hn::StoreU(e, df, x + j);
+    vsum = hn::Add(vsum, e);
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(df, vsum));
+  if (j < n) {
+    const Exp2Constants<D1> k1(d1);
+    for (; j < n; ++j) {
+      const auto y = hn::Mul(
+          hn::MulSub(hn::LoadU(d1, x + j), hn::Set(d1, scale), hn::Set(d1, m)),
+          k1.log2e);
+      const auto e = Exp2Softmax(d1, y, k1);
       hn::StoreU(e, d1, x + j);
       sum += hn::GetLane(e);
     }

@@ -27,11 +27,11 @@ HWY_INLINE size_t PanelWidth() { return 2 * hn::Lanes(DF()); }
 
 HWY_INLINE size_t RoundUp(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
-// mul · x + add for the GEMM microkernel: f32x4.relaxed_madd (one fused or
+// mul · x + add for the matrix-product microkernels (the GEMM's, and the
+// attention tiles' S = Q·Kᵀ and O += P·V): f32x4.relaxed_madd (one fused or
 // unfused op, FMA on x64) where the translation unit is compiled for relaxed
-// SIMD (the relaxed form of the GEMM side module, src/matmul_relaxed.cc),
-// else Highway's MulAdd (FMA on x86 targets that have it; mul + add on
-// SIMD128).
+// SIMD (the relaxed side module, src/matmul_relaxed.cc), else Highway's
+// MulAdd (FMA on x86 targets that have it; mul + add on SIMD128).
 template <class V>
 HWY_INLINE V MulAddRelaxed(V mul, V x, V add) {
 #if HWY_TARGET == HWY_WASM && defined(__wasm_relaxed_simd__)

@@ -10,8 +10,8 @@ export function renderBrowserTable(results) {
   const lines = [
     `Chromium ${results.version} (headless, /usr/bin/chromium), each case in its own browser context ` +
       '(renderer process), on the page\'s thread or in a module worker; interleaved medians after 1.5 s of ' +
-      'warm-up; ratios are onnxruntime-web / ours from the same session. Ours runs its relaxed-SIMD GEMM kernel ' +
-      '(projections; attention is SIMD128) where Chromium validates it; onnxruntime-web: its fastest graph ' +
+      'warm-up; ratios are onnxruntime-web / ours from the same session. Ours runs its relaxed-SIMD kernels ' +
+      '(the projections and the attention tiles\' products) where Chromium validates them; onnxruntime-web: its fastest graph ' +
       'by warm-up time. "alone": ' +
       'our scaling from a session of ours single and ours threads only, before the four are interleaved.',
     '',

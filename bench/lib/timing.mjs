@@ -61,21 +61,28 @@ export const gflops = (flopCount, ms) => flopCount / (ms * 1e6);
 
 /**
  * A/B timing on a shared machine: a and b alternately for warmupMs, then
- * `runs` runs each, interleaved (the order flipping each round); their medians.
- * @returns {[number, number]}
+ * `runs` runs each, interleaved (the order flipping each round); their medians
+ * of wall time, then (in Node; NaN elsewhere) of this process's CPU time, all
+ * its threads: on a loaded machine the CPU time of a one-thread run is the
+ * steadier of the two (an A/A run of bench/ab.mjs: 0.999–1.002).
+ * @returns {[number, number, number, number]}
  */
 export function interleaved(a, b, warmupMs = 1500, runs = 15) {
   const end = now() + warmupMs;
   while (now() < end) { a(); b(); }
-  const times = [[], []];
+  const cpuUsage = globalThis.process?.cpuUsage;
+  const times = [[], []], cpu = [[], []];
   for (let r = 0; r < runs; r++) {
     for (const i of r % 2 ? [1, 0] : [0, 1]) {
+      const c0 = cpuUsage?.();
       const t0 = now();
       [a, b][i]();
       times[i].push(now() - t0);
+      const c = cpuUsage ? cpuUsage(c0) : { user: NaN, system: NaN };
+      cpu[i].push((c.user + c.system) / 1000);
     }
   }
-  return [median(times[0]), median(times[1])];
+  return [median(times[0]), median(times[1]), median(cpu[0]), median(cpu[1])];
 }
 
 /** A Float32Array maker of uniform [-0.5, 0.5) values from one LCG stream (seeded 1). */

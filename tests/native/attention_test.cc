@@ -76,6 +76,7 @@ TEST_P(AttentionTest, OddAndExtremeShapes) {
       {1, 1, 1, 1, 1, 1},      {1, 1, 1, 7, 1, 3},      {1, 1, 7, 1, 3, 1},
       {3, 2, 33, 33, 1, 1},    {1, 1, 65, 65, 3, 5},    {2, 1, 64, 64, 64, 64},
       {1, 1, 129, 200, 16, 8}, {1, 1, 200, 129, 8, 16}, {1, 2, 97, 97, 96, 24},
+      {1, 2, 131, 131, 256, 256}, {1, 1, 67, 150, 256, 3},
   };
   for (const Case& c : cases) {
     for (int causal = 0; causal <= 2; ++causal) {
@@ -88,6 +89,29 @@ TEST_P(AttentionTest, OddAndExtremeShapes) {
         CheckAgainstReference(p);
       }
     }
+  }
+}
+
+// Scores whose row max keeps rising from key tile to key tile, slowly (the
+// online softmax keeps its old max: exponentials above 1) and in jumps above
+// its rescaling slack (a rescale per tile), up to scaled scores of about 20;
+// and scores of both signs with a negative scale.
+TEST_P(AttentionTest, RisingRowMaxima) {
+  std::mt19937 rng(5);
+  for (float trend : {0.002f, 0.03f, 0.1f}) {
+    AttentionShape s{1, 2, 300, 300, 16, 16};
+    AttentionOptions o;
+    o.scale = trend == 0.1f ? -0.5f : 0.5f;
+    Problem p(s, o, &rng);
+    // q = (1, 0, ...) scaled by the sign of the scale: key j's score grows
+    // with its first component, trend·j.
+    for (size_t r = 0; r < p.q.size() / 16; ++r) {
+      p.q[r * 16] = o.scale.value() > 0 ? 1.0f : -1.0f;
+    }
+    for (size_t j = 0; j < p.k.size() / 16; ++j) {
+      p.k[j * 16] = trend * static_cast<float>(j % 300) * 2.0f;
+    }
+    CheckAgainstReference(p);
   }
 }
 

@@ -1,0 +1,112 @@
+// The attention tiles' matrix products (S = Q·Kᵀ on key rows, O += P·V and
+// the backward's ragged sums), run by the module's own kernels or, in the
+// wasm builds where the engine has relaxed SIMD, by the same kernels
+// compiled with f32x4.relaxed_madd in the relaxed side module
+// (src/matmul_relaxed.cc): the choice MatMul makes (ActiveGemmKernel), made
+// once per call, so every thread of a call runs the same kernel and results
+// stay bit-identical for any thread count. Compiled once per SIMD target.
+
+#ifndef CAUSAL_ATTENTION_SRC_TILE_PRODUCTS_EXTERN_H_
+#define CAUSAL_ATTENTION_SRC_TILE_PRODUCTS_EXTERN_H_
+#include <stddef.h>
+
+#include "src/matmul.h"
+
+#if defined(CA_GEMM_SIDE_MODULE)
+// The side module's exports (src/matmul_relaxed.cc; signatures of DotTile,
+// MatMulAddRagged and MatMulAddRaggedBegin).
+extern "C" void ca_dot_tile_relaxed(const float* a, size_t lda, size_t rows,
+                                    const float* b, size_t ldb, size_t nb,
+                                    size_t depth, const float* zero_row,
+                                    float* c, size_t ldc);
+extern "C" void ca_add_ragged_relaxed(const float* a, size_t lda, size_t rows,
+                                      const size_t* ends, const float* b,
+                                      size_t ldb, size_t ncols, float* c,
+                                      size_t ldc);
+extern "C" void ca_add_ragged_begin_relaxed(const float* a, size_t lda,
+                                            size_t rows, const size_t* begins,
+                                            size_t end, const float* b,
+                                            size_t ldb, size_t ncols, float* c,
+                                            size_t ldc);
+#endif
+#endif  // CAUSAL_ATTENTION_SRC_TILE_PRODUCTS_EXTERN_H_
+
+// Per-target include guard (the toggle pattern of Highway's -inl.h files).
+#if defined(CAUSAL_ATTENTION_SRC_TILE_PRODUCTS_INL_H_) == \
+    defined(HWY_TARGET_TOGGLE)
+#ifdef CAUSAL_ATTENTION_SRC_TILE_PRODUCTS_INL_H_
+#undef CAUSAL_ATTENTION_SRC_TILE_PRODUCTS_INL_H_
+#else
+#define CAUSAL_ATTENTION_SRC_TILE_PRODUCTS_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "src/dot-inl.h"
+#include "src/matmul-inl.h"
+#include "src/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace causal_attention {
+namespace HWY_NAMESPACE {
+
+#if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
+#define CA_RELAXED_TILES 1
+#else
+#define CA_RELAXED_TILES 0
+#endif
+
+// The kernels of one call (see the file comment). Arguments as the kernels
+// of dot-inl.h and matmul-inl.h take them. Inlined: out of line (one call
+// per tile) the SIMD128 forward took 4% more time in Node 20 and the
+// backward 11% (bench/ab.mjs, CPU time).
+struct TileProducts {
+  bool relaxed =
+      CA_RELAXED_TILES && ActiveGemmKernel() == GemmKernel::kRelaxedSimd;
+
+#if HWY_TARGET != HWY_SCALAR
+  HWY_INLINE void Dot(const float* a, size_t lda, size_t rows, const float* b,
+                      size_t ldb, size_t nb, size_t depth,
+                      const float* zero_row, float* c, size_t ldc) const {
+#if CA_RELAXED_TILES
+    if (relaxed) {
+      return ca_dot_tile_relaxed(a, lda, rows, b, ldb, nb, depth, zero_row, c,
+                                 ldc);
+    }
+#endif
+    DotTile(a, lda, rows, b, ldb, nb, depth, zero_row, c, ldc);
+  }
+#endif
+
+  HWY_INLINE void AddRagged(const float* a, size_t lda, size_t rows,
+                            const size_t* ends, const float* b, size_t ldb,
+                            size_t ncols, float* c, size_t ldc) const {
+#if CA_RELAXED_TILES
+    if (relaxed) {
+      return ca_add_ragged_relaxed(a, lda, rows, ends, b, ldb, ncols, c, ldc);
+    }
+#endif
+    MatMulAddRagged(a, lda, rows, ends, b, ldb, ncols, c, ldc);
+  }
+
+  HWY_INLINE void AddRaggedBegin(const float* a, size_t lda, size_t rows,
+                                 const size_t* begins, size_t end,
+                                 const float* b, size_t ldb, size_t ncols,
+                                 float* c, size_t ldc) const {
+#if CA_RELAXED_TILES
+    if (relaxed) {
+      return ca_add_ragged_begin_relaxed(a, lda, rows, begins, end, b, ldb,
+                                         ncols, c, ldc);
+    }
+#endif
+    MatMulAddRaggedBegin(a, lda, rows, begins, end, b, ldb, ncols, c, ldc);
+  }
+};
+
+#undef CA_RELAXED_TILES
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace causal_attention
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
