@@ -137,29 +137,27 @@ void AddSeenProducts(const Plan& p, const Block& b, const float* pr, size_t ldp,
   }
 }
 
-// Step 5 of TiledBlock for a decode step's GQA group(s) on a bfloat16 or
-// int8 cache (wasm, SIMD128 kernel): the value rows converted inside the
-// P·V kernel, never into the float32 tile. Returns false (nothing done)
-// where the tile path must run instead: another dtype, shape or kernel
-// setting (relaxed SIMD keeps its FMA copy of MatMulAddFourRows), rows
-// ending apart, or hidden keys that may hold non-finite values.
-HWY_INLINE bool StoredValuesFourRows(const Plan& p, const Block& b,
+// Step 5 of TiledBlock for a decode step's GQA group(s) on a bfloat16
+// cache (wasm, SIMD128 kernel): the value rows widened inside the P·V
+// kernel, never into the float32 tile. Returns false (nothing done) where
+// the tile path must run instead: another dtype, shape or kernel setting
+// (relaxed SIMD keeps its FMA copy of MatMulAddFourRows), rows ending
+// apart, or hidden keys that may hold non-finite values.
+HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
                                      TileVisibility vis, const size_t* begin,
                                      const size_t* tile_end, size_t k0,
                                      const Workspace& ws) {
 #if HWY_TARGET == HWY_WASM
-  if (p.kv_dtype == KvDtype::kFloat32 || b.rows % 4 != 0 || b.rows > 8 ||
+  if (p.kv_dtype != KvDtype::kBFloat16 || b.rows % 4 != 0 || b.rows > 8 ||
       p.dv % 8 != 0 || !SameEnds(tile_end, b.rows) ||
       ActiveGemmKernel() == GemmKernel::kRelaxedSimd ||
       (vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0))) {
     return false;
   }
   for (size_t r = 0; r < b.rows; r += 4) {
-    const auto kernel = p.kv_dtype == KvDtype::kBFloat16
-                            ? MatMulAddFourRowsStored<KvDtype::kBFloat16>
-                            : MatMulAddFourRowsStored<KvDtype::kInt8>;
-    kernel(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0], b.v + k0 * p.v_row,
-           p.v_row, p.dv, ws.o + r * p.dv_panel, p.dv_panel);
+    MatMulAddFourRowsBf16(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
+                          b.v + k0 * p.v_row, p.v_row, p.dv,
+                          ws.o + r * p.dv_panel, p.dv_panel);
   }
   return true;
 #else
@@ -233,7 +231,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     }
     // 5. O += P·V over each row's visible keys (one or two rows sharing
     // their keys: blocked over columns instead of rows).
-    if (StoredValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) continue;
+    if (Bf16ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) continue;
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
     if (vis == TileVisibility::kPartial &&

@@ -42,11 +42,9 @@ extern "C" void ca_decode_pv4_relaxed(const float* a, size_t lda, size_t depth,
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "hwy/highway.h"
 #include "src/dot-inl.h"
-#include "src/kv_storage.h"
 #include "src/simd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -254,102 +252,73 @@ HWY_NOINLINE inline void MatMulAddFourRows(const float* HWY_RESTRICT a,
 }
 
 #if HWY_TARGET == HWY_WASM
-// Values j .. j + 8 of a stored bfloat16 or int8 row (kv_storage.h, `width`
-// values) as two float vectors: bfloat16 interleaved with zeros; int8 each
-// byte to the top of a 32-bit lane by two interleaves with zeros, shifted
-// down with its sign, converted and times the block's scale (in float, as
-// LoadKvRow: the same values). The interleaves are the patterns of
-// punpckl/h, which engines emit as one instruction each (z: zeros).
-template <KvDtype kDtype>
-HWY_INLINE void StoredEight(const uint8_t* HWY_RESTRICT row, size_t width,
-                            size_t j, v128_t z, v128_t* x) {
-  if constexpr (kDtype == KvDtype::kBFloat16) {
-    const v128_t h = wasm_v128_load(row + 2 * j);
-    x[0] = wasm_i16x8_shuffle(z, h, 0, 8, 1, 9, 2, 10, 3, 11);
-    x[1] = wasm_i16x8_shuffle(z, h, 4, 12, 5, 13, 6, 14, 7, 15);
-  } else {
-    float scale;
-    memcpy(&scale, row + width + j / kInt8Block * sizeof(float),
-           sizeof(scale));
-    const v128_t s = wasm_f32x4_splat(scale);
-    const v128_t q = wasm_v128_load64_zero(row + j);
-    const v128_t t = wasm_i8x16_shuffle(z, q, 0, 16, 1, 17, 2, 18, 3, 19, 4,
-                                        20, 5, 21, 6, 22, 7, 23);
-    const v128_t lo = wasm_i16x8_shuffle(z, t, 0, 8, 1, 9, 2, 10, 3, 11);
-    const v128_t hi = wasm_i16x8_shuffle(z, t, 4, 12, 5, 13, 6, 14, 7, 15);
-    x[0] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_shr(lo, 24)), s);
-    x[1] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_shr(hi, 24)), s);
-  }
-}
-
-// c[r][j, j + 8·NV2) += sum_{i < depth} a[r][i] · v_i[j, j + 8·NV2) for
-// r < MR, the value rows converted as read (StoredEight).
-template <KvDtype kDtype, size_t MR, size_t NV2>
-HWY_INLINE void AccumulateStored(const float* HWY_RESTRICT a, size_t lda,
-                                 size_t depth, const uint8_t* HWY_RESTRICT v,
-                                 size_t row_bytes, size_t width, size_t j,
-                                 float* HWY_RESTRICT c, size_t ldc) {
+// c[r][j, j + 16) += sum_{i < depth} a[r][i] · v_i[j, j + 16) for r < 2
+// (8 columns: the last pass when 16 do not fit, Wide false), the value rows
+// stored as bfloat16 (row_bytes apart) and widened as read: interleaved
+// with zeros (z), the pattern of punpcklwd / punpckhwd, which engines emit
+// as one instruction each.
+template <bool Wide>
+HWY_INLINE void AccumulateBf16(const float* HWY_RESTRICT a, size_t lda,
+                               size_t depth, const uint8_t* HWY_RESTRICT v,
+                               size_t row_bytes, size_t j,
+                               float* HWY_RESTRICT c, size_t ldc) {
+  constexpr size_t kVecs = Wide ? 4 : 2;
   const v128_t z = wasm_i32x4_splat(0);
-  v128_t acc[MR][2 * NV2];
-  for (size_t r = 0; r < MR; ++r) {
-    for (size_t u = 0; u < 2 * NV2; ++u) {
+  v128_t acc[2][kVecs];
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t u = 0; u < kVecs; ++u) {
       acc[r][u] = wasm_v128_load(c + r * ldc + j + 4 * u);
     }
   }
   for (size_t i = 0; i < depth; ++i, v += row_bytes) {
-    v128_t x[2 * NV2];
-    for (size_t u = 0; u < NV2; ++u) {
-      StoredEight<kDtype>(v, width, j + 8 * u, z, x + 2 * u);
+    v128_t x[kVecs];
+    for (size_t u = 0; u < kVecs; u += 2) {
+      const v128_t h = wasm_v128_load(v + 2 * (j + 4 * u));
+      x[u] = wasm_i16x8_shuffle(z, h, 0, 8, 1, 9, 2, 10, 3, 11);
+      x[u + 1] = wasm_i16x8_shuffle(z, h, 4, 12, 5, 13, 6, 14, 7, 15);
     }
-    for (size_t r = 0; r < MR; ++r) {
+    for (size_t r = 0; r < 2; ++r) {
       const v128_t w = wasm_f32x4_splat(a[r * lda + i]);
-      for (size_t u = 0; u < 2 * NV2; ++u) {
+      for (size_t u = 0; u < kVecs; ++u) {
         acc[r][u] = wasm_f32x4_add(wasm_f32x4_mul(w, x[u]), acc[r][u]);
       }
     }
   }
-  for (size_t r = 0; r < MR; ++r) {
-    for (size_t u = 0; u < 2 * NV2; ++u) {
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t u = 0; u < kVecs; ++u) {
       wasm_v128_store(c + r * ldc + j + 4 * u, acc[r][u]);
     }
   }
 }
 
-// MatMulAddFourRows on value rows stored as bfloat16 or int8 (kv_storage.h:
-// row_bytes apart), each row converted in registers as a pass reads it
+// MatMulAddFourRows on value rows stored as bfloat16 (kv_storage.h:
+// row_bytes apart), each row widened in registers as a pass reads it
 // instead of into a float32 copy of the tile first: c[r][0, width) +=
 // sum_{i < depth} a[r][i] · v_i for four rows; width (the value width) is a
-// multiple of 8. Every c element adds its products in key order with a mul
-// and an add, as MatMulAddFourRows does on the converted tile without
-// relaxed SIMD: the same bits. Down the value rows 16 at a time (as
-// MatMulAddFourRows); bfloat16 in passes of 16 columns for two rows (its
-// conversion, one load and two interleaves per 8 values, done twice), int8
-// in passes of 8 columns for all four rows (its longer conversion once).
-// Measured (bench/ab.mjs --decode, interleaved): other blockings 1-10 %
-// slower.
-template <KvDtype kDtype>
-HWY_NOINLINE void MatMulAddFourRowsStored(const float* HWY_RESTRICT a,
-                                          size_t lda, size_t depth,
-                                          const uint8_t* HWY_RESTRICT v,
-                                          size_t row_bytes, size_t width,
-                                          float* HWY_RESTRICT c, size_t ldc) {
-  constexpr bool kBf16 = kDtype == KvDtype::kBFloat16;
-  constexpr size_t kMR = kBf16 ? 2 : 4;   // rows per pass
-  constexpr size_t kNV2 = kBf16 ? 2 : 1;  // pass width / 8
+// multiple of 8. Down the value rows 16 at a time, in passes of 16 columns
+// for two rows (as MatMulAddFourRows). Every c element adds its products
+// in key order with a mul and an add, as MatMulAddFourRows does on the
+// converted tile without relaxed SIMD: the same bits. (The same kernel for
+// int8 values, converted and scaled in registers, measured 0.99-1.01x
+// main's int8 step in bench/ab.mjs --decode: not kept.)
+HWY_NOINLINE inline void MatMulAddFourRowsBf16(const float* HWY_RESTRICT a,
+                                               size_t lda, size_t depth,
+                                               const uint8_t* HWY_RESTRICT v,
+                                               size_t row_bytes, size_t width,
+                                               float* HWY_RESTRICT c,
+                                               size_t ldc) {
   constexpr size_t kKeys = 16;
   for (size_t i = 0; i < depth; i += kKeys) {
     const size_t n = HWY_MIN(kKeys, depth - i);
-    for (size_t r = 0; r < 4; r += kMR) {
+    for (size_t r = 0; r < 4; r += 2) {
       size_t j = 0;
-      for (; j + 8 * kNV2 <= width; j += 8 * kNV2) {
-        AccumulateStored<kDtype, kMR, kNV2>(a + r * lda + i, lda, n,
-                                            v + i * row_bytes, row_bytes,
-                                            width, j, c + r * ldc, ldc);
+      for (; j + 16 <= width; j += 16) {
+        AccumulateBf16<true>(a + r * lda + i, lda, n, v + i * row_bytes,
+                             row_bytes, j, c + r * ldc, ldc);
       }
-      for (; j < width; j += 8) {
-        AccumulateStored<kDtype, kMR, 1>(a + r * lda + i, lda, n,
-                                         v + i * row_bytes, row_bytes, width,
-                                         j, c + r * ldc, ldc);
+      if (j < width) {
+        AccumulateBf16<false>(a + r * lda + i, lda, n, v + i * row_bytes,
+                              row_bytes, j, c + r * ldc, ldc);
       }
     }
   }

@@ -80,10 +80,11 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
       });
     }
 
-    // A decode step's GQA groups of 4 and 8 rows read a bfloat16 / int8
-    // cache's values inside the P·V kernel (not through a float32 tile): its
-    // bits must be those of a float32 cache holding the stored values, under
-    // the SIMD128 kernel (Dv 12: the tile path, for contrast).
+    // A decode step's GQA groups of 4 and 8 rows widen a bfloat16 cache's
+    // keys and values inside the kernels (not through a float32 tile); int8
+    // converts tiles: either way its bits must be those of a float32 cache
+    // holding the stored values, under the SIMD128 kernel (Dv 12: the tile
+    // path for bfloat16 values too).
     for (const [H, KV, D, DV, L] of [[8, 2, 128, 128, 300], [16, 2, 64, 40, 1000], [4, 1, 96, 12, 77]]) {
       it(`H ${H}, KV ${KV}, D ${D}, Dv ${DV}, ${L} tokens: a decode step's bits equal a float32 cache of the stored values`, async () => {
         const simd = await init({ ...initOptions, gemmKernel: 'simd128' });
