@@ -100,16 +100,23 @@ HWY_INLINE bool Sees(const Plan& p, const Block& b, size_t r, size_t j) {
                           j);
 }
 
+// Whether some row of the block hides a key inside its run of the tile
+// starting at k0 (a boolean mask, or a begin past k0).
+HWY_INLINE bool HidesInsideRun(const Plan& p, const Block& b,
+                               const size_t* begin, size_t k0) {
+  bool hides = p.vis.HasBooleanMask();
+  for (size_t r = 0; r < b.rows && !hides; ++r) hides = begin[r] > k0;
+  return hides;
+}
+
 // Whether P·V of keys [k0, k0 + kn) must skip hidden keys: some row hides
-// a key inside its run (a boolean mask, or a begin past k0) and a value row
-// of the tile (vt: kn rows of stride ldv, as ValueRows gives them, i.e.
-// after a bfloat16 or int8 cache's rows were converted) is not finite.
+// a key inside its run and a value row of the tile (vt: kn rows of stride
+// ldv, as ValueRows gives them, i.e. after a bfloat16 or int8 cache's rows
+// were converted) is not finite.
 HWY_INLINE bool MustSkipHidden(const Plan& p, const Block& b,
                                const size_t* begin, size_t k0, size_t kn,
                                const float* vt, size_t ldv) {
-  bool hides = p.vis.HasBooleanMask();
-  for (size_t r = 0; r < b.rows && !hides; ++r) hides = begin[r] > k0;
-  if (!hides) return false;
+  if (!HidesInsideRun(p, b, begin, k0)) return false;
   for (size_t j = 0; j < kn; ++j) {
     if (!internal::AllFinite(vt + j * ldv, p.dv)) return true;
   }
@@ -128,6 +135,36 @@ void AddSeenProducts(const Plan& p, const Block& b, const float* pr, size_t ldp,
       for (size_t c = 0; c < p.dv; ++c) o[r * ldo + c] += w * vt[j * ldv + c];
     }
   }
+}
+
+// Step 5 of TiledBlock for a decode step's GQA group(s) on a bfloat16
+// cache (wasm, SIMD128 kernel): the value rows widened inside the P·V
+// kernel, never into the float32 tile. Returns false (nothing done) where
+// the tile path must run instead: another dtype, shape or kernel setting
+// (relaxed SIMD keeps its FMA copy of MatMulAddFourRows), rows ending
+// apart, or hidden keys that may hold non-finite values.
+HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
+                                     TileVisibility vis, const size_t* begin,
+                                     const size_t* tile_end, size_t k0,
+                                     const Workspace& ws) {
+#if HWY_TARGET == HWY_WASM
+  if (p.kv_dtype != KvDtype::kBFloat16 || b.rows % 4 != 0 || b.rows > 8 ||
+      p.dv % 8 != 0 || !SameEnds(tile_end, b.rows) ||
+      ActiveGemmKernel() == GemmKernel::kRelaxedSimd ||
+      (vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0))) {
+    return false;
+  }
+  for (size_t r = 0; r < b.rows; r += 4) {
+    MatMulAddFourRowsBf16(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
+                          b.v + k0 * p.v_row, p.v_row, p.dv,
+                          ws.o + r * p.dv_panel, p.dv_panel);
+  }
+  return true;
+#else
+  (void)p, (void)b, (void)vis, (void)begin, (void)tile_end, (void)k0,
+      (void)ws;
+  return false;
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -194,6 +231,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     }
     // 5. O += P·V over each row's visible keys (one or two rows sharing
     // their keys: blocked over columns instead of rows).
+    if (Bf16ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) continue;
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
     if (vis == TileVisibility::kPartial &&

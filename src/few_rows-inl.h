@@ -41,6 +41,7 @@ extern "C" void ca_decode_pv4_relaxed(const float* a, size_t lda, size_t depth,
 #endif
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hwy/highway.h"
 #include "src/dot-inl.h"
@@ -249,6 +250,80 @@ HWY_NOINLINE inline void MatMulAddFourRows(const float* HWY_RESTRICT a,
                         c + 2 * ldc, ldc);
   }
 }
+
+#if HWY_TARGET == HWY_WASM
+// c[r][j, j + 16) += sum_{i < depth} a[r][i] · v_i[j, j + 16) for r < 2
+// (8 columns: the last pass when 16 do not fit, Wide false), the value rows
+// stored as bfloat16 (row_bytes apart) and widened as read: interleaved
+// with zeros (z), the pattern of punpcklwd / punpckhwd, which engines emit
+// as one instruction each.
+template <bool Wide>
+HWY_INLINE void AccumulateBf16(const float* HWY_RESTRICT a, size_t lda,
+                               size_t depth, const uint8_t* HWY_RESTRICT v,
+                               size_t row_bytes, size_t j,
+                               float* HWY_RESTRICT c, size_t ldc) {
+  constexpr size_t kVecs = Wide ? 4 : 2;
+  const v128_t z = wasm_i32x4_splat(0);
+  v128_t acc[2][kVecs];
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t u = 0; u < kVecs; ++u) {
+      acc[r][u] = wasm_v128_load(c + r * ldc + j + 4 * u);
+    }
+  }
+  for (size_t i = 0; i < depth; ++i, v += row_bytes) {
+    v128_t x[kVecs];
+    for (size_t u = 0; u < kVecs; u += 2) {
+      const v128_t h = wasm_v128_load(v + 2 * (j + 4 * u));
+      x[u] = wasm_i16x8_shuffle(z, h, 0, 8, 1, 9, 2, 10, 3, 11);
+      x[u + 1] = wasm_i16x8_shuffle(z, h, 4, 12, 5, 13, 6, 14, 7, 15);
+    }
+    for (size_t r = 0; r < 2; ++r) {
+      const v128_t w = wasm_f32x4_splat(a[r * lda + i]);
+      for (size_t u = 0; u < kVecs; ++u) {
+        acc[r][u] = wasm_f32x4_add(wasm_f32x4_mul(w, x[u]), acc[r][u]);
+      }
+    }
+  }
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t u = 0; u < kVecs; ++u) {
+      wasm_v128_store(c + r * ldc + j + 4 * u, acc[r][u]);
+    }
+  }
+}
+
+// MatMulAddFourRows on value rows stored as bfloat16 (kv_storage.h:
+// row_bytes apart), each row widened in registers as a pass reads it
+// instead of into a float32 copy of the tile first: c[r][0, width) +=
+// sum_{i < depth} a[r][i] · v_i for four rows; width (the value width) is a
+// multiple of 8. Down the value rows 16 at a time, in passes of 16 columns
+// for two rows (as MatMulAddFourRows). Every c element adds its products
+// in key order with a mul and an add, as MatMulAddFourRows does on the
+// converted tile without relaxed SIMD: the same bits. (The same kernel for
+// int8 values, converted and scaled in registers, measured 0.99-1.01x
+// main's int8 step in bench/ab.mjs --decode: not kept.)
+HWY_NOINLINE inline void MatMulAddFourRowsBf16(const float* HWY_RESTRICT a,
+                                               size_t lda, size_t depth,
+                                               const uint8_t* HWY_RESTRICT v,
+                                               size_t row_bytes, size_t width,
+                                               float* HWY_RESTRICT c,
+                                               size_t ldc) {
+  constexpr size_t kKeys = 16;
+  for (size_t i = 0; i < depth; i += kKeys) {
+    const size_t n = HWY_MIN(kKeys, depth - i);
+    for (size_t r = 0; r < 4; r += 2) {
+      size_t j = 0;
+      for (; j + 16 <= width; j += 16) {
+        AccumulateBf16<true>(a + r * lda + i, lda, n, v + i * row_bytes,
+                             row_bytes, j, c + r * ldc, ldc);
+      }
+      if (j < width) {
+        AccumulateBf16<false>(a + r * lda + i, lda, n, v + i * row_bytes,
+                              row_bytes, j, c + r * ldc, ldc);
+      }
+    }
+  }
+}
+#endif  // HWY_TARGET == HWY_WASM
 
 #if HWY_TARGET != HWY_SCALAR
 // DotFourRows and MatMulAddFourRows, or (wasm, where the engine has relaxed

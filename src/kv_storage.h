@@ -26,7 +26,8 @@
 // way.
 // Attention reads such rows where they are (AttentionShape::kv_dtype): the
 // kernels convert one key tile at a time into their per-thread workspace,
-// never the cache into a float32 copy.
+// never the cache into a float32 copy; a wasm decode step's four-row kernels
+// widen bfloat16 keys and values in registers instead (few_rows-inl.h).
 
 #ifndef CAUSAL_ATTENTION_SRC_KV_STORAGE_H_
 #define CAUSAL_ATTENTION_SRC_KV_STORAGE_H_

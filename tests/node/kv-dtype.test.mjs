@@ -80,6 +80,33 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
       });
     }
 
+    // A decode step's GQA groups of 4 and 8 rows widen a bfloat16 cache's
+    // keys and values inside the kernels (not through a float32 tile); int8
+    // converts tiles: either way its bits must be those of a float32 cache
+    // holding the stored values, under the SIMD128 kernel (Dv 12: the tile
+    // path for bfloat16 values too).
+    for (const [H, KV, D, DV, L] of [[8, 2, 128, 128, 300], [16, 2, 64, 40, 1000], [4, 1, 96, 12, 77]]) {
+      it(`H ${H}, KV ${KV}, D ${D}, Dv ${DV}, ${L} tokens: a decode step's bits equal a float32 cache of the stored values`, async () => {
+        const simd = await init({ ...initOptions, gemmKernel: 'simd128' });
+        const B = 2;
+        const k = randomArray(B * KV * L * D, 41 + D);
+        const v = randomArray(B * KV * L * DV, 42 + DV).map((x, i) => (i % 7 === 0 ? 9 * x : x));
+        const q = randomArray(B * H * D, 43);
+        for (const dtype of /** @type {const} */ (['bfloat16', 'int8'])) {
+          const layout = { batch: B, kvHeads: KV, headDim: D, valueDim: DV, capacity: L };
+          const stored = simd.createKVCache({ ...layout, dtype }).append(k, v);
+          const plain = simd.createKVCache(layout).append(storedKv(k, D, dtype), storedKv(v, DV, dtype));
+          const got = stored.attention(q, { heads: H, queryLength: 1 }).output;
+          const want = plain.attention(q, { heads: H, queryLength: 1 }).output;
+          let differ = 0;
+          for (let i = 0; i < got.length; i++) if (!Object.is(got[i], want[i])) differ++;
+          assert.equal(differ, 0, `${dtype}: ${differ} of ${got.length} outputs differ`);
+          stored.dispose();
+          plain.dispose();
+        }
+      });
+    }
+
     it('rounds bfloat16 ties to even and keeps int8 zero rows at zero', () => {
       // Keys one-hot on a single visible key: the output is that key's value row.
       const values = new Float32Array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 3.0000002]);
