@@ -5,6 +5,7 @@
 // at most, near |x| = softcap, on every target); ±Inf gives ±softcap, NaN
 // stays NaN, odd lengths take the one-lane tail.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -50,6 +51,31 @@ void TestSoftcapAccuracy() {
   }
 }
 
+// Scores far below the cap (a cap of 1e3 over scores near 1, or a cap so
+// large it does nothing: the fuzz input tests/fuzz/corpus/softcap-huge-cap): the result stays within 1e-6 of the score itself,
+// where 1 - exp(-2y) alone would cancel to nothing.
+void TestSoftcapFarBelowCap() {
+  for (const float cap : {1.0f, 50.0f, 1e3f, 1e6f, 1.3e32f}) {
+    std::vector<float> x;
+    // From where x / cap is still a normal float (below it the quotient
+    // itself underflows, before any tanh).
+    for (double v = std::max(1e-30, cap * 1e-36); v < 4.0 * cap; v *= 1.37) {
+      x.push_back(static_cast<float>(v));
+      x.push_back(static_cast<float>(-v));
+    }
+    x.push_back(0.5f);
+    std::vector<float> y = x;
+    SoftcapRow(cap, y.data(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double ref = cap * std::tanh(static_cast<double>(x[i]) / cap);
+      EXPECT_LE(std::fabs(static_cast<double>(y[i]) - ref),
+                1e-6 * std::fabs(ref) + 1e-38)
+          << hwy::TargetName(HWY_TARGET) << " softcap " << cap
+          << " at x = " << x[i] << ": " << y[i];
+    }
+  }
+}
+
 void TestSoftcapEdges() {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -73,6 +99,7 @@ namespace {
 class SoftcapInlTest : public hwy::TestWithParamTarget {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(SoftcapInlTest);
 HWY_EXPORT_AND_TEST_P(SoftcapInlTest, TestSoftcapAccuracy);
+HWY_EXPORT_AND_TEST_P(SoftcapInlTest, TestSoftcapFarBelowCap);
 HWY_EXPORT_AND_TEST_P(SoftcapInlTest, TestSoftcapEdges);
 }  // namespace
 }  // namespace causal_attention
