@@ -6,19 +6,14 @@
 // messages: the training worker keeps them, the page's slider
 // (learn-scrub.mjs) asks for one at a time.
 
+import { bestInduction } from './learn-metrics.mjs';
+
 /** Memory the snapshots' weights may take in all. */
 export const BUDGET_BYTES = 32 * 2 ** 20;
 /** Bounds of the number kept, whatever the budget allows. */
 export const KEEP = [5, 65];
 /** The first interval, in steps. */
 export const FIRST_EVERY = 10;
-
-/** The best induction head of `scores` (headScores'): { score, layer, head }. */
-export function bestInduction(scores) {
-  let best = null;
-  for (const s of scores) if (!best || s.induction > best.score) best = { score: s.induction, layer: s.layer, head: s.head };
-  return best;
-}
 
 /**
  * What a checkpoint keeps of a trainer now: { step, weights (per layer [heads,

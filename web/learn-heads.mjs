@@ -5,6 +5,7 @@
 import { SCALES } from './colors.mjs';
 import { formatValue, tokenLabel, tokenName } from './format.mjs';
 import { Heatmap } from './heatmap.mjs';
+import { bestInduction } from './learn-metrics.mjs';
 import { $, draw, learn } from './learn-state.mjs';
 import { drawSparkline } from './sparkline.mjs';
 
@@ -15,7 +16,6 @@ const INDUCTION_COLOUR = '#d9480f';
 const SPARK_POINTS = 400;
 
 export function addScores({ step, scores }) {
-  let best = null;
   scores.forEach((sc, k) => {
     const h = (learn.history[k] ??= { steps: [], previous: [], induction: [] });
     if (h.steps.length && h.steps[h.steps.length - 1] === step) {
@@ -29,9 +29,8 @@ export function addScores({ step, scores }) {
     if (h.steps.length > SPARK_POINTS) {
       for (const key of ['steps', 'previous', 'induction']) h[key] = h[key].filter((_, i) => i % 2 === 0);
     }
-    if (!best || sc.induction > best.score) best = { score: sc.induction, layer: sc.layer, head: sc.head };
   });
-  learn.best = best;
+  learn.best = bestInduction(scores);
 }
 
 // One figure per head: caption with its scores and sparklines, the triangle.

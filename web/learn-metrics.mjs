@@ -53,6 +53,13 @@ export function headScores(layers, heads, T, P) {
   return out;
 }
 
+/** The best induction head of `scores` (headScores'): { score, layer, head }, or null for none. */
+export function bestInduction(scores) {
+  let best = null;
+  for (const s of scores) if (!best || s.induction > best.score) best = { score: s.induction, layer: s.layer, head: s.head };
+  return best;
+}
+
 /**
  * What a perfect induction head predicts after each position of `ids`: the
  * token that followed the latest earlier occurrence of ids[i], or null when

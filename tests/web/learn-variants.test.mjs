@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { Checkpoints, bestInduction, snapshot } from '../../web/learn-checkpoints.mjs';
+import { Checkpoints, snapshot } from '../../web/learn-checkpoints.mjs';
+import { bestInduction } from '../../web/learn-metrics.mjs';
 import { AttentionOnlyTransformer } from '../../web/learn-model.mjs';
 import { restoreRun, runRecord, stateDictJSON } from '../../web/learn-persist.mjs';
 import { DEFAULTS, Trainer, checkSettings } from '../../web/learn-trainer.mjs';
