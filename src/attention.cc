@@ -150,7 +150,7 @@ HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
 #if HWY_TARGET == HWY_WASM
   if (p.kv_dtype != KvDtype::kBFloat16 || b.rows % 4 != 0 || b.rows > 8 ||
       p.dv % 8 != 0 || !SameEnds(tile_end, b.rows) ||
-      ActiveGemmKernel() == GemmKernel::kRelaxedSimd ||
+      p.products.relaxed ||
       (vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0))) {
     return false;
   }
@@ -246,9 +246,9 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
                           ws.o, p.dv_panel);
     } else if (rows % 4 == 0 && rows <= 8 && SameEnds(tile_end, rows)) {
       for (size_t r = 0; r < rows; r += 4) {  // a decode step's GQA group(s)
-        DecodeValuesFourRows(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
-                             vt, ldv, p.dv_panel, ws.o + r * p.dv_panel,
-                             p.dv_panel);
+        p.products.AddFour(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0], vt,
+                           ldv, p.dv_panel, ws.o + r * p.dv_panel,
+                           p.dv_panel);
       }
     } else {
       p.products.AddRagged(ws.s, kKeyBlock, rows, tile_end, vt, ldv,

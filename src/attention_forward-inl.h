@@ -216,8 +216,8 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   if (p.kv_dtype == KvDtype::kBFloat16 && rows % 4 == 0 && rows <= 8 &&
       p.d % 8 == 0) {  // a decode step's group(s): keys widened in registers
     for (size_t r = 0; r < rows; r += 4) {
-      DecodeScoresFourRowsBf16(q + r * ldq, ldq, k_rows, p.k_row, kn, p.d,
-                               ws.zero, ws.s + r * kKeyBlock, kKeyBlock);
+      p.products.DotFourBf16(q + r * ldq, ldq, k_rows, p.k_row, kn, p.d,
+                             ws.zero, ws.s + r * kKeyBlock, kKeyBlock);
     }
     return;
   }
@@ -229,8 +229,8 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
     DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
   } else if (rows % 4 == 0 && rows <= 8) {  // a decode step's GQA group(s)
     for (size_t r = 0; r < rows; r += 4) {
-      DecodeScoresFourRows(q + r * ldq, ldq, k, ldk, kn, p.d_pad, ws.zero,
-                           ws.s + r * kKeyBlock, kKeyBlock);
+      p.products.DotFour(q + r * ldq, ldq, k, ldk, kn, p.d_pad, ws.zero,
+                         ws.s + r * kKeyBlock, kKeyBlock);
     }
   } else {
     p.products.Dot(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s,

@@ -325,58 +325,6 @@ HWY_NOINLINE inline void MatMulAddFourRowsBf16(const float* HWY_RESTRICT a,
 }
 #endif  // HWY_TARGET == HWY_WASM
 
-#if HWY_TARGET != HWY_SCALAR
-// DotFourRows and MatMulAddFourRows, or (wasm, where the engine has relaxed
-// SIMD and ca.gemmKernel is 'relaxed-simd') the side module's copies of
-// them: the choice MatMul makes, so one kernel setting gives one set of
-// bits (the decode step's FMA products differ in the last bits from mul +
-// add, both within the oracle's tolerance).
-HWY_INLINE void DecodeScoresFourRows(const float* HWY_RESTRICT a, size_t lda,
-                                     const float* HWY_RESTRICT b, size_t ldb,
-                                     size_t nb, size_t depth,
-                                     const float* zero_row,
-                                     float* HWY_RESTRICT c, size_t ldc) {
-#if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
-  if (ActiveGemmKernel() == GemmKernel::kRelaxedSimd) {
-    ca_decode_dot4_relaxed(a, lda, b, ldb, nb, depth, zero_row, c, ldc);
-    return;
-  }
-#endif
-  DotFourRows(a, lda, b, ldb, nb, depth, zero_row, c, ldc);
-}
-#endif  // HWY_TARGET != HWY_SCALAR
-
-#if HWY_TARGET == HWY_WASM
-HWY_INLINE void DecodeScoresFourRowsBf16(const float* HWY_RESTRICT a,
-                                         size_t lda,
-                                         const uint8_t* HWY_RESTRICT b,
-                                         size_t row_bytes, size_t nb,
-                                         size_t depth, const void* zero_row,
-                                         float* HWY_RESTRICT c, size_t ldc) {
-#if defined(CA_GEMM_SIDE_MODULE)
-  if (ActiveGemmKernel() == GemmKernel::kRelaxedSimd) {
-    ca_decode_dot4_bf16_relaxed(a, lda, b, row_bytes, nb, depth, zero_row, c,
-                                ldc);
-    return;
-  }
-#endif
-  DotFourRowsBf16(a, lda, b, row_bytes, nb, depth, zero_row, c, ldc);
-}
-#endif  // HWY_TARGET == HWY_WASM
-
-HWY_INLINE void DecodeValuesFourRows(const float* HWY_RESTRICT a, size_t lda,
-                                     size_t depth, const float* HWY_RESTRICT b,
-                                     size_t ldb, size_t ncols,
-                                     float* HWY_RESTRICT c, size_t ldc) {
-#if defined(CA_GEMM_SIDE_MODULE) && HWY_TARGET == HWY_WASM
-  if (ActiveGemmKernel() == GemmKernel::kRelaxedSimd) {
-    ca_decode_pv4_relaxed(a, lda, depth, b, ldb, ncols, c, ldc);
-    return;
-  }
-#endif
-  MatMulAddFourRows(a, lda, depth, b, ldb, ncols, c, ldc);
-}
-
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace causal_attention

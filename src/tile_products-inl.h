@@ -1,6 +1,7 @@
 // The attention tiles' matrix products (S = Q·Kᵀ on key rows, O += P·V and
-// the backward's ragged sums), run by the module's own kernels or, in the
-// wasm builds where the engine has relaxed SIMD, by the same kernels
+// the backward's ragged sums, and a decode step's four-row kernels), run by
+// the module's own kernels or, in the wasm builds where the engine has
+// relaxed SIMD, by the same kernels
 // compiled with f32x4.relaxed_madd in the relaxed side module
 // (src/matmul_relaxed.cc): the choice MatMul makes (ActiveGemmKernel), made
 // once per call, so every thread of a call runs the same kernel and results
@@ -42,6 +43,7 @@ extern "C" void ca_add_ragged_begin_relaxed(const float* a, size_t lda,
 
 #include "hwy/highway.h"
 #include "src/dot-inl.h"
+#include "src/few_rows-inl.h"
 #include "src/matmul-inl.h"
 #include "src/simd-inl.h"
 
@@ -99,6 +101,49 @@ struct TileProducts {
     }
 #endif
     MatMulAddRaggedBegin(a, lda, rows, begins, end, b, ldb, ncols, c, ldc);
+  }
+
+  // A decode step's GQA group of four query rows (few_rows-inl.h): Q·Kᵀ of a
+  // key tile (DotFourRows; on bfloat16 keys widened in registers,
+  // DotFourRowsBf16) and P·V (MatMulAddFourRows).
+#if HWY_TARGET != HWY_SCALAR
+  HWY_INLINE void DotFour(const float* a, size_t lda, const float* b,
+                          size_t ldb, size_t nb, size_t depth,
+                          const float* zero_row, float* c, size_t ldc) const {
+#if CA_RELAXED_TILES
+    if (relaxed) {
+      return ca_decode_dot4_relaxed(a, lda, b, ldb, nb, depth, zero_row, c,
+                                    ldc);
+    }
+#endif
+    DotFourRows(a, lda, b, ldb, nb, depth, zero_row, c, ldc);
+  }
+#endif
+
+#if HWY_TARGET == HWY_WASM
+  HWY_INLINE void DotFourBf16(const float* a, size_t lda, const uint8_t* b,
+                              size_t row_bytes, size_t nb, size_t depth,
+                              const void* zero_row, float* c,
+                              size_t ldc) const {
+#if CA_RELAXED_TILES
+    if (relaxed) {
+      return ca_decode_dot4_bf16_relaxed(a, lda, b, row_bytes, nb, depth,
+                                         zero_row, c, ldc);
+    }
+#endif
+    DotFourRowsBf16(a, lda, b, row_bytes, nb, depth, zero_row, c, ldc);
+  }
+#endif
+
+  HWY_INLINE void AddFour(const float* a, size_t lda, size_t depth,
+                          const float* b, size_t ldb, size_t ncols, float* c,
+                          size_t ldc) const {
+#if CA_RELAXED_TILES
+    if (relaxed) {
+      return ca_decode_pv4_relaxed(a, lda, depth, b, ldb, ncols, c, ldc);
+    }
+#endif
+    MatMulAddFourRows(a, lda, depth, b, ldb, ncols, c, ldc);
   }
 };
 
