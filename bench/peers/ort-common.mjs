@@ -19,8 +19,8 @@ const SEQUENCE_VARIANTS = {
     GroupQueryAttention: (shape, inputs) => ({ shape, inputs }),
   },
   window: {
-    'GroupQueryAttention, local_window_size over the whole past': (shape, inputs) => ({ shape, inputs }),
-    'GroupQueryAttention, the last W − 1 tokens as past': (shape, inputs) => {
+    'local_window_size over the whole past': (shape, inputs) => ({ shape, inputs }),
+    'the last W − 1 tokens as past': (shape, inputs) => {
       const { batch, kvHeads, headDim, cacheLength: L, window: W } = shape;
       const rows = (a) => takeRows(a, batch * kvHeads, L, headDim, L - W, L);
       return { shape: { ...shape, cacheLength: W, window: undefined }, inputs: { ...inputs, k: rows(inputs.k), v: rows(inputs.v) } };
