@@ -8,12 +8,13 @@
 // bench/out/results.json and, after a full run, bench/RESULTS.md.
 //
 //   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
-//                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode] [--training]
+//                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode [--rows=ragged,window]] [--training]
 //   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json)
 //   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (the options table only, bench/lib/options.mjs)
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
-// RESULTS.md).
+// RESULTS.md); with --rows=ragged,window only issue 20's rows of many
+// sequences and the window cache.
 // --quick: three small shapes, short timing budgets, no module row, does not
 // write RESULTS.md (a sanity run). --only: ours plus these peers (does not
 // write RESULTS.md; no Chromium table). --no-browser: without the Chromium
@@ -143,7 +144,7 @@ if (flag('options')) {
 }
 
 if (flag('decode')) {
-  const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
+  const decode = await runDecodeTable({ policy, seed: SEED, log, quick, rows: option('rows')?.split(',') });
   console.log([...machineLines(machine), '', 'Decode step against a KV cache, wasm, Node ' +
     `${machine.node}:`, '', renderDecode(decode)].join('\n'));
   mkdirSync(join(root, 'bench/out'), { recursive: true });

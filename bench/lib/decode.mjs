@@ -4,7 +4,11 @@
 // (the whole cache copied in per call: with kvHeads, and with the KV heads
 // repeated as before grouped-query attention), onnxruntime-web's
 // GroupQueryAttention and plain JS; beside the machine's single-thread read
-// bandwidth for the same number of bytes, measured in the same run.
+// bandwidth for the same number of bytes, measured in the same run. Then
+// issue 20's rows at the Llama-3-8B layer: one cache of 8 ragged sequences
+// against 8 single-sequence caches, and a window cache after 32 768 tokens
+// against the full cache with the window option, each against
+// onnxruntime-web's GroupQueryAttention (seqlens_k, local_window_size).
 //
 // Timing as the attention table (bench/run.mjs): every case in its own
 // worker, ours resident (1 and 2 threads) stay open per shape and every
@@ -16,7 +20,7 @@
 import { fmtBytes, fmtMs, fmtPct, fmtX, table } from './format.mjs';
 import { measureReadBandwidth } from './read-bandwidth.mjs';
 import { interleave, openCase } from './runner.mjs';
-import { DECODE_LENGTHS, DECODE_SHAPES, decodeBytes, shapeName } from './shapes.mjs';
+import { DECODE_LENGTHS, DECODE_SEQUENCE_SHAPES, DECODE_SHAPES, decodeBytes, shapeName } from './shapes.mjs';
 
 const peer = (file) => new URL(`../peers/${file}`, import.meta.url);
 
@@ -35,12 +39,40 @@ const CASES = [
   { key: 'plain-js-1', label: 'plain JS loops', peer: 'plain-js.mjs', variant: null, threads: 1 },
 ];
 
+const ORT_CASES = CASES.filter((c) => c.peer === 'ort-web.mjs');
+
 /**
- * Runs the table (`quick`: the shortest cache only). Resolves to { shapes:
+ * Issue 20's rows (shapes.mjs DECODE_SEQUENCE_SHAPES): the first two are
+ * the reference pair as above; a `same` row computes the same numbers as
+ * the row it names another way, checked to 1e-6 (bench/peers/ours.mjs).
+ */
+const SEQUENCE_CASES = {
+  ragged: [
+    { key: 'resident-1', label: 'ours, one cache of 8 sequences, one step', peer: 'ours.mjs', variant: 'resident KV cache', threads: 1 },
+    { key: 'resident-2', label: 'ours, one cache of 8 sequences, one step', peer: 'ours.mjs', variant: 'resident KV cache', threads: 2 },
+    { key: 'separate-1', label: 'ours, 8 single-sequence caches, 8 steps', peer: 'ours.mjs', variant: 'one cache per sequence', threads: 1, same: 'the one cache' },
+    ...ORT_CASES,
+  ],
+  window: [
+    { key: 'resident-1', label: 'ours, window cache (capacity 2·W)', peer: 'ours.mjs', variant: 'window cache', threads: 1 },
+    { key: 'resident-2', label: 'ours, window cache (capacity 2·W)', peer: 'ours.mjs', variant: 'window cache', threads: 2 },
+    { key: 'full-1', label: 'ours, full cache + window option', peer: 'ours.mjs', variant: 'full cache, window option', threads: 1, same: 'the window cache' },
+    ...ORT_CASES,
+  ],
+};
+
+/** The rows of a shape, in display order. */
+const casesOf = (shape) => SEQUENCE_CASES[shape.row] ?? CASES;
+
+/**
+ * Runs the table (`quick`: the shortest cache only; `rows`: only the shapes
+ * whose `row` is listed, e.g. ['ragged', 'window']). Resolves to { shapes:
  * [{ shape, bytes, bandwidth (cold), warm, rows }] } (bandwidths in GB/s).
  */
-export async function runDecodeTable({ policy, seed, log, quick = false }) {
-  const shapes = quick ? DECODE_SHAPES.filter((s) => s.cacheLength === DECODE_LENGTHS[0]) : DECODE_SHAPES;
+export async function runDecodeTable({ policy, seed, log, quick = false, rows: only }) {
+  const all = [...DECODE_SHAPES, ...DECODE_SEQUENCE_SHAPES];
+  const shapes = only ? all.filter((s) => only.includes(s.row))
+    : quick ? DECODE_SHAPES.filter((s) => s.cacheLength === DECODE_LENGTHS[0]) : all;
   const results = [];
   for (const shape of shapes) {
     log(`decode: ${shapeName(shape)}`);
@@ -57,7 +89,8 @@ export async function runDecodeTable({ policy, seed, log, quick = false }) {
     // Ours resident, 1 and 2 threads: the reference output, and our scaling.
     let reference;
     const ours = [];
-    for (const c of CASES.slice(0, 2)) {
+    const cases = casesOf(shape);
+    for (const c of cases.slice(0, 2)) {
       const r = await open(c, c.variant, { returnOutput: !reference, reference });
       if (r.output) reference = r.output;
       delete r.output;
@@ -71,7 +104,7 @@ export async function runDecodeTable({ policy, seed, log, quick = false }) {
       });
       if (ours.length === 2) rows['resident-2'].scaling = stats[0].medianMs / stats[1].medianMs;
     }
-    for (const c of CASES.slice(2)) {
+    for (const c of cases.slice(2)) {
       const peerModule = await import(peer(c.peer));
       const variants = c.variant ? [c.variant] : peerModule.variants(shape);
       if (!peerModule.variants(shape).includes(variants[0])) continue; // e.g. no repetition without GQA
@@ -86,7 +119,7 @@ export async function runDecodeTable({ policy, seed, log, quick = false }) {
         const { stats, otherLoad } = await interleave(session, policy);
         const mine = stats[stats.length - 1];
         const row = { status: 'ok', variant, threads: r.threads, ...mine, otherLoad, maxAbsDiff: r.maxAbsDiff };
-        if (ours.length) row.vsResident1 = mine.medianMs / stats[0].medianMs;
+        if (ours.length) Object.assign(row, { vsResident1: mine.medianMs / stats[0].medianMs, resident1Ms: stats[0].medianMs });
         if (ours.length === 2) row.vsResident2 = mine.medianMs / stats[1].medianMs;
         const { wasmBytes } = await r.close();
         row.wasmBytes = wasmBytes;
@@ -123,7 +156,7 @@ export function renderDecode(decode) {
   const lines = [];
   const cells = [];
   for (const { shape, bytes, bandwidth, rows } of decode.shapes) {
-    for (const c of CASES) {
+    for (const c of casesOf(shape)) {
       const r = rows[c.key];
       if (!r) continue;
       const head = [shapeName(shape), c.label, String(r.threads ?? c.threads)];
@@ -133,8 +166,10 @@ export function renderDecode(decode) {
       }
       const rate = gbps(cacheBytes(c, shape, bytes), r.medianMs);
       const how = c.key.startsWith('resident-2') && r.scaling ? `${fmtX(r.scaling)} over 1 thread`
-        : (r.tried?.length > 1 ? `${r.variant} (vs ${r.tried.filter((t) => t !== r).map((t) =>
-          (t.status === 'ok' ? `${fmtMs(t.medianMs)} ms` : t.status)).join(', ')})` : (c.variant ? '' : r.variant));
+        : c.same ? `max |Δ| ${r.maxAbsDiff === 0 ? '0' : r.maxAbsDiff.toExponential(1)} from ${c.same}`
+        : (r.tried?.length > 1 ? `${r.variant} (vs ${r.tried.filter((t) => t.variant !== r.variant).map((t) =>
+          `${t.variant}: ${t.status === 'ok' ? `${fmtMs(t.medianMs)} ms` : t.status}`).join('; ')})`
+          : (c.variant ? '' : r.variant));
       cells.push([
         ...head, how, fmtMs(r.medianMs), rate.toFixed(1), fmtPct(rate / bandwidth),
         r.vsResident1 === undefined ? '—' : fmtX(r.vsResident1),
@@ -176,14 +211,60 @@ export function renderDecode(decode) {
     'bfloat16 / int8 rows (issue 20): the same resident step on a cache created with that dtype (append ' +
       'rounds; attention converts each key tile inside the kernel); checked against the float32 step within ' +
       '1e-2 / 3e-2; their speed-up column is their time over the float32 step\'s (< 1: faster).',
+    'Many sequences and the window cache (issue 20; bench/lib/shapes.mjs DECODE_SEQUENCE_SHAPES, ' +
+      'bench/peers/ours.mjs): "8 sequences of 512–4096": sequence b holds 512·(b + 1) tokens; ours in one ' +
+      'cache of 8 sequences (one step: each sequence truncated to its L − 1, one token appended to each, one ' +
+      'attention for all 8) against 8 caches of one sequence each (8 such steps); onnxruntime-web: one graph ' +
+      'with seqlens_k per sequence over a past padded to 4095 tokens (without the present K/V output). ' +
+      '"window 4096 of 32768": the 32 767 tokens before the step went through the cache once, untimed; ours ' +
+      'in a window cache (createKVCache({ window: 4096, capacity: 8192 }): it holds ≤ 8192 tokens) against ' +
+      'a cache of all 32 768 with attention\'s window { left: 4095 }; onnxruntime-web: local_window_size ' +
+      '4095 over the whole past (its CPU kernel multiplies every past key and zeroes the scores outside the ' +
+      'window), or the caller keeping the last 4095 tokens as the past (what a window cache holds); the ' +
+      'faster is shown. GB/s K+V and % read BW count the keys and values a query sees (Σ L, or W per ' +
+      'sequence); "max |Δ|": the output against the row named, before timing (must be ≤ 1e-6); the ' +
+      'speed-up columns are over the shape\'s first two rows.',
   ].map((n, i) => `${i + 1}. ${n}`));
-  lines.push('', 'Targets (issue 11), Llama-3-8B shape at 4096 cached tokens:');
+  lines.push('', 'Targets (issue 11, and issue 20\'s where marked), Llama-3-8B shape at 4096 cached tokens unless stated:');
   lines.push(...decodeTargets(decode));
+  lines.push(...sequenceTargets(decode));
   return lines.join('\n');
 }
 
+/** Issue 20's rows: the ratios they exist to show, from one session each. */
+function sequenceTargets(decode) {
+  const out = [];
+  const of = (row) => decode.shapes.find((s) => s.shape.row === row)?.rows ?? {};
+  const ragged = of('ragged');
+  const windowed = of('window');
+  // a: the shape's first row; b: the same numbers another way, timed with it
+  // (a's time from b's session: the one the ratio comes from).
+  const pair = (a, b, what) => `${fmtMs(b.resident1Ms ?? a.medianMs)} against ${fmtMs(b.medianMs)} ms in one ` +
+    `session (${what}: ${fmtX(b.vsResident1)} its time; outputs equal: max |Δ| ${b.maxAbsDiff})`;
+  const ok = (...rs) => rs.every((r) => r?.status === 'ok');
+  if (ok(ragged['resident-1'], ragged['separate-1'])) {
+    out.push('- (issue 20) one step for 8 sequences of 512–4096 tokens in one cache against 8 single-sequence ' +
+      `steps, one thread: ${pair(ragged['resident-1'], ragged['separate-1'], 'the 8 steps')}`);
+  }
+  if (ok(windowed['resident-1'], windowed['full-1'])) {
+    const [win, full] = [windowed['resident-1'], windowed['full-1']];
+    out.push('- (issue 20) the window cache (W 4096, capacity 8192) after 32 768 tokens against the full cache ' +
+      `with the window option, one thread: ${pair(win, full, 'the full cache')}, in ${fmtBytes(win.wasmBytes)} ` +
+      `of wasm memory against ${fmtBytes(full.wasmBytes)}`);
+  }
+  for (const [name, rows] of [['8 sequences (seqlens_k per sequence)', ragged], ['window', windowed]]) {
+    const runs = [1, 2].filter((t) => rows[`ort-web-${t}`]).map((t) => {
+      const r = rows[`ort-web-${t}`];
+      return r.status === 'ok' ? `${t} thread(s): runs, ours ${fmtX(t === 1 ? r.vsResident1 : r.vsResident2)} ` +
+        `faster (${r.variant})` : `${t} thread(s): ${r.status}${r.reason ? ` (${r.reason})` : ''}`;
+    });
+    if (runs.length) out.push(`- (issue 20) onnxruntime-web GroupQueryAttention on the ${name} rows: ${runs.join('; ')}`);
+  }
+  return out;
+}
+
 function decodeTargets(decode) {
-  const at = decode.shapes.find((s) => s.shape.heads === 32 && s.shape.cacheLength === 4096);
+  const at = decode.shapes.find((s) => s.shape.heads === 32 && s.shape.cacheLength === 4096 && !s.shape.row);
   if (!at) return ['- not measured in this run'];
   const { rows, bytes, bandwidth } = at;
   const r1 = rows['resident-1'];

@@ -254,9 +254,12 @@ export function msMhaModel({ batch, heads, length, headDim }) {
  * cache of L tokens (L - 1 past plus the new one): seqlens_k = L - 1 and
  * total_sequence_length = L as int32 initializers, no rotary, default scale
  * 1/√D. With `present`, the updated cache (past + new, [B,Hkv,L,D]) is a
- * graph output too, as a generation loop needs it for the next step.
+ * graph output too, as a generation loop needs it for the next step. A
+ * ragged batch (`lengths`): seqlens_k[b] = lengths[b] - 1 over a past padded
+ * to the longest; a window W: local_window_size = W - 1 (GQA's window holds
+ * the query's own key and the local_window_size before it).
  */
-export function gqaDecodeModel({ batch, heads, kvHeads, headDim, cacheLength }, present) {
+export function gqaDecodeModel({ batch, heads, kvHeads, headDim, cacheLength, lengths, window }, present) {
   const L = cacheLength;
   const past = [batch, kvHeads, L - 1, headDim];
   const outputs = [{ name: 'out', dims: [batch, 1, heads * headDim] }];
@@ -268,7 +271,7 @@ export function gqaDecodeModel({ batch, heads, kvHeads, headDim, cacheLength }, 
       op: 'GroupQueryAttention', domain: 'com.microsoft',
       inputs: ['query', 'key', 'value', 'past_key', 'past_value', 'seqlens_k', 'total_sequence_length'],
       outputs: ['out', 'present_key', 'present_value'],
-      attrs: { num_heads: heads, kv_num_heads: kvHeads },
+      attrs: { num_heads: heads, kv_num_heads: kvHeads, ...(window ? { local_window_size: window - 1 } : {}) },
     }],
     inputs: [
       { name: 'query', dims: [batch, 1, heads * headDim] },
@@ -279,7 +282,7 @@ export function gqaDecodeModel({ batch, heads, kvHeads, headDim, cacheLength }, 
     ],
     outputs,
     initializers: [
-      { name: 'seqlens_k', dims: [batch], data: new Int32Array(batch).fill(L - 1) },
+      { name: 'seqlens_k', dims: [batch], data: Int32Array.from(lengths ?? new Array(batch).fill(L), (n) => n - 1) },
       { name: 'total_sequence_length', dims: [], data: Int32Array.of(L) },
     ],
     opsets: [['', 17], ['com.microsoft', 1]],

@@ -441,6 +441,7 @@ export function renderResultsMd(results) {
     'node bench/run.mjs --quick      # sanity run: small shapes, short budgets; leaves this file alone',
     'node bench/run.mjs --no-native  # without the Google Benchmark / onnxruntime-node table',
     'node bench/run.mjs --decode     # only the decode table (KV cache); leaves this file alone',
+    'node bench/run.mjs --decode --rows=ragged,window   # only its issue 20 rows (many sequences, the window cache)',
     'node bench/run.mjs --training   # the training table alone (forward + backward)',
     'node bench/run.mjs --learn      # the Learn model\'s steps/s alone (Node and Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',

@@ -39,14 +39,46 @@ export const DECODE_SHAPES = DECODE_MODELS.flatMap((m) => DECODE_LENGTHS.map((ca
   kind: 'decode', batch: 1, ...m, cacheLength,
 })));
 
-/** Bytes of cached keys and values a decode step reads: B·Hkv·L·D·2·4. */
+/**
+ * Issue 20's rows, at the Llama-3-8B layer: `ragged`, one cache of 8
+ * sequences of 512, 1024, ..., 4096 tokens (`lengths`; cacheLength the
+ * longest: the inputs are [8, Hkv, 4096, D], sequence b using its first
+ * lengths[b] tokens); `window`, a window cache of W 4096 after 32 768 tokens
+ * (`window`; a query sees its own key and the W − 1 before it).
+ */
+const LLAMA = DECODE_MODELS[1];
+export const DECODE_SEQUENCE_SHAPES = [
+  {
+    kind: 'decode', row: 'ragged', batch: 8, ...LLAMA, cacheLength: 4096,
+    lengths: Array.from({ length: 8 }, (_, b) => 512 * (b + 1)),
+  },
+  { kind: 'decode', row: 'window', batch: 1, ...LLAMA, cacheLength: 32768, window: 4096 },
+];
+
+/** Each sequence's length in a decode shape: `lengths`, or cacheLength for all. */
+export function decodeLengths(s) {
+  return s.lengths ?? Array.from({ length: s.batch }, () => s.cacheLength);
+}
+
+/** Keys each sequence's query sees: its length, or at most W in a window. */
+function visibleKeys(s) {
+  return decodeLengths(s).reduce((sum, L) => sum + Math.min(L, s.window ?? L), 0);
+}
+
+/**
+ * Bytes of cached keys and values a decode step must read: Hkv·D·2·4 per
+ * key a query sees (B·Hkv·L·D·2·4 for B sequences of L tokens).
+ */
 export function decodeBytes(s) {
-  return s.batch * s.kvHeads * s.cacheLength * s.headDim * 2 * 4;
+  return visibleKeys(s) * s.kvHeads * s.headDim * 2 * 4;
 }
 
 export function shapeName(s) {
   if (s.kind === 'decode') {
-    return `${s.model} (${s.heads}/${s.kvHeads} heads, D ${s.headDim}), ${s.cacheLength} cached`;
+    const model = `${s.model} (${s.heads}/${s.kvHeads} heads, D ${s.headDim})`;
+    if (s.lengths) return `${model}, ${s.batch} sequences of ${s.lengths[0]}–${s.cacheLength} cached`;
+    if (s.window) return `${model}, window ${s.window} of ${s.cacheLength} cached`;
+    return `${model}, ${s.cacheLength} cached`;
   }
   if (s.kind === 'mha') {
     return `MHA module (B ${s.batch}, T ${s.length}, d ${s.dIn}, ${s.heads} heads)`;
@@ -61,7 +93,7 @@ export function attentionFlops({ batch, heads, length, headDim }) {
 
 /** FLOPs of a shape: for the module, the Q, K, V and out projections plus causal attention. */
 export function flops(s) {
-  if (s.kind === 'decode') return 4 * s.batch * s.heads * s.cacheLength * s.headDim;
+  if (s.kind === 'decode') return 4 * s.heads * visibleKeys(s) * s.headDim;
   if (s.kind === 'mha') {
     const projections = 2 * s.batch * s.length * s.dIn * s.dOut * 3 + 2 * s.batch * s.length * s.dOut * s.dOut;
     const headDim = s.dOut / s.heads;
@@ -113,24 +145,39 @@ export function makeInputs(s, seed = 1234) {
 
 /**
  * A decode step's inputs split as a generation loop holds them: the cache
- * before this step (k, v [B, Hkv, L - 1, D]) and this step's token's k, v
- * [B, Hkv, 1, D].
+ * before this step (k, v [B, Hkv, L − 1, D]; in a ragged batch sequence b's
+ * rows from lengths[b] − 1 on are padding) and this step's token's k, v
+ * [B, Hkv, 1, D] (sequence b's row lengths[b] − 1).
  */
 export function decodeParts(s, { k, v }) {
   const heads = s.batch * s.kvHeads;
   const L = s.cacheLength;
   const D = s.headDim;
-  const rows = (a, from, to) => {
-    const out = new Float32Array(heads * (to - from) * D);
+  const lengths = decodeLengths(s);
+  const newest = (a) => {
+    const out = new Float32Array(heads * D);
     for (let h = 0; h < heads; h++) {
-      out.set(a.subarray((h * L + from) * D, (h * L + to) * D), h * (to - from) * D);
+      const row = h * L + lengths[Math.floor(h / s.kvHeads)] - 1;
+      out.set(a.subarray(row * D, (row + 1) * D), h * D);
     }
     return out;
   };
   return {
-    past: { k: rows(k, 0, L - 1), v: rows(v, 0, L - 1) },
-    last: { k: rows(k, L - 1, L), v: rows(v, L - 1, L) },
+    past: { k: takeRows(k, heads, L, D, 0, L - 1), v: takeRows(v, heads, L, D, 0, L - 1) },
+    last: { k: newest(k), v: newest(v) },
   };
+}
+
+/**
+ * Rows [from, to) of every head of a [heads, length, D] tensor, as a new
+ * [heads, to − from, D] one.
+ */
+export function takeRows(a, heads, length, D, from, to) {
+  const out = new Float32Array(heads * (to - from) * D);
+  for (let h = 0; h < heads; h++) {
+    out.set(a.subarray((h * length + from) * D, (h * length + to) * D), h * (to - from) * D);
+  }
+  return out;
 }
 
 /** A seeded source of uniform [-1, 1) Float32Arrays: makeUniform(seed)(n). */

@@ -4,10 +4,32 @@ import {
   ATTENTION_MODELS, DECODE_MODELS, MODULE_VARIANTS, mhaModuleModel, randomModuleWeights,
 } from '../lib/onnx.mjs';
 import { sweepCaches } from '../lib/sweep.mjs';
-import { decodeParts, makeUniform } from '../lib/shapes.mjs';
+import { decodeParts, makeUniform, takeRows } from '../lib/shapes.mjs';
+
+/**
+ * Issue 20's rows (bench/lib/shapes.mjs DECODE_SEQUENCE_SHAPES) by variant:
+ * the graph's variant, and the shape and inputs it is fed. A ragged batch:
+ * one graph with seqlens_k per sequence (without the present K/V output, to
+ * keep the bench's time). A window: local_window_size over the whole past,
+ * or the caller keeping only the window (the past's last W − 1 tokens and
+ * no local_window_size: what a window cache holds).
+ */
+const SEQUENCE_VARIANTS = {
+  ragged: {
+    GroupQueryAttention: (shape, inputs) => ({ shape, inputs }),
+  },
+  window: {
+    'local_window_size over the whole past': (shape, inputs) => ({ shape, inputs }),
+    'the last W − 1 tokens as past': (shape, inputs) => {
+      const { batch, kvHeads, headDim, cacheLength: L, window: W } = shape;
+      const rows = (a) => takeRows(a, batch * kvHeads, L, headDim, L - W, L);
+      return { shape: { ...shape, cacheLength: W, window: undefined }, inputs: { ...inputs, k: rows(inputs.k), v: rows(inputs.v) } };
+    },
+  },
+};
 
 export function ortVariants(shape) {
-  if (shape.kind === 'decode') return Object.keys(DECODE_MODELS);
+  if (shape.kind === 'decode') return Object.keys(SEQUENCE_VARIANTS[shape.row] ?? DECODE_MODELS);
   return shape.kind === 'mha' ? MODULE_VARIANTS : Object.keys(ATTENTION_MODELS);
 }
 
@@ -26,6 +48,11 @@ export function modelBytes(variant, shape) {
  * Float32Array (both backends copy it out of their own memory).
  */
 export async function prepareSession(ort, variant, shape, inputs, sessionOptions) {
+  const sequences = SEQUENCE_VARIANTS[shape.row]?.[variant];
+  if (sequences) {
+    ({ shape, inputs } = sequences(shape, inputs));
+    variant = 'GroupQueryAttention';
+  }
   const session = await ort.InferenceSession.create(modelBytes(variant, shape), sessionOptions);
   const feedsOf = graphInputs(shape, inputs);
   return {

@@ -1,7 +1,7 @@
 // causal-attention (this package), imported by name like a user would:
 // the single-threaded build, or the pthreads build with n threads.
 import { sweepCaches } from '../lib/sweep.mjs';
-import { decodeParts } from '../lib/shapes.mjs';
+import { decodeLengths, decodeParts, takeRows } from '../lib/shapes.mjs';
 import { Unavailable } from '../lib/unavailable.mjs';
 import { moduleWeights } from './ort-common.mjs';
 
@@ -14,8 +14,14 @@ export const CACHE_DTYPE_VARIANTS = new Map([
   ['resident KV cache, bfloat16', 'bfloat16'], ['resident KV cache, int8', 'int8'],
 ]);
 
+/** Issue 20's rows: a ragged batch (shape.lengths) and a window cache (shape.window). */
+export const RAGGED_VARIANTS = ['resident KV cache', 'one cache per sequence'];
+export const WINDOW_VARIANTS = ['window cache', 'full cache, window option'];
+
 export function variants(shape) {
   if (shape.kind === 'decode') {
+    if (shape.lengths) return RAGGED_VARIANTS;
+    if (shape.window) return WINDOW_VARIANTS;
     return [...DECODE_VARIANTS.slice(0, shape.kvHeads < shape.heads ? 3 : 2), ...CACHE_DTYPE_VARIANTS.keys()];
   }
   return [shape.kind === 'mha' ? 'MultiHeadAttention' : 'attention'];
@@ -64,7 +70,15 @@ function prepareDecode(ca, variant, s, inputs) {
   return { ...decodeRoute(ca, variant, s, inputs), before: sweepCaches };
 }
 
-function decodeRoute(ca, variant, s, inputs) {
+/**
+ * A decode step's route by variant: run() does one step and returns the
+ * output (the same preallocated array every time); release() frees the
+ * cache(s). bench/decode-sequences.mjs times them warm.
+ * @returns {{ run: () => Float32Array, release?: () => void, tolerance?: number }}
+ */
+export function decodeRoute(ca, variant, s, inputs) {
+  if (s.lengths) return raggedRoute(ca, variant, s, inputs);
+  if (s.window) return windowRoute(ca, variant, s, inputs);
   const { batch, heads, kvHeads, headDim, cacheLength: L } = s;
   const out = new Float32Array(batch * heads * headDim);
   const dtype = CACHE_DTYPE_VARIANTS.get(variant);
@@ -102,6 +116,91 @@ function decodeRoute(ca, variant, s, inputs) {
   const v = repeat(inputs.v);
   const repeated = { ...options, kvHeads: heads };
   return { run: () => ca.attention(inputs.q, k, v, repeated).output };
+}
+
+// Two routes that must give the same numbers as the row they are timed
+// against (one cache of all sequences; the window cache): checked to 1e-6.
+const SAME = 1e-6;
+
+/**
+ * A ragged batch: sequence b holds lengths[b] tokens. 'resident KV cache':
+ * one cache of B sequences, one step for all (each sequence truncated to
+ * its L_b − 1, one token appended to every sequence, one attention);
+ * 'one cache per sequence': B caches and B steps, each its own.
+ */
+function raggedRoute(ca, variant, s, inputs) {
+  const { batch, heads, kvHeads, headDim, cacheLength: L } = s;
+  const lengths = decodeLengths(s);
+  const { past, last } = decodeParts(s, inputs);
+  const q = inputs.q;
+  const out = new Float32Array(batch * heads * headDim);
+  // Sequence b's part of a [B, ...] tensor.
+  const slice = (a, b) => a.subarray(b * (a.length / batch), (b + 1) * (a.length / batch));
+  // Filled in plain loops: no closure keeps the inputs (hundreds of MiB) alive.
+  const caches = variant === 'resident KV cache'
+    ? [ca.createKVCache({ batch, kvHeads, headDim, capacity: L })]
+    : lengths.map((n) => ca.createKVCache({ batch: 1, kvHeads, headDim, capacity: n }));
+  for (let b = 0; b < batch; b++) {
+    const [k, v] = [past.k, past.v].map((a) => takeRows(slice(a, b), kvHeads, L - 1, headDim, 0, lengths[b] - 1));
+    if (caches.length === 1) caches[0].append(k, v, { sequences: [b] });
+    else caches[b].append(k, v);
+  }
+  const release = () => caches.forEach((c) => c.dispose());
+  if (caches.length === 1) {
+    const [cache] = caches;
+    const options = { heads, queryLength: 1, out };
+    return {
+      run() {
+        lengths.forEach((n, b) => cache.truncate(n - 1, { sequences: [b] }));
+        return cache.append(last.k, last.v).attention(q, options).output;
+      },
+      release,
+    };
+  }
+  const steps = caches.map((cache, b) => {
+    const [k, v, qb, outB] = [last.k, last.v, q, out].map((a) => slice(a, b));
+    const options = { heads, queryLength: 1, out: outB };
+    return () => cache.truncate(lengths[b] - 1).append(k, v).attention(qb, options);
+  });
+  return {
+    run() {
+      for (const step of steps) step();
+      return out;
+    },
+    release,
+    tolerance: SAME,
+  };
+}
+
+/**
+ * The window W after L tokens. 'window cache': createKVCache({ window: W,
+ * capacity: 2·W }), filled in chunks of W (it keeps the newest W − 1 and
+ * the chunk); 'full cache, window option': all L tokens, attention with {
+ * window: { left: W − 1 } }. A step as for one sequence: truncate to L − 1,
+ * append the newest token, attention.
+ */
+function windowRoute(ca, variant, s, inputs) {
+  const { heads, kvHeads, headDim, cacheLength: L, window: W } = s;
+  const { past, last } = decodeParts(s, inputs);
+  const q = inputs.q;
+  const out = new Float32Array(heads * headDim);
+  const windowed = variant === 'window cache';
+  const cache = ca.createKVCache(windowed
+    ? { batch: 1, kvHeads, headDim, capacity: 2 * W, window: W }
+    : { batch: 1, kvHeads, headDim, capacity: L });
+  for (let at = 0; at < L - 1; at += W) {
+    const to = Math.min(L - 1, at + W);
+    cache.append(takeRows(past.k, kvHeads, L - 1, headDim, at, to), takeRows(past.v, kvHeads, L - 1, headDim, at, to));
+  }
+  const options = windowed ? { heads, queryLength: 1, out } : { heads, queryLength: 1, out, window: { left: W - 1 } };
+  return {
+    run() {
+      cache.truncate(L - 1);
+      return cache.append(last.k, last.v).attention(q, options).output;
+    },
+    release: () => cache.dispose(),
+    tolerance: windowed ? undefined : SAME,
+  };
 }
 
 /** [rows, cols] row-major → [cols, rows]: x·W layout to nn.Linear's [out, in]. */

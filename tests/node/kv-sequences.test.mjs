@@ -4,6 +4,7 @@
 // (js-reference.mjs: referenceAttention64, written from the rules' text).
 // Tolerance |a - ref| <= 1e-5 (1 + |ref|) elementwise, as everywhere.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { maxRelativeError, randomArray, referenceAttention64, storedKv } from './js-reference.mjs';
@@ -311,7 +312,7 @@ describe('the window cache (issue 20)', async () => {
     }
   });
 
-  it('GroupedQueryAttention generating 100 000 tokens with slidingWindow under useCache holds O(W) memory', () => {
+  it('GroupedQueryAttention generating 100 000 tokens with slidingWindow under useCache: every output as one forward\'s, the heap flat', () => {
     const W = 8, dIn = 4;
     ca.manualSeed(5);
     const gqa = new ca.GroupedQueryAttention(dIn, dIn, 2, 1, { contextLength: 200000, slidingWindow: W }).eval();
@@ -331,5 +332,41 @@ describe('the window cache (issue 20)', async () => {
     const want = gqa.forward(x, [N, dIn]);
     assert.ok(maxRelativeError(got, want) <= TOL, `${maxRelativeError(got, want)}`);
     gqa.resetCache();
+  });
+
+  it('GroupedQueryAttention generating 20 000 tokens with slidingWindow under useCache: a flat heap where keeping every token could not fit', () => {
+    // The test above's heap check cannot fail at its size: 100 000 tokens of
+    // 2 KV heads of 2 values are 3 MiB, which an earlier test's heap has room
+    // for. Here a fresh process (a fresh heap) and 2 KV heads of 128 values:
+    // 20 000 tokens' keys and values are 39 MiB, more than the whole heap
+    // after the first 1000, so a cache that kept them all would grow it.
+    const code = `
+      import { init } from 'causal-attention';
+      const ca = await init({ build: 'single' });
+      const [N, W, dIn, dOut, heads, groups] = [20000, 16, 4, 512, 4, 2];
+      ca.manualSeed(7);
+      const gqa = new ca.GroupedQueryAttention(dIn, dOut, heads, groups, { contextLength: N, slidingWindow: W }).eval();
+      const x = ca.rand([N, dIn]);
+      const got = new Float32Array(N * dOut);
+      let heapAt1000 = 0;
+      for (let t = 0; t < N; t++) {
+        got.set(gqa.forward(x.subarray(t * dIn, (t + 1) * dIn), [1, dIn], { useCache: true }), t * dOut);
+        if (t === 999) heapAt1000 = ca.memoryBytes;
+      }
+      const heapEnd = ca.memoryBytes;
+      const length = gqa.cacheLength;
+      const want = gqa.forward(x, [N, dIn]);
+      let error = 0;
+      for (let i = 0; i < want.length; i++) error = Math.max(error, Math.abs(got[i] - want[i]) / (1 + Math.abs(want[i])));
+      const everyToken = N * groups * (dOut / heads) * 2 * 4;
+      console.log(JSON.stringify({ heapAt1000, heapEnd, length, error, everyToken }));
+    `;
+    const r = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', code],
+      { cwd: new URL('../..', import.meta.url), encoding: 'utf8', timeout: 120000 }));
+    assert.equal(r.length, 20000);
+    assert.ok(r.everyToken > r.heapAt1000,
+      `the check can fail: every token's keys and values (${r.everyToken} bytes) exceed the heap (${r.heapAt1000})`);
+    assert.equal(r.heapEnd, r.heapAt1000, 'the heap stays flat from token 1000 to 20 000');
+    assert.ok(r.error <= TOL, `every token's output as one no-cache forward's: ${r.error}`);
   });
 });
