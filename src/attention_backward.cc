@@ -349,9 +349,19 @@ void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
   }
 }
 
-// One (batch, kv head, key chunk) item.
-void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
-               const Workspace& ws) {
+// One (batch, kv head, key chunk) item. Two instances (Run picks one per
+// call): kRules for calls where a score rule applies (softcap, a mask) or
+// a window's begin can hide pairs inside the runs; the other without those
+// branches. Not a detail: with the rules' branches in its tile loop (even
+// with them out of line) V8 (Node 20) ran the plain causal backward 1.35x
+// as long, the issue 19 merge's regression (bench/ab.mjs); with
+// --no-wasm-loop-unrolling both instances run alike, so it is V8's loop
+// unrolling (by a loop's size and nesting depth) that the branches defeat.
+// Moving the tile's steps into a function of their own costs as much (less
+// nesting: less unrolling).
+template <bool kRules>
+HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
+                            const Workspace& ws) {
   // Where the dQ sums of the group's head g go: grad_q's rows for the
   // head's first chunk, else this chunk's partial rows. Row r holds query
   // first_row + r, for the rows [first_row, tq) that see the chunk.
@@ -386,8 +396,10 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         dd += static_cast<double>(dor[c]) * static_cast<double>(o[c]);
       }
       ws.dd[g * p.tq + i] = static_cast<float>(dd);
-      ws.bad[g * p.tq + i] = !internal::AllFinite(dor, p.dv) ||
-                             !internal::AllFinite(p.q + row * p.d, p.d);
+      if (kRules) {
+        ws.bad[g * p.tq + i] = !internal::AllFinite(dor, p.dv) ||
+                               !internal::AllFinite(p.q + row * p.d, p.d);
+      }
       if (p.drop) {
         const dropout::RowKey key = dropout::MakeRowKey(p.seed, row);
         rk0[g * p.tq + i] = key.k0;
@@ -411,7 +423,7 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, ws.vt, &ldv);
     // Hidden pairs inside the runs come from a mask or a window's begin.
     const bool may_hide =
-        p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0;
+        kRules && (p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0);
     const bool keys_finite =
         !may_hide || internal::AllFinite(k_head + k0 * p.d, kn * p.d);
 
@@ -459,14 +471,16 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           t.col = static_cast<uint32_t>(k0 + j);
           float* st_row = ws.st + j * kQueryTile;
           float* dp_row = ws.dpt + j * kQueryTile;
-          if (!p.score_rules && !p.vis.HasBooleanMask()) {
+          if (!kRules || (!p.score_rules && !p.vis.HasBooleanMask())) {
             GradRow(t, st_row, dp_row, start[j], qn);
           } else {
             RuledGradRow(p, b, h, q0, k0 + j, t, st_row, dp_row, start[j],
                          stop[j]);
           }
           // Queries past the key's window see it not: no contribution.
-          for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
+          if (kRules) {
+            for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
+          }
         }
         // 3. dV += (P∘M)ᵀ·dO, dK += dSᵀ·Q.
         bool rows_finite = true;
@@ -475,7 +489,7 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
             rows_finite = !ws.bad[at + i];
           }
         }
-        if (!rows_finite) {
+        if (kRules && !rows_finite) {
           AddSeenKeyGrads(p, b, h, q0, k0, kn, start, stop, ws.st, ws.dpt,
                           do_rows, ldo, q_rows, ldq, ws.dvs, ws.dk);
         } else {
@@ -493,7 +507,7 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
-        if (!keys_finite && !full) {
+        if (kRules && !keys_finite && !full) {
           AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
                             ws.dqt);
         } else {
@@ -608,12 +622,22 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
   if (st != Status::kOk) return st;
   p.partials = p.chunks > 1 ? buffer.Extra() : nullptr;
 
+  // ChunkItem's instance: the rules' one where a score rule applies or a
+  // window's begin hides keys (then a key's queries can also end early).
+  bool rules = p.score_rules || p.vis.HasBooleanMask();
+  for (size_t b = 0; b < p.batch && !rules; ++b) {
+    rules = p.VisibleBegin(b, p.tq - 1) > 0;
+  }
   const auto run_item = [&](size_t item, int thread) {
     const size_t chunk = item % p.chunks;
     const size_t bkv = item / p.chunks;
     WorkspaceCarver carver(buffer.Thread(thread));
     const Workspace ws(p, &carver);
-    ChunkItem(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
+    if (rules) {
+      ChunkItem<true>(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
+    } else {
+      ChunkItem<false>(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
+    }
   };
   pool.Run(num_items, flops, run_item);
 
