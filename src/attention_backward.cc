@@ -233,6 +233,41 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
   }
 }
 
+// ds[i][j] = dpt[j][i] for j < kn (a multiple of 4) and i < qn rounded up
+// to 4 (dpt's columns as DotRows wrote them), in 4x4 blocks. The plain
+// instance's step 4: there a key's queries run from start[j] to the tile's
+// end and a query's keys from 0 to end[i], so the pairs copied beyond those
+// runs (raw dP̃) are never read.
+HWY_INLINE void TransposeTile(const float* HWY_RESTRICT dpt, size_t kn,
+                              size_t qn, float* HWY_RESTRICT ds) {
+#if HWY_TARGET == HWY_SCALAR
+  for (size_t j = 0; j < kn; ++j) {
+    for (size_t i = 0; i < qn; ++i)
+      ds[i * kKeyTile + j] = dpt[j * kQueryTile + i];
+  }
+#else
+  const hn::Full128<float> d4;
+  for (size_t j = 0; j < kn; j += 4) {
+    const float* r = dpt + j * kQueryTile;
+    for (size_t i = 0; i < qn; i += 4) {
+      const auto r0 = hn::LoadU(d4, r + i);
+      const auto r1 = hn::LoadU(d4, r + kQueryTile + i);
+      const auto r2 = hn::LoadU(d4, r + 2 * kQueryTile + i);
+      const auto r3 = hn::LoadU(d4, r + 3 * kQueryTile + i);
+      const auto t0 = hn::InterleaveLower(r0, r1);  // r0[0] r1[0] r0[1] r1[1]
+      const auto t1 = hn::InterleaveLower(r2, r3);
+      const auto t2 = hn::InterleaveUpper(d4, r0, r1);  // lanes 2, 3
+      const auto t3 = hn::InterleaveUpper(d4, r2, r3);
+      float* c = ds + i * kKeyTile + j;
+      hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, c);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, c + kKeyTile);
+      hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, c + 2 * kKeyTile);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, c + 3 * kKeyTile);
+    }
+  }
+#endif
+}
+
 // GradRow for a key row when the score rules apply (softcap, a mask):
 // queries [i0, i1) of the tile starting at query q0, key `key` of head h of
 // batch item b. The scores become the forward's (scale, softcap, the
@@ -499,10 +534,14 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
                                     ldq, p.d_panel, ws.dk, p.d_panel);
         }
         // 4. dQ += dS·K.
-        for (size_t j = 0; j < kn; ++j) {
-          const float* src = ws.dpt + j * kQueryTile;
-          for (size_t i = start[j]; i < qn; ++i)
-            ws.ds[i * kKeyTile + j] = src[i];
+        if (!kRules && kn % 4 == 0) {
+          TransposeTile(ws.dpt, kn, qn, ws.ds);
+        } else {
+          for (size_t j = 0; j < kn; ++j) {
+            const float* src = ws.dpt + j * kQueryTile;
+            for (size_t i = start[j]; i < qn; ++i)
+              ws.ds[i * kKeyTile + j] = src[i];
+          }
         }
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
