@@ -384,9 +384,11 @@ void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
   }
 }
 
-// One (batch, kv head, key chunk) item. Two instances (Run picks one per
-// call): kRules for calls where a score rule applies (softcap, a mask) or
-// a window's begin can hide pairs inside the runs; the other without those
+// One (batch, kv head, key chunk) item. Four instances (Run picks one per
+// call): kScores where a score rule applies (softcap, a mask: RuledGradRow),
+// kHides where pairs inside a key's or a query's run can be hidden (a
+// boolean mask, a window's begin: zeroed scores past a key's window, the
+// pair-by-pair products for non-finite rows); without either, none of their
 // branches. Not a detail: with the rules' branches in its tile loop (even
 // with them out of line) V8 (Node 20) ran the plain causal backward 1.35x
 // as long, the issue 19 merge's regression (bench/ab.mjs); with
@@ -394,7 +396,7 @@ void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
 // unrolling (by a loop's size and nesting depth) that the branches defeat.
 // Moving the tile's steps into a function of their own costs as much (less
 // nesting: less unrolling).
-template <bool kRules>
+template <bool kScores, bool kHides>
 HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
                             const Workspace& ws) {
   // Where the dQ sums of the group's head g go: grad_q's rows for the
@@ -431,7 +433,7 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         dd += static_cast<double>(dor[c]) * static_cast<double>(o[c]);
       }
       ws.dd[g * p.tq + i] = static_cast<float>(dd);
-      if (kRules) {
+      if (kHides) {
         ws.bad[g * p.tq + i] = !internal::AllFinite(dor, p.dv) ||
                                !internal::AllFinite(p.q + row * p.d, p.d);
       }
@@ -458,7 +460,7 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, ws.vt, &ldv);
     // Hidden pairs inside the runs come from a mask or a window's begin.
     const bool may_hide =
-        kRules && (p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0);
+        kHides && (p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0);
     const bool keys_finite =
         !may_hide || internal::AllFinite(k_head + k0 * p.d, kn * p.d);
 
@@ -506,14 +508,14 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           t.col = static_cast<uint32_t>(k0 + j);
           float* st_row = ws.st + j * kQueryTile;
           float* dp_row = ws.dpt + j * kQueryTile;
-          if (!kRules || (!p.score_rules && !p.vis.HasBooleanMask())) {
+          if (!kScores) {
             GradRow(t, st_row, dp_row, start[j], qn);
           } else {
             RuledGradRow(p, b, h, q0, k0 + j, t, st_row, dp_row, start[j],
                          stop[j]);
           }
           // Queries past the key's window see it not: no contribution.
-          if (kRules) {
+          if (kHides) {
             for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
           }
         }
@@ -524,7 +526,7 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
             rows_finite = !ws.bad[at + i];
           }
         }
-        if (kRules && !rows_finite) {
+        if (kHides && !rows_finite) {
           AddSeenKeyGrads(p, b, h, q0, k0, kn, start, stop, ws.st, ws.dpt,
                           do_rows, ldo, q_rows, ldq, ws.dvs, ws.dk);
         } else {
@@ -534,7 +536,7 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
                                     ldq, p.d_panel, ws.dk, p.d_panel);
         }
         // 4. dQ += dS·K.
-        if (!kRules && kn % 4 == 0) {
+        if (!kHides && kn % 4 == 0) {
           TransposeTile(ws.dpt, kn, qn, ws.ds);
         } else {
           for (size_t j = 0; j < kn; ++j) {
@@ -546,7 +548,7 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
-        if (kRules && !keys_finite && !full) {
+        if (kHides && !keys_finite && !full) {
           AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
                             ws.dqt);
         } else {
@@ -661,22 +663,24 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
   if (st != Status::kOk) return st;
   p.partials = p.chunks > 1 ? buffer.Extra() : nullptr;
 
-  // ChunkItem's instance: the rules' one where a score rule applies or a
-  // window's begin hides keys (then a key's queries can also end early).
-  bool rules = p.score_rules || p.vis.HasBooleanMask();
-  for (size_t b = 0; b < p.batch && !rules; ++b) {
-    rules = p.VisibleBegin(b, p.tq - 1) > 0;
+  // ChunkItem's instance: kScores with a score rule, kHides with a boolean
+  // mask or where a window's begin hides keys (then a key's queries can
+  // also end before the tile does).
+  bool hides = p.vis.HasBooleanMask();
+  for (size_t b = 0; b < p.batch && !hides; ++b) {
+    hides = p.VisibleBegin(b, p.tq - 1) > 0;
   }
+  using Item = void (*)(const Plan&, size_t, size_t, size_t, const Workspace&);
+  const Item item_fn = p.score_rules ? (hides ? &ChunkItem<true, true>
+                                               : &ChunkItem<true, false>)
+                                     : (hides ? &ChunkItem<false, true>
+                                              : &ChunkItem<false, false>);
   const auto run_item = [&](size_t item, int thread) {
     const size_t chunk = item % p.chunks;
     const size_t bkv = item / p.chunks;
     WorkspaceCarver carver(buffer.Thread(thread));
     const Workspace ws(p, &carver);
-    if (rules) {
-      ChunkItem<true>(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
-    } else {
-      ChunkItem<false>(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
-    }
+    item_fn(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
   };
   pool.Run(num_items, flops, run_item);
 
