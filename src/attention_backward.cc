@@ -233,6 +233,41 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
   }
 }
 
+// ds[i][j] = dpt[j][i] for j < kn (a multiple of 4) and i < qn rounded up
+// to 4 (dpt's columns as DotRows wrote them), in 4x4 blocks. The plain
+// instance's step 4: there a key's queries run from start[j] to the tile's
+// end and a query's keys from 0 to end[i], so the pairs copied beyond those
+// runs (raw dP̃) are never read.
+HWY_INLINE void TransposeTile(const float* HWY_RESTRICT dpt, size_t kn,
+                              size_t qn, float* HWY_RESTRICT ds) {
+#if HWY_TARGET == HWY_SCALAR
+  for (size_t j = 0; j < kn; ++j) {
+    for (size_t i = 0; i < qn; ++i)
+      ds[i * kKeyTile + j] = dpt[j * kQueryTile + i];
+  }
+#else
+  const hn::Full128<float> d4;
+  for (size_t j = 0; j < kn; j += 4) {
+    const float* r = dpt + j * kQueryTile;
+    for (size_t i = 0; i < qn; i += 4) {
+      const auto r0 = hn::LoadU(d4, r + i);
+      const auto r1 = hn::LoadU(d4, r + kQueryTile + i);
+      const auto r2 = hn::LoadU(d4, r + 2 * kQueryTile + i);
+      const auto r3 = hn::LoadU(d4, r + 3 * kQueryTile + i);
+      const auto t0 = hn::InterleaveLower(r0, r1);  // r0[0] r1[0] r0[1] r1[1]
+      const auto t1 = hn::InterleaveLower(r2, r3);
+      const auto t2 = hn::InterleaveUpper(d4, r0, r1);  // lanes 2, 3
+      const auto t3 = hn::InterleaveUpper(d4, r2, r3);
+      float* c = ds + i * kKeyTile + j;
+      hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, c);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, c + kKeyTile);
+      hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, c + 2 * kKeyTile);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, c + 3 * kKeyTile);
+    }
+  }
+#endif
+}
+
 // GradRow for a key row when the score rules apply (softcap, a mask):
 // queries [i0, i1) of the tile starting at query q0, key `key` of head h of
 // batch item b. The scores become the forward's (scale, softcap, the
@@ -349,9 +384,21 @@ void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
   }
 }
 
-// One (batch, kv head, key chunk) item.
-void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
-               const Workspace& ws) {
+// One (batch, kv head, key chunk) item. Four instances (Run picks one per
+// call): kScores where a score rule applies (softcap, a mask: RuledGradRow),
+// kHides where pairs inside a key's or a query's run can be hidden (a
+// boolean mask, a window's begin: zeroed scores past a key's window, the
+// pair-by-pair products for non-finite rows); without either, none of their
+// branches. Not a detail: with the rules' branches in its tile loop (even
+// with them out of line) V8 (Node 20) ran the plain causal backward 1.35x
+// as long, the issue 19 merge's regression (bench/ab.mjs); with
+// --no-wasm-loop-unrolling both instances run alike, so it is V8's loop
+// unrolling (by a loop's size and nesting depth) that the branches defeat.
+// Moving the tile's steps into a function of their own costs as much (less
+// nesting: less unrolling).
+template <bool kScores, bool kHides>
+HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
+                            const Workspace& ws) {
   // Where the dQ sums of the group's head g go: grad_q's rows for the
   // head's first chunk, else this chunk's partial rows. Row r holds query
   // first_row + r, for the rows [first_row, tq) that see the chunk.
@@ -386,8 +433,10 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         dd += static_cast<double>(dor[c]) * static_cast<double>(o[c]);
       }
       ws.dd[g * p.tq + i] = static_cast<float>(dd);
-      ws.bad[g * p.tq + i] = !internal::AllFinite(dor, p.dv) ||
-                             !internal::AllFinite(p.q + row * p.d, p.d);
+      if (kHides) {
+        ws.bad[g * p.tq + i] = !internal::AllFinite(dor, p.dv) ||
+                               !internal::AllFinite(p.q + row * p.d, p.d);
+      }
       if (p.drop) {
         const dropout::RowKey key = dropout::MakeRowKey(p.seed, row);
         rk0[g * p.tq + i] = key.k0;
@@ -411,7 +460,7 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, ws.vt, &ldv);
     // Hidden pairs inside the runs come from a mask or a window's begin.
     const bool may_hide =
-        p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0;
+        kHides && (p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0);
     const bool keys_finite =
         !may_hide || internal::AllFinite(k_head + k0 * p.d, kn * p.d);
 
@@ -459,14 +508,16 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           t.col = static_cast<uint32_t>(k0 + j);
           float* st_row = ws.st + j * kQueryTile;
           float* dp_row = ws.dpt + j * kQueryTile;
-          if (!p.score_rules && !p.vis.HasBooleanMask()) {
+          if (!kScores) {
             GradRow(t, st_row, dp_row, start[j], qn);
           } else {
             RuledGradRow(p, b, h, q0, k0 + j, t, st_row, dp_row, start[j],
                          stop[j]);
           }
           // Queries past the key's window see it not: no contribution.
-          for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
+          if (kHides) {
+            for (size_t i = stop[j]; i < qn; ++i) st_row[i] = dp_row[i] = 0.0f;
+          }
         }
         // 3. dV += (P∘M)ᵀ·dO, dK += dSᵀ·Q.
         bool rows_finite = true;
@@ -475,7 +526,7 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
             rows_finite = !ws.bad[at + i];
           }
         }
-        if (!rows_finite) {
+        if (kHides && !rows_finite) {
           AddSeenKeyGrads(p, b, h, q0, k0, kn, start, stop, ws.st, ws.dpt,
                           do_rows, ldo, q_rows, ldq, ws.dvs, ws.dk);
         } else {
@@ -485,15 +536,19 @@ void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
                                     ldq, p.d_panel, ws.dk, p.d_panel);
         }
         // 4. dQ += dS·K.
-        for (size_t j = 0; j < kn; ++j) {
-          const float* src = ws.dpt + j * kQueryTile;
-          for (size_t i = start[j]; i < qn; ++i)
-            ws.ds[i * kKeyTile + j] = src[i];
+        if (!kHides && kn % 4 == 0) {
+          TransposeTile(ws.dpt, kn, qn, ws.ds);
+        } else {
+          for (size_t j = 0; j < kn; ++j) {
+            const float* src = ws.dpt + j * kQueryTile;
+            for (size_t i = start[j]; i < qn; ++i)
+              ws.ds[i * kKeyTile + j] = src[i];
+          }
         }
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
-        if (!keys_finite && !full) {
+        if (kHides && !keys_finite && !full) {
           AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
                             ws.dqt);
         } else {
@@ -608,12 +663,24 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
   if (st != Status::kOk) return st;
   p.partials = p.chunks > 1 ? buffer.Extra() : nullptr;
 
+  // ChunkItem's instance: kScores with a score rule, kHides with a boolean
+  // mask or where a window's begin hides keys (then a key's queries can
+  // also end before the tile does).
+  bool hides = p.vis.HasBooleanMask();
+  for (size_t b = 0; b < p.batch && !hides; ++b) {
+    hides = p.VisibleBegin(b, p.tq - 1) > 0;
+  }
+  using Item = void (*)(const Plan&, size_t, size_t, size_t, const Workspace&);
+  const Item item_fn = p.score_rules ? (hides ? &ChunkItem<true, true>
+                                               : &ChunkItem<true, false>)
+                                     : (hides ? &ChunkItem<false, true>
+                                              : &ChunkItem<false, false>);
   const auto run_item = [&](size_t item, int thread) {
     const size_t chunk = item % p.chunks;
     const size_t bkv = item / p.chunks;
     WorkspaceCarver carver(buffer.Thread(thread));
     const Workspace ws(p, &carver);
-    ChunkItem(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
+    item_fn(p, bkv / p.kv_heads, bkv % p.kv_heads, chunk, ws);
   };
   pool.Run(num_items, flops, run_item);
 
