@@ -76,6 +76,7 @@ function decodeCase(L, dtype) {
 }
 
 const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4096, 64),
+  () => attentionCase(1, 12, 128, 64),
   () => attentionCase(1, 8, 1024, 64, { softcap: 50 }), () => backwardCase(1, 12, 1024, 64),
   () => moduleCase(2, 1024, 768, 12), () => linearCase(8192, 768),
   ...['float32', 'bfloat16', 'int8'].map((dtype) => () => decodeCase(4096, dtype))];

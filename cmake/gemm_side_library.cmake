@@ -17,6 +17,7 @@
 # global: it has no memory of its own, so a stack pointer (spilled arrays)
 # would point into the main module's data.
 set(kExports ca_gemm_kernel_relaxed ca_dot_tile_relaxed ca_add_ragged_relaxed
+    ca_lane_scores_relaxed ca_lane_values_relaxed
     ca_add_ragged_begin_relaxed ca_decode_dot4_relaxed ca_decode_pv4_relaxed
     ca_decode_dot4_bf16_relaxed)
 if(OBJDUMP)

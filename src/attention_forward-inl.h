@@ -316,6 +316,108 @@ HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
   return MaxRow(srow, ve);
 }
 
+// The tile loop of a tiled work item over keys [key_begin, key_end): sets
+// each row's visible keys [begin[r], end[r]) (end clipped to key_end),
+// zeroes the output accumulators, then calls tile(k0, kn, vis) for the
+// tiles [k0, k0 + kn) of the item's grid [key_begin, key_begin +
+// n·kKeyBlock) that the block sees (the plan's Tile rule), from the first
+// that holds a key any row sees.
+template <class Tile>
+HWY_INLINE void ForEachKeyTile(const Plan& p, const Block& b, size_t key_begin,
+                               size_t key_end, const Workspace& ws,
+                               size_t* begin, size_t* end, const Tile& tile) {
+  for (size_t r = 0; r < b.rows; ++r) {
+    begin[r] = b.VisibleBegin(p, r);
+    end[r] = HWY_MIN(b.VisibleEnd(p, r), key_end);
+  }
+  const IndexRange seen = p.KeysSeenBy(b.b, b.i0, b.i1);
+  const size_t range_end = HWY_MAX(key_begin, HWY_MIN(seen.end, key_end));
+  const size_t first =
+      seen.begin > key_begin
+          ? key_begin + (seen.begin - key_begin) / kKeyBlock * kKeyBlock
+          : key_begin;
+  memset(ws.o, 0, b.rows * p.dv_panel * sizeof(float));
+  for (size_t k0 = first; k0 < range_end; k0 += kKeyBlock) {
+    const size_t kn = HWY_MIN(kKeyBlock, range_end - k0);
+    const TileVisibility vis = b.Tile(p, k0, k0 + kn);
+    if (vis != TileVisibility::kInvisible) tile(k0, kn, vis);
+  }
+}
+
+// The end of a tiled work item: row r's state st[r] and output
+// accumulators (ws.o, rows of dv_panel) become a finished output row (sink
+// added, o / l, its log-sum-exp when asked), or a partial state.
+HWY_INLINE void FinishRows(const Plan& p, const Block& b, SoftmaxState* st,
+                           const Workspace& ws, const PartialRows* partial) {
+  for (size_t r = 0; r < b.rows; ++r) {
+    float* o = ws.o + r * p.dv_panel;
+    if (partial) {
+      partial->state[r] = st[r];
+      memcpy(partial->o + r * partial->ldo, o, p.dv * sizeof(float));
+    } else {
+      AddSink(&st[r], p.Sink(b.Row(r) / p.tq), o, p.dv);
+      FinishSoftmaxRow(st[r], o, p.dv, p.out + b.Row(r) * p.dv);
+      if (p.lse) p.lse[b.Row(r)] = st[r].LogSumExp();
+    }
+  }
+}
+
+// --- Keys a row does not see, with non-finite values ------------------------
+// P·V multiplies each row's P over a contiguous run of the tile, [0, end);
+// keys inside it that the row does not see (before a window's begin, or
+// hidden by a boolean mask) have P = 0, but 0 · NaN is NaN: a non-finite
+// value row would reach rows that do not see it. So where a tile can hide
+// keys inside a run and its value rows are not all finite (rare: checked
+// only then), P·V skips each row's hidden keys one by one instead.
+
+// Whether row r of the block sees key j (the rule, visibility.h).
+HWY_INLINE bool Sees(const Plan& p, const Block& b, size_t r, size_t j) {
+  if (j < b.VisibleBegin(p, r) || j >= b.VisibleEnd(p, r)) return false;
+  if (!p.vis.HasBooleanMask()) return true;
+  const size_t row = b.Row(r);
+  return p.vis.MaskAllows(p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq),
+                          j);
+}
+
+// Whether some row of the block hides a key inside its run of the tile
+// starting at k0 (a boolean mask, or a begin past k0).
+HWY_INLINE bool HidesInsideRun(const Plan& p, const Block& b,
+                               const size_t* begin, size_t k0) {
+  bool hides = p.vis.HasBooleanMask();
+  for (size_t r = 0; r < b.rows && !hides; ++r) hides = begin[r] > k0;
+  return hides;
+}
+
+// Whether P·V of keys [k0, k0 + kn) must skip hidden keys: some row hides
+// a key inside its run and a value row of the tile (vt: kn rows of stride
+// ldv, as ValueRows gives them, i.e. after a bfloat16 or int8 cache's rows
+// were converted) is not finite.
+HWY_INLINE bool MustSkipHidden(const Plan& p, const Block& b,
+                               const size_t* begin, size_t k0, size_t kn,
+                               const float* vt, size_t ldv) {
+  if (!HidesInsideRun(p, b, begin, k0)) return false;
+  for (size_t j = 0; j < kn; ++j) {
+    if (!internal::AllFinite(vt + j * ldv, p.dv)) return true;
+  }
+  return false;
+}
+
+// O += P·V over the keys [k0, k0 + end[r]) that row r sees (P of row r and
+// key j at pr[r·p_row + j·p_key], value rows of stride ldv, O rows of
+// stride ldo).
+inline void AddSeenProducts(const Plan& p, const Block& b, const float* pr,
+                            size_t p_row, size_t p_key, const size_t* end,
+                            size_t k0, const float* vt, size_t ldv, float* o,
+                            size_t ldo) {
+  for (size_t r = 0; r < b.rows; ++r) {
+    for (size_t j = 0; j < end[r]; ++j) {
+      if (!Sees(p, b, r, k0 + j)) continue;
+      const float w = pr[r * p_row + j * p_key];
+      for (size_t c = 0; c < p.dv; ++c) o[r * ldo + c] += w * vt[j * ldv + c];
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace causal_attention

@@ -114,6 +114,159 @@ HWY_NOINLINE void GemmMicrokernel(size_t kc, const float* HWY_RESTRICT ap,
   }
 }
 
+// The attention tiles of the transposed orientation (forward_transposed-
+// inl.h, queries in lanes): a block's transposed queries qt [depth][lanes]
+// and its scores / probabilities [keys][lanes] have rows of kLaneStride
+// floats (a query block at most).
+constexpr size_t kLaneStride = 32;
+
+// The GEMM microkernel's loop (GemmMicrokernel) on operands where they lie:
+// an MR x 2-vector tile
+//   c[r][0..2N) = (c[r][..] if load_c, else 0)
+//                 + Σ_{i<kc} a[r·a_row + i·a_step] · b[i·ldb + 0..2N),
+// A read one scalar at a time (a load-splat each), b rows unaligned. A
+// stride given as a template argument (kARow, kAStep, kLdb; 0: the runtime
+// one) becomes a constant offset in the loop instead of an address computed
+// at every step, and the loop runs four steps per iteration: V8 neither
+// unrolls it nor folds the addresses, and each iteration pays its overhead
+// (a stack check among it) in the front end, which bounds these loops
+// before the multiply-adds do. Not inlined, for GemmMicrokernel's reasons.
+template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
+HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
+                                     size_t a_row, size_t a_step,
+                                     const float* HWY_RESTRICT b, size_t ldb,
+                                     float* HWY_RESTRICT c, size_t ldc,
+                                     bool load_c) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  using V = hn::Vec<DF>;
+  if (kARow) a_row = kARow;
+  if (kAStep) a_step = kAStep;
+  if (kLdb) ldb = kLdb;
+  V acc0[MR], acc1[MR];
+  for (size_t r = 0; r < MR; ++r) {
+    acc0[r] = load_c ? hn::LoadU(df, c + r * ldc) : hn::Zero(df);
+    acc1[r] = load_c ? hn::LoadU(df, c + r * ldc + N) : hn::Zero(df);
+  }
+  const auto step = [&](const float* HWY_RESTRICT as,
+                        const float* HWY_RESTRICT bs) HWY_ATTR {
+    const V b0 = hn::LoadU(df, bs);
+    const V b1 = hn::LoadU(df, bs + N);
+    for (size_t r = 0; r < MR; ++r) {
+      const V av = hn::Set(df, as[r * a_row]);
+      acc0[r] = MulAddRelaxed(av, b0, acc0[r]);
+      acc1[r] = MulAddRelaxed(av, b1, acc1[r]);
+    }
+  };
+  for (size_t i = 0; i < kc; ++i) {
+    step(a, b);
+    a += a_step;
+    b += ldb;
+  }
+  for (size_t r = 0; r < MR; ++r) {
+    hn::StoreU(acc0[r], df, c + r * ldc);
+    hn::StoreU(acc1[r], df, c + r * ldc + N);
+  }
+}
+
+constexpr size_t kStridedRows = 4;  // the MR of the lane tiles
+
+// Rows [0, MR) of a lane tile, panel by panel over ncols (a multiple of
+// PanelWidth(), > 0). The first panel's call is its own call site: binaryen
+// (wasm-opt -O3) inlines a function called from one place, however large,
+// and the microkernel inside its caller's loops spills (1.3x the time).
+template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
+HWY_INLINE void StridedPanels(size_t depth, const float* HWY_RESTRICT a,
+                              size_t a_row, size_t a_step,
+                              const float* HWY_RESTRICT b, size_t ldb,
+                              size_t ncols, float* HWY_RESTRICT c, size_t ldc,
+                              bool load_c) {
+  StridedMicrokernel<MR, kARow, kAStep, kLdb>(depth, a, a_row, a_step, b, ldb,
+                                              c, ldc, load_c);
+  for (size_t j = PanelWidth(); j < ncols; j += PanelWidth()) {
+    StridedMicrokernel<MR, kARow, kAStep, kLdb>(depth, a, a_row, a_step, b + j,
+                                                ldb, c + j, ldc, load_c);
+  }
+}
+
+// Rows of LaneScores with key rows kLdk apart (0: ldk).
+template <size_t kLdk>
+HWY_INLINE void LaneScoreRows(size_t kn, size_t depth,
+                              const float* HWY_RESTRICT k, size_t ldk,
+                              const float* HWY_RESTRICT qt, size_t lanes,
+                              float* HWY_RESTRICT s) {
+  constexpr size_t L = kLaneStride;
+  constexpr size_t MR = kStridedRows;
+  size_t j = 0;
+  for (; j + MR <= kn; j += MR) {
+    StridedPanels<MR, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
+                                  s + j * L, L, false);
+  }
+  for (; j + 2 <= kn; j += 2) {
+    StridedPanels<2, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
+                                 s + j * L, L, false);
+  }
+  if (j < kn) {
+    StridedPanels<1, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
+                                 s + j * L, L, false);
+  }
+}
+
+// s[j][0..lanes) = Σ_{c<depth} k[j·ldk + c] · qt[c][0..lanes) for j < kn:
+// the scores of kn keys (rows of k, as stored) against a block's transposed
+// queries; qt and s have rows of kLaneStride, lanes is a multiple of
+// PanelWidth(). Key rows of 64 floats (head size 64) get the constant
+// offsets.
+HWY_INLINE void LaneScores(size_t kn, size_t depth, const float* HWY_RESTRICT k,
+                           size_t ldk, const float* HWY_RESTRICT qt,
+                           size_t lanes, float* HWY_RESTRICT s) {
+  if (ldk == 64) return LaneScoreRows<64>(kn, depth, k, ldk, qt, lanes, s);
+  LaneScoreRows<0>(kn, depth, k, ldk, qt, lanes, s);
+}
+
+// Rows [0, MR) of LaneValuesRagged: the keys below their smallest end
+// together, the rest row by row.
+template <size_t MR>
+HWY_INLINE void LaneValueRows(const float* HWY_RESTRICT pt, const size_t* ends,
+                              const float* HWY_RESTRICT v, size_t ldv,
+                              size_t ncols, float* HWY_RESTRICT o, size_t ldo) {
+  constexpr size_t L = kLaneStride;
+  size_t shared = ends[0];
+  for (size_t i = 1; i < MR; ++i) shared = HWY_MIN(shared, ends[i]);
+  if (shared > 0) {
+    StridedPanels<MR, 1, L, 0>(shared, pt, 1, L, v, ldv, ncols, o, ldo, true);
+  }
+  for (size_t i = 0; i < MR; ++i) {
+    if (ends[i] > shared) {
+      StridedPanels<1, 1, L, 0>(ends[i] - shared, pt + i + shared * L, 1, L,
+                                v + shared * ldv, ldv, ncols, o + i * ldo, ldo,
+                                true);
+    }
+  }
+}
+
+// o[r][0..ncols) += Σ_{j<ends[r]} pt[j][r] · v[j·ldv + 0..ncols) for r <
+// rows: P·V with P transposed (rows of kLaneStride, one per key), each row
+// over its own keys only (as MatMulAddRagged: a value row past a row's end
+// never reaches it); ncols a multiple of PanelWidth().
+HWY_INLINE void LaneValuesRagged(const float* HWY_RESTRICT pt, size_t rows,
+                                 const size_t* ends,
+                                 const float* HWY_RESTRICT v, size_t ldv,
+                                 size_t ncols, float* HWY_RESTRICT o,
+                                 size_t ldo) {
+  constexpr size_t MR = kStridedRows;
+  size_t r = 0;
+  for (; r + MR <= rows; r += MR) {
+    LaneValueRows<MR>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+  for (; r + 2 <= rows; r += 2) {
+    LaneValueRows<2>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+  if (r < rows) {
+    LaneValueRows<1>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+}
+
 template <size_t MR>
 HWY_INLINE void MatMulPackedMicrokernel(const float* HWY_RESTRICT a, size_t lda,
                                         const float* HWY_RESTRICT b, size_t ldb,

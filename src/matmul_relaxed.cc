@@ -51,6 +51,19 @@ ca_add_ragged_relaxed(const float* a, size_t lda, size_t rows,
   hn_ca::MatMulAddRagged(a, lda, rows, ends, b, ldb, ncols, c, ldc);
 }
 
+extern "C" __attribute__((export_name("ca_lane_scores_relaxed"))) void
+ca_lane_scores_relaxed(size_t kn, size_t depth, const float* k, size_t ldk,
+                       const float* qt, size_t lanes, float* s) {
+  hn_ca::LaneScores(kn, depth, k, ldk, qt, lanes, s);
+}
+
+extern "C" __attribute__((export_name("ca_lane_values_relaxed"))) void
+ca_lane_values_relaxed(const float* pt, size_t rows, const size_t* ends,
+                       const float* v, size_t ldv, size_t ncols, float* o,
+                       size_t ldo) {
+  hn_ca::LaneValuesRagged(pt, rows, ends, v, ldv, ncols, o, ldo);
+}
+
 extern "C" __attribute__((export_name("ca_add_ragged_begin_relaxed"))) void
 ca_add_ragged_begin_relaxed(const float* a, size_t lda, size_t rows,
                             const size_t* begins, size_t end, const float* b,

@@ -24,6 +24,13 @@ extern "C" void ca_add_ragged_relaxed(const float* a, size_t lda, size_t rows,
                                       const size_t* ends, const float* b,
                                       size_t ldb, size_t ncols, float* c,
                                       size_t ldc);
+extern "C" void ca_lane_scores_relaxed(size_t kn, size_t depth, const float* k,
+                                       size_t ldk, const float* qt,
+                                       size_t lanes, float* s);
+extern "C" void ca_lane_values_relaxed(const float* pt, size_t rows,
+                                       const size_t* ends, const float* v,
+                                       size_t ldv, size_t ncols, float* o,
+                                       size_t ldo);
 extern "C" void ca_add_ragged_begin_relaxed(const float* a, size_t lda,
                                             size_t rows, const size_t* begins,
                                             size_t end, const float* b,
@@ -88,6 +95,27 @@ struct TileProducts {
     }
 #endif
     MatMulAddRagged(a, lda, rows, ends, b, ldb, ncols, c, ldc);
+  }
+
+  // The transposed orientation's tiles (forward_transposed-inl.h):
+  // LaneScores and LaneValuesRagged of matmul-inl.h.
+  HWY_INLINE void Scores(size_t kn, size_t depth, const float* k, size_t ldk,
+                         const float* qt, size_t lanes, float* s) const {
+#if CA_RELAXED_TILES
+    if (relaxed) return ca_lane_scores_relaxed(kn, depth, k, ldk, qt, lanes, s);
+#endif
+    LaneScores(kn, depth, k, ldk, qt, lanes, s);
+  }
+
+  HWY_INLINE void Values(const float* pt, size_t rows, const size_t* ends,
+                         const float* v, size_t ldv, size_t ncols, float* o,
+                         size_t ldo) const {
+#if CA_RELAXED_TILES
+    if (relaxed) {
+      return ca_lane_values_relaxed(pt, rows, ends, v, ldv, ncols, o, ldo);
+    }
+#endif
+    LaneValuesRagged(pt, rows, ends, v, ldv, ncols, o, ldo);
   }
 
   HWY_INLINE void AddRaggedBegin(const float* a, size_t lda, size_t rows,

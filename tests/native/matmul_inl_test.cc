@@ -6,6 +6,10 @@
 //  * MatMulPacked: c = a·b, b packed;
 //  * MatMulAddRagged: c += a·b, row r over depth [0, ends[r]);
 //  * MatMulAddRaggedBegin: c += a·b, row r over depth [begins[r], end);
+//  * the transposed orientation's lane tiles: LaneScores (keys' rows
+//    against transposed queries, 1 to 67 keys, key rows of the head size
+//    64's constant stride and of others) and LaneValuesRagged (P stored
+//    transposed, 1 to 32 rows with random ends), for every lane count;
 // and a NaN in b outside a row's range never reaches that row.
 
 #include <cmath>
@@ -135,6 +139,86 @@ void TestRaggedNeverReadsMaskedTerms() {
   EXPECT_TRUE(std::isnan(p.c[0]) && std::isnan(p.c[4 * p.ldc]));
 }
 
+// s = k · qt for kn keys (rows of ldk floats), qt [depth][kLaneStride].
+void TestLaneScores() {
+  std::mt19937 rng(63);
+  constexpr size_t L = kLaneStride;
+  for (size_t depth : {size_t{1}, size_t{3}, size_t{16}, size_t{64}}) {
+    for (size_t ldk : {depth, depth + 5, size_t{64}}) {
+      if (ldk < depth) continue;
+      for (size_t kn :
+           {size_t{1}, size_t{2}, size_t{5}, size_t{64}, size_t{67}}) {
+        for (size_t lanes = PanelWidth(); lanes <= L; lanes += PanelWidth()) {
+          const auto k = AlignedRandom(kn * ldk, &rng);
+          const auto qt = AlignedRandom(depth * L, &rng);
+          const auto s = AlignedRandom(kn * L, &rng);
+          LaneScores(kn, depth, k.get(), ldk, qt.get(), lanes, s.get());
+          const std::vector<size_t> begin(kn, 0), end(kn, depth);
+          const ScalarProduct ref(k.get(), ldk, kn, begin.data(), end.data(),
+                                  qt.get(), L, lanes, nullptr, L);
+          EXPECT_TRUE(ref.Matches(s.get(), kn, lanes))
+              << hwy::TargetName(HWY_TARGET) << " depth=" << depth
+              << " ldk=" << ldk << " kn=" << kn << " lanes=" << lanes;
+        }
+      }
+    }
+  }
+}
+
+// o += pᵀ · v, row r over keys [0, ends[r]), p stored [keys][kLaneStride];
+// a NaN in a value row past a row's end stays out of that row.
+void TestLaneValuesRagged() {
+  std::mt19937 rng(64);
+  constexpr size_t L = kLaneStride;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t rows = 1; rows <= L; rows += rows < 9 ? 1 : 7) {
+    for (size_t keys : testing_util::KernelSizes()) {
+      for (size_t panels = 1; panels <= 3; ++panels) {
+        const size_t ncols = panels * PanelWidth(), ldv = ncols + 3;
+        const auto pt = AlignedRandom(keys * L + 1, &rng);
+        const auto v = AlignedRandom(keys * ldv + ncols, &rng);
+        const auto o = AlignedRandom(rows * ncols, &rng);
+        std::vector<float> o0(o.get(), o.get() + rows * ncols);
+        std::vector<size_t> begin(rows, 0), end(rows);
+        for (size_t& e : end) e = rng() % (keys + 1);
+        end[rows / 2] = keys;
+        // Row-major copy of P for the reference: a[r][j] = pt[j][r].
+        std::vector<float> a(rows * (keys + 1));
+        for (size_t r = 0; r < rows; ++r) {
+          for (size_t j = 0; j < keys; ++j)
+            a[r * (keys + 1) + j] = pt[j * L + r];
+        }
+        // The last key's value row is NaN for rows that end before it.
+        const bool poison = keys > 1;
+        if (poison) {
+          for (size_t r = 0; r < rows; ++r) {
+            if (end[r] == keys) continue;
+            v[(keys - 1) * ldv] = nan;
+            break;
+          }
+        }
+        LaneValuesRagged(pt.get(), rows, end.data(), v.get(), ldv, ncols,
+                         o.get(), ncols);
+        for (size_t r = 0; r < rows; ++r) {
+          const bool sees_nan =
+              poison && std::isnan(v[(keys - 1) * ldv]) && end[r] == keys;
+          if (sees_nan) {
+            EXPECT_TRUE(std::isnan(o[r * ncols]));
+            continue;
+          }
+          const ScalarProduct ref(a.data() + r * (keys + 1), keys + 1, 1,
+                                  &begin[r], &end[r], v.get(), ldv, ncols,
+                                  o0.data() + r * ncols, ncols);
+          EXPECT_TRUE(ref.Matches(o.get() + r * ncols, 1, ncols))
+              << hwy::TargetName(HWY_TARGET) << " rows=" << rows
+              << " keys=" << keys << " row=" << r << " end=" << end[r];
+        }
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace causal_attention
@@ -149,6 +233,8 @@ HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestMatMulPacked);
 HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestMatMulAddRagged);
 HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestMatMulAddRaggedBegin);
 HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestRaggedNeverReadsMaskedTerms);
+HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestLaneScores);
+HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestLaneValuesRagged);
 }  // namespace
 }  // namespace causal_attention
 #endif  // HWY_ONCE
