@@ -7,9 +7,11 @@
 
 #include <emscripten/bind.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "src/attention.h"
 #include "src/attention_backward.h"
@@ -17,6 +19,7 @@
 #include "src/layer.h"
 #include "src/linear.h"
 #include "src/matmul.h"
+#include "src/optim.h"
 #include "src/rope.h"
 #include "src/status.h"
 #include "src/thread_pool.h"
@@ -194,6 +197,28 @@ int CallLinear(uintptr_t x, double rows, double in, double out, uintptr_t w,
   return static_cast<int>(
       Linear(In(x), static_cast<int64_t>(rows), static_cast<int64_t>(in),
              static_cast<int64_t>(out), In(w), In(b), Out(y)));
+}
+
+// AdamW.step's one call: `table` holds per tensor the staged p, g, m, v
+// (byte addresses), n, and minus_step, correction2 (float bits): seven
+// 32-bit words (bindings/engine/engine.mjs adamWUpdate).
+void CallAdamWUpdate(float decay, float one_minus_beta1, float beta2,
+                     float one_minus_beta2, float eps, double count,
+                     uintptr_t table) {
+  const AdamWStep step{decay, one_minus_beta1, beta2, one_minus_beta2, eps};
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(table);
+  std::vector<AdamWTensor> tensors(static_cast<size_t>(count));
+  for (AdamWTensor& t : tensors) {
+    t.p = Out(w[0]);
+    t.g = In(w[1]);
+    t.m = Out(w[2]);
+    t.v = Out(w[3]);
+    t.n = w[4];
+    memcpy(&t.minus_step, &w[5], sizeof(float));
+    memcpy(&t.correction2, &w[6], sizeof(float));
+    w += 7;
+  }
+  AdamWUpdate(step, tensors.data(), tensors.size());
 }
 
 std::string TargetName() { return ActiveTargetName(); }
@@ -379,6 +404,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("layerBackward", &CallLayerBackward);
   function("linear", &CallLinear);
   function("linearBackward", &CallLinearBackward);
+  function("adamWUpdate", &CallAdamWUpdate);
   function("defaultScale", &CallDefaultScale);
   function("structDefaults", &StructDefaults);
   function("setNumThreads", &SetNumThreads);

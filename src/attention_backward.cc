@@ -488,11 +488,20 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
             PaddedRows(p.q + row0 * p.d, qn, p.d, p.d_panel, ws.qt, &ldq);
         const float* do_rows = PaddedRows(p.dout + row0 * p.dv, qn, p.dv,
                                           p.dv_panel, ws.dot, &ldo);
-        // 1. Sᵀ and dP̃ᵀ.
-        DotRows(p.products, kt_rows, ldk, kn, q_rows, ldq, qn, p.d_pad,
-                ws.zero, ws.st, kQueryTile);
-        DotRows(p.products, vt_rows, ldv, kn, do_rows, ldo, qn, p.dv_pad,
-                ws.zero, ws.dpt, kQueryTile);
+        // 1. Sᵀ and dP̃ᵀ, over the queries each pair of keys sees.
+        for (size_t j = 0; j < kn; j += 2) {
+          const size_t pair = HWY_MIN(size_t{2}, kn - j);
+          const size_t i0 =
+              HWY_MIN(start[j], start[j + pair - 1]) / 4 * 4;
+          const size_t i1 = HWY_MAX(stop[j], stop[j + pair - 1]);
+          if (i1 <= i0) continue;
+          DotRows(p.products, kt_rows + j * ldk, ldk, pair, q_rows + i0 * ldq,
+                  ldq, i1 - i0, p.d_pad, ws.zero,
+                  ws.st + j * kQueryTile + i0, kQueryTile);
+          DotRows(p.products, vt_rows + j * ldv, ldv, pair,
+                  do_rows + i0 * ldo, ldo, i1 - i0, p.dv_pad, ws.zero,
+                  ws.dpt + j * kQueryTile + i0, kQueryTile);
+        }
         // 2. P∘M and dS, over each key's visible queries.
         const size_t at = g * p.tq + q0;  // the tile's rows in dd, rk0, rk1
         RowTerms t{p.scale,
@@ -509,7 +518,7 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           float* st_row = ws.st + j * kQueryTile;
           float* dp_row = ws.dpt + j * kQueryTile;
           if (!kScores) {
-            GradRow(t, st_row, dp_row, start[j], qn);
+            GradRow(t, st_row, dp_row, start[j], stop[j]);
           } else {
             RuledGradRow(p, b, h, q0, k0 + j, t, st_row, dp_row, start[j],
                          stop[j]);

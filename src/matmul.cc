@@ -113,6 +113,41 @@ void PackPanelB(const Plan& p, float* bp, size_t jp, size_t p0, size_t kc) {
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// kMR whole rows of A (row stride lda), depth [0, kc), into one micro-panel:
+// ap[i][r] = a[r][i]. Four steps of depth at a time: rows 0-3 through a 4x4
+// transpose (four loads, four stores), the others one float each; the
+// scalar loop stored one float per row and step (packing was ~15 % of a
+// product with 64 columns, the Learn model's projections).
+HWY_INLINE void PackWholePanelA(const float* HWY_RESTRICT a, size_t lda,
+                                size_t kc, float* HWY_RESTRICT ap) {
+  static_assert(kMR >= 4, "the transpose fills four rows");
+  const hn::Full128<float> d4;
+  size_t i = 0;
+  for (; i + 4 <= kc; i += 4) {
+    const auto a0 = hn::LoadU(d4, a + i);
+    const auto a1 = hn::LoadU(d4, a + lda + i);
+    const auto a2 = hn::LoadU(d4, a + 2 * lda + i);
+    const auto a3 = hn::LoadU(d4, a + 3 * lda + i);
+    const auto t0 = hn::InterleaveLower(a0, a1);
+    const auto t1 = hn::InterleaveLower(a2, a3);
+    const auto t2 = hn::InterleaveUpper(d4, a0, a1);
+    const auto t3 = hn::InterleaveUpper(d4, a2, a3);
+    float* HWY_RESTRICT dst = ap + i * kMR;
+    hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, dst);
+    hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, dst + kMR);
+    hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, dst + 2 * kMR);
+    hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, dst + 3 * kMR);
+    for (size_t r = 4; r < kMR; ++r) {
+      for (size_t x = 0; x < 4; ++x) dst[x * kMR + r] = a[r * lda + i + x];
+    }
+  }
+  for (; i < kc; ++i) {
+    for (size_t r = 0; r < kMR; ++r) ap[i * kMR + r] = a[r * lda + i];
+  }
+}
+#endif
+
 // Rows [r0, r0 + rows) of op(A), depth [p0, p0 + kc), into micro-panels of
 // kMR rows: ap[q][i][r] = op(A)[r0 + q·kMR + r][p0 + i], zeros past the rows.
 void PackBlockA(const Plan& p, size_t r0, size_t rows, size_t p0, size_t kc,
@@ -122,6 +157,19 @@ void PackBlockA(const Plan& p, size_t r0, size_t rows, size_t p0, size_t kc,
     const size_t row0 = r0 + q * kMR;
     if (p.transpose_a) {
       // op(A) row r is column r of A: kMR neighbours per step of depth.
+      if (valid == kMR) {
+        // Whole micro-panels: kMR floats per step of depth, copied without
+        // a memcpy call per step (the calls were ~3 % of a small training
+        // step in wasm, from the weight gradients' Aᵀ).
+        for (size_t i = 0; i < kc; ++i) {
+          const float* HWY_RESTRICT src = p.a + (p0 + i) * p.lda + row0;
+          float* HWY_RESTRICT dst = ap + i * kMR;
+          float row[kMR];
+          for (size_t r = 0; r < kMR; ++r) row[r] = src[r];
+          for (size_t r = 0; r < kMR; ++r) dst[r] = row[r];
+        }
+        continue;
+      }
       for (size_t i = 0; i < kc; ++i) {
         const float* HWY_RESTRICT src = p.a + (p0 + i) * p.lda + row0;
         float* HWY_RESTRICT dst = ap + i * kMR;
@@ -129,6 +177,12 @@ void PackBlockA(const Plan& p, size_t r0, size_t rows, size_t p0, size_t kc,
         for (size_t r = valid; r < kMR; ++r) dst[r] = 0.0f;
       }
     } else {
+#if HWY_TARGET != HWY_SCALAR
+      if (valid == kMR) {
+        PackWholePanelA(p.a + row0 * p.lda + p0, p.lda, kc, ap);
+        continue;
+      }
+#endif
       for (size_t r = 0; r < valid; ++r) {
         const float* HWY_RESTRICT src = p.a + (row0 + r) * p.lda + p0;
         for (size_t i = 0; i < kc; ++i) ap[i * kMR + r] = src[i];

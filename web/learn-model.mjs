@@ -19,6 +19,12 @@
 import { attentionLayer, learnsPositions } from './learn-variants.mjs';
 
 export class AttentionOnlyTransformer {
+  /** The attention layers' outputs, one buffer reused (each is added to x before the next layer runs). */
+  #scratch = new Float32Array(0);
+  /** Position ids of the last #embed call's shape, reused while the shape holds. */
+  #positions = new Int32Array(0);
+  #positionsKey = '';
+
   /**
    * { vocab, layers, heads, dModel, contextLength }: dModel must be a
    * multiple of heads (each head has dModel / heads dimensions). Parameters
@@ -67,8 +73,12 @@ export class AttentionOnlyTransformer {
   #embed(ids, batch, tokens, start = 0) {
     const x = this.tokenEmbedding.forward(ids, [batch, tokens]);
     if (!this.positionEmbedding) return x;
-    const positions = Int32Array.from({ length: batch * tokens }, (_, k) => start + (k % tokens));
-    const p = this.positionEmbedding.forward(positions, [batch, tokens]);
+    const key = `${batch} ${tokens} ${start}`;
+    if (this.#positionsKey !== key) {
+      this.#positions = Int32Array.from({ length: batch * tokens }, (_, k) => start + (k % tokens));
+      this.#positionsKey = key;
+    }
+    const p = this.positionEmbedding.forward(this.#positions, [batch, tokens]);
     for (let k = 0; k < x.length; k++) x[k] += p[k];
     return x;
   }
@@ -83,9 +93,10 @@ export class AttentionOnlyTransformer {
   forward(ids, batch, tokens, { returnWeights = false, headMasks = null } = {}) {
     const shape = [batch, tokens, this.dModel];
     const x = this.#embed(ids, batch, tokens);
+    if (this.#scratch.length !== x.length) this.#scratch = new Float32Array(x.length);
     const weights = [];
     for (const [l, attention] of [...this.attention].entries()) {
-      const r = attention.forward(x, shape, { returnWeights, headMask: headMasks?.[l] ?? undefined });
+      const r = attention.forward(x, shape, { returnWeights, headMask: headMasks?.[l] ?? undefined, out: this.#scratch });
       const h = returnWeights ? r.output : r;
       if (returnWeights) weights.push(r.weights);
       // The module kept its own copy of x: adding in place is safe.

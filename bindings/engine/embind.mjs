@@ -197,6 +197,8 @@
  * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, b: Ptr, y: Ptr) => number} linear
  * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, gradY: Ptr, gradX: Ptr, gradW: Ptr,
  *   gradB: Ptr) => number} linearBackward
+ * @property {(decay: number, oneMinusBeta1: number, beta2: number, oneMinusBeta2: number, eps: number,
+ *   count: number, table: Ptr) => void} adamWUpdate  src/optim.h's AdamWUpdate (a table of 7 words per tensor)
  * @property {(headDim: number) => number} defaultScale
  * @property {() => StructDefaults} structDefaults
  * @property {(n: number) => void} setNumThreads

@@ -12,6 +12,7 @@ import { terminateWorkers } from './loader.mjs';
 import { product } from './validate.mjs';
 
 /** @typedef {import('./embind.mjs').Ptr} Ptr */
+/** @typedef {import('../nn/optim.mjs').AdamWTensor} AdamWTensor */
 /** @typedef {import('./embind.mjs').AttentionShape} AttentionShape */
 /** @typedef {import('./embind.mjs').ShapeFields} ShapeFields */
 /** @typedef {import('./embind.mjs').AttentionOptions} AttentionOptions */
@@ -356,6 +357,28 @@ export class Engine {
     for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length, g[key]);
     if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length, g.sinks);
     return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
+  }
+
+  /**
+   * AdamWUpdate (src/optim.h) over `tensors` in one call: each tensor's p,
+   * m and v are updated in place.
+   * @param {number[]} h  [decay, 1 - β1, β2, 1 - β2, eps]
+   * @param {AdamWTensor[]} tensors
+   */
+  adamWUpdate(h, tensors) {
+    const ptrs = this.#stage('AdamW.step', tensors.flatMap((t) => [t.p, t.g, t.m, t.v]), [7 * tensors.length]);
+    const table = new Uint32Array(this.#heap.f32().buffer, ptrs[4 * tensors.length], 7 * tensors.length);
+    const factors = new Float32Array(table.buffer, table.byteOffset, table.length);
+    tensors.forEach((t, i) => {
+      table.set([ptrs[4 * i], ptrs[4 * i + 1], ptrs[4 * i + 2], ptrs[4 * i + 3], t.p.length], 7 * i);
+      factors.set([t.minusStep, t.correction2], 7 * i + 5);
+    });
+    this.#mod.adamWUpdate(h[0], h[1], h[2], h[3], h[4], tensors.length, table.byteOffset);
+    tensors.forEach((t, i) => {
+      this.#copyOut(ptrs[4 * i], t.p.length, t.p);
+      this.#copyOut(ptrs[4 * i + 2], t.p.length, t.m);
+      this.#copyOut(ptrs[4 * i + 3], t.p.length, t.v);
+    });
   }
 
   /**

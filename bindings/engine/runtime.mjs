@@ -11,7 +11,7 @@ import {
 } from './validate.mjs';
 import { crossEntropy } from '../nn/loss.mjs';
 import { defineModules } from '../nn/modules.mjs';
-import { AdamW, SGD } from '../nn/optim.mjs';
+import { SGD, bindAdamW } from '../nn/optim.mjs';
 import { MT19937 } from '../nn/random.mjs';
 
 /** @typedef {import('./engine.mjs').Engine} Engine */
@@ -102,7 +102,13 @@ export class Runtime {
     /** @readonly */
     this.GroupedQueryAttention = modules.GroupedQueryAttention;
     /** @readonly */
-    this.optim = Object.freeze({ SGD, AdamW });
+    this.optim = Object.freeze({
+      SGD,
+      AdamW: bindAdamW((...args) => {
+        checkAlive();
+        engine.adamWUpdate(...args);
+      }),
+    });
     Object.freeze(this);
   }
 

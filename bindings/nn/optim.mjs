@@ -5,7 +5,9 @@
 // rounded to float32 as PyTorch's float tensors are (Math.fround); its
 // scalar factors are Python floats, rounded to float32 where an op meets a
 // tensor. Parameters whose grad is null (no backward reached them) are
-// skipped, as PyTorch skips grad None.
+// skipped, as PyTorch skips grad None. AdamW's elementwise rule runs in
+// wasm (src/optim.h), every tensor in one call: the runtime binds the class
+// to its engine (bindAdamW); SGD's runs here.
 
 import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, describe,
@@ -25,6 +27,21 @@ import { toFloat32 } from './module.mjs';
  */
 
 const f = Math.fround;
+
+/**
+ * One tensor of an AdamW step (src/optim.h's AdamWTensor): p, m and v are
+ * updated in place.
+ * @typedef {{ p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array,
+ *   minusStep: number, correction2: number }} AdamWTensor
+ */
+
+/**
+ * The engine's AdamW update (engine.mjs adamWUpdate), which the runtime
+ * binds: h = [decay, 1 - β1, β2, 1 - β2, eps].
+ * @typedef {(h: number[], tensors: AdamWTensor[]) => void} AdamWUpdate
+ */
+
+const UPDATE = Symbol('AdamW update');
 
 /**
  * A non-negative finite number.
@@ -312,8 +329,12 @@ export class SGD {
  *   p = p - (lr / (1 - β1^t)) · m / (sqrt(v) / sqrt(1 - β2^t) + eps)
  */
 export class AdamW {
+  /** @type {AdamWUpdate | null} set by bindAdamW */
+  static [UPDATE] = null;
   /** @type {Optimizer<{ step: number, m: Float32Array, v: Float32Array }>} */
   #opt;
+  /** @type {AdamWUpdate} */
+  #update;
   /** @type {number} */ lr = 0;
   /** @type {readonly [number, number]} */ betas = Object.freeze([0, 0]);
   /** @type {number} */ eps = 0;
@@ -324,6 +345,9 @@ export class AdamW {
    * @param {AdamWOptions} [options]
    */
   constructor(params, options) {
+    const update = /** @type {typeof AdamW} */ (new.target)[UPDATE];
+    if (!update) throw new TypeError('AdamW must be made by a runtime (ca.optim.AdamW)');
+    this.#update = update;
     const o = checkOptionNames('options', options, ['lr', 'betas', 'eps', 'weightDecay']);
     this.#opt = new Optimizer(params);
     this.#set(adamWOptions('options', o));
@@ -372,29 +396,22 @@ export class AdamW {
     return this.#opt.params;
   }
 
-  /** One update of every parameter that has a gradient. */
+  /**
+   * One update of every parameter that has a gradient, all of them in one
+   * wasm call (src/optim.h has the per-element rule).
+   */
   step() {
     const [beta1, beta2] = this.betas;
-    const decay = f(1 - this.lr * this.weightDecay);
-    const w1 = f(1 - beta1);
-    const b2 = f(beta2);
-    const c2 = f(1 - beta2);
-    const eps = f(this.eps);
+    const h = [f(1 - this.lr * this.weightDecay), f(1 - beta1), f(beta2), f(1 - beta2), f(this.eps)];
     const init = (/** @type {number} */ n) => ({ step: 0, m: new Float32Array(n), v: new Float32Array(n) });
-    for (const [p, g, state] of this.#opt.withGradients(init)) {
+    const tensors = this.#opt.withGradients(init).map(([p, g, state]) => {
       state.step += 1;
-      const stepSize = this.lr / (1 - beta1 ** state.step);
-      const correction2 = f(Math.sqrt(1 - beta2 ** state.step));
-      const minusStep = f(-stepSize);
-      const { m, v } = state;
-      for (let i = 0; i < p.length; i++) {
-        p[i] = f(p[i] * decay);
-        m[i] = f(m[i] + w1 * f(g[i] - m[i]));
-        v[i] = f(f(v[i] * b2) + f(f(c2 * g[i]) * g[i]));
-        const denom = f(f(f(Math.sqrt(v[i])) / correction2) + eps);
-        p[i] = f(p[i] + f(f(minusStep * m[i]) / denom));
-      }
-    }
+      return {
+        p, g, m: state.m, v: state.v,
+        minusStep: f(-(this.lr / (1 - beta1 ** state.step))), correction2: f(Math.sqrt(1 - beta2 ** state.step)),
+      };
+    });
+    if (tensors.length) this.#update(h, tensors);
   }
 
   /** @param {boolean} [setToNone] */
@@ -402,6 +419,17 @@ export class AdamW {
     this.#opt.zeroGrad(setToNone);
   }
 }
+
+/**
+ * The AdamW class of a runtime: its steps run `update` (the engine's).
+ * @param {AdamWUpdate} update
+ * @returns {typeof AdamW}
+ */
+export const bindAdamW = (update) => ({
+  AdamW: class extends AdamW {
+    static [UPDATE] = update;
+  },
+}).AdamW;
 
 /**
  * SGD's hyperparameters, checked (`prefix` names them in errors).

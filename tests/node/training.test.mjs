@@ -605,6 +605,45 @@ describe("PyTorch's numbers: Embedding, randint, crossEntropy, SGD, AdamW", asyn
     assert.equal(idle.data[0], 2);
   });
 
+  it("AdamW's wasm update gives the float32 loop's bits: odd lengths, tensors at different steps, many steps", () => {
+    // The loop AdamW.step ran in JS before its update moved to wasm
+    // (src/optim.h): each op rounded to float32 as PyTorch's tensors round it.
+    const f = Math.fround;
+    const loop = ({ lr, betas: [beta1, beta2], eps, weightDecay }, p, g, s) => {
+      s.step += 1;
+      const decay = f(1 - lr * weightDecay), w1 = f(1 - beta1), b2 = f(beta2), c2 = f(1 - beta2), e = f(eps);
+      const minusStep = f(-(lr / (1 - beta1 ** s.step)));
+      const correction2 = f(Math.sqrt(1 - beta2 ** s.step));
+      for (let i = 0; i < p.length; i++) {
+        p[i] = f(p[i] * decay);
+        s.m[i] = f(s.m[i] + w1 * f(g[i] - s.m[i]));
+        s.v[i] = f(f(s.v[i] * b2) + f(f(c2 * g[i]) * g[i]));
+        const denom = f(f(f(Math.sqrt(s.v[i])) / correction2) + e);
+        p[i] = f(p[i] + f(f(minusStep * s.m[i]) / denom));
+      }
+    };
+    const sizes = [1, 3, 7, 64, 129, 1000];
+    const wave = (n, k) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 1.7 + k) * 10 ** ((i % 7) - 4));
+    const params = sizes.map((n, k) => ({ data: wave(n, k), grad: null }));
+    const copies = params.map((p) => ({ data: p.data.slice(), state: { step: 0, m: new Float32Array(p.data.length), v: new Float32Array(p.data.length) } }));
+    const options = { lr: 3e-3, betas: [0.85, 0.995], eps: 1e-6, weightDecay: 0.05 };
+    const adamw = new ca.optim.AdamW(params, options);
+    for (let step = 0; step < 25; step++) {
+      params.forEach((p, k) => {
+        // Tensor 2 skips every third step (no gradient): its own step count lags.
+        p.grad = k === 2 && step % 3 === 0 ? null : wave(p.data.length, step * 11 + k);
+        if (p.grad) loop(options, copies[k].data, p.grad, copies[k].state);
+      });
+      adamw.step();
+    }
+    params.forEach((p, k) => {
+      assert.ok(p.data.every((x, i) => Object.is(x, copies[k].data[i])), `tensor ${k} (${p.data.length} values)`);
+      const { state } = adamw.stateDict();
+      assert.equal(state[k].step, copies[k].state.step);
+      assert.ok(state[k].exp_avg_sq.every((x, i) => Object.is(x, copies[k].state.v[i])));
+    });
+  });
+
   it('a step with one bad gradient throws before it updates anything: all or nothing (issue 23)', () => {
     for (const make of [(ps) => new ca.optim.SGD(ps, { lr: 0.1, momentum: 0.9 }), (ps) => new ca.optim.AdamW(ps, { lr: 0.1 })]) {
       ca.manualSeed(3);
