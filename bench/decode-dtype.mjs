@@ -7,8 +7,9 @@
 //   node bench/decode-dtype.mjs [--threads=2] [--rounds=7] [--length=4096]
 // A step: truncate to L − 1, append the newest token's key and value (rounded
 // to the dtype), attention of q [1, 32, 1, 128] over the L tokens into a
-// preallocated output. Warm: steps repeated back to back (the cache stays in
-// whatever level holds it, as the plain read's "warm"); cold: each step after
+// preallocated output. Warm: steps repeated back to back after one untimed
+// step (the cache stays in whatever level holds it, as the plain read's
+// "warm", which also reads once before it times); cold: each step after
 // sweeping 256 MiB of other memory (as bench/lib/decode.mjs). GB/s: the
 // cache's bytes (cache.bytes) over the step's median time; "% read": of the
 // plain read of the same number of bytes, warm or cold, in the same run.
@@ -64,6 +65,7 @@ for (let r = 0; r < rounds; r++) {
   for (let i = 0; i < cases.length; i++) {
     const c = cases[(i + r) % cases.length]; // rotate the order each round
     const reps = 10;
+    c.step(); // the first step after another case's cold steps reads from memory: untimed
     const t0 = performance.now();
     for (let s = 0; s < reps; s++) c.step();
     c.warm.push((performance.now() - t0) / reps);

@@ -139,7 +139,8 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
   for (size_t r = 0; r < rows; ++r) st[r] = SoftmaxState::Empty();
   const auto tile = [&](size_t k0, size_t kn, TileVisibility vis) {
     // 1-2. S = Q·Kᵀ for every row of the block.
-    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, rows, kn, ws);
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
+                 ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
       const bool full = vis == TileVisibility::kFull;
@@ -324,7 +325,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   // 1-2. Scores, tile by tile, copied into the weight rows (and the scores).
   for (size_t k0 = 0; k0 < score_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, score_end - k0);
-    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, rows, kn, ws);
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, nullptr, rows, kn, ws);
     for (size_t r = 0; r < rows; ++r) {
       if (scored[r] > k0) {
         memcpy(w0 + r * ldw + k0, ws.s + r * kKeyBlock,

@@ -42,6 +42,10 @@ namespace HWY_NAMESPACE {
 constexpr size_t kQueryBlock = 32;  // query rows per work item
 constexpr size_t kKeyBlock = 64;    // keys per tile (a multiple of 2 vectors)
 constexpr float kRenormalizeGuard = -60.0f;
+// A decode step's GQA groups read their value rows ahead (ScoreKeyTile)
+// when the call's stored keys and values exceed this: they then come from
+// L3 or memory, not from a core's own caches.
+constexpr size_t kReadAheadBytes = size_t{4} << 20;
 
 // The forward's additions to the shared plan (attention_plan-inl.h).
 struct Plan : AttentionPlan {
@@ -54,6 +58,7 @@ struct Plan : AttentionPlan {
   float* out;
   float* weights;
   float* lse;  // [B·H·Tq] log-sum-exp per row, or null
+  bool read_ahead;  // the call's keys and values exceed kReadAheadBytes
   ScoreStage score_stage;
   float* scores;  // [B·H·Tq·Tk] scores before the softmax, or null
 
@@ -72,6 +77,7 @@ struct Plan : AttentionPlan {
         out(out_),
         weights(weights_),
         lse(lse_),
+        read_ahead(batch * kv_heads * tk * (k_row + v_row) > kReadAheadBytes),
         score_stage(options.score_stage),
         scores(options.score_stage != ScoreStage::kNone ? options.scores
                                                         : nullptr) {}
@@ -153,6 +159,7 @@ struct Workspace {
   float* rows;  // [kQueryBlock][tk]     weight rows when the caller has none
   float* deq;   // [kKeyBlock][d]  SCALAR target, bfloat16 / int8 k: the
                 // tile's key values before PackKeys transposes them
+  uint32_t* sink;  // [1] what ReadAhead read
 
   // Assigns the buffers from carver (a null base: only counts).
   Workspace(const Plan& p, bool need_rows, WorkspaceCarver* carver) {
@@ -166,6 +173,7 @@ struct Workspace {
     const bool scalar = HWY_TARGET == HWY_SCALAR;
     deq = carver->Take(
         scalar && p.kv_dtype != KvDtype::kFloat32 ? kKeyBlock * p.d : 0);
+    sink = reinterpret_cast<uint32_t*>(carver->Take(1));
     if (zero) memset(zero, 0, p.d_pad * sizeof(float));
   }
 };
@@ -200,11 +208,19 @@ HWY_INLINE const float* TileRows(const Plan& p, const uint8_t* src, size_t n,
 
 // ws.s[r][j] = q row r · key j for the `kn` stored key rows starting at
 // `k`. q has row stride ldq and, on vector targets, rows padded to whole
-// vectors (see QueryRows).
+// vectors (see QueryRows). A decode step's GQA groups on a float32 cache
+// with p.read_ahead and v_rows (the tile's stored value rows; null where
+// P·V comes later) go down the keys two at a time and read the same two
+// keys' value rows in between (ReadAhead): P·V reads the value tile in
+// column passes, a row's stride apart, which the hardware prefetcher does
+// not foresee. Each key's score is computed as in one call over the tile:
+// the same bits. (bfloat16 and int8 tiles: not measured to gain, see
+// bench/RESULTS.md.)
 HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
-                             const uint8_t* k_rows, size_t rows, size_t kn,
-                             const Workspace& ws) {
+                             const uint8_t* k_rows, const uint8_t* v_rows,
+                             size_t rows, size_t kn, const Workspace& ws) {
 #if HWY_TARGET == HWY_SCALAR
+  (void)v_rows;
   // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
   size_t ld;
   const float* k = TileRows(p, k_rows, kn, p.d, p.k_row, p.d, ws.deq, &ld);
@@ -212,8 +228,12 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
                ws.s, kKeyBlock);
 #else
+  const bool group = rows % 4 == 0 && rows <= 8;
+  const bool read_ahead =
+      p.read_ahead && v_rows != nullptr && p.kv_dtype == KvDtype::kFloat32;
+  const size_t step = read_ahead ? 2 : kKeyBlock;  // keys per step
 #if HWY_TARGET == HWY_WASM
-  if (p.kv_dtype == KvDtype::kBFloat16 && rows % 4 == 0 && rows <= 8 &&
+  if (p.kv_dtype == KvDtype::kBFloat16 && group &&
       p.d % 8 == 0) {  // a decode step's group(s): keys widened in registers
     for (size_t r = 0; r < rows; r += 4) {
       p.products.DotFourBf16(q + r * ldq, ldq, k_rows, p.k_row, kn, p.d,
@@ -227,10 +247,14 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
       TileRows(p, k_rows, kn, p.d, p.k_row, p.d_pad, ws.keys, &ldk);
   if (rows == 1) {  // a decode step's lone row: block over keys instead
     DotOneRow(q, k, ldk, kn, p.d_pad, ws.zero, ws.s);
-  } else if (rows % 4 == 0 && rows <= 8) {  // a decode step's GQA group(s)
-    for (size_t r = 0; r < rows; r += 4) {
-      p.products.DotFour(q + r * ldq, ldq, k, ldk, kn, p.d_pad, ws.zero,
-                         ws.s + r * kKeyBlock, kKeyBlock);
+  } else if (group) {  // a decode step's GQA group(s)
+    for (size_t j = 0; j < kn; j += step) {
+      const size_t n = HWY_MIN(step, kn - j);
+      if (read_ahead) ReadAhead(v_rows + j * p.v_row, n * p.v_row, ws.sink);
+      for (size_t r = 0; r < rows; r += 4) {
+        p.products.DotFour(q + r * ldq, ldq, k + j * ldk, ldk, n, p.d_pad,
+                           ws.zero, ws.s + r * kKeyBlock + j, kKeyBlock);
+      }
     }
   } else {
     p.products.Dot(q, ldq, rows, k, ldk, kn, p.d_pad, ws.zero, ws.s,

@@ -24,6 +24,17 @@ HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
+// Reads one byte of every 64-byte line of [src, src + bytes) and adds
+// their sum to *sink (which keeps the loads): a software prefetch, which
+// wasm lacks, of rows that a kernel will read next, made between the small
+// steps of another kernel so that the lines arrive while it computes.
+HWY_INLINE void ReadAhead(const uint8_t* HWY_RESTRICT src, size_t bytes,
+                          uint32_t* HWY_RESTRICT sink) {
+  uint32_t sum = 0;
+  for (size_t x = 0; x < bytes; x += 64) sum += src[x];
+  *sink += sum;
+}
+
 // dst[r][0, padded) = the values of the stored rows src + r·row_bytes for
 // r < rows (kv_storage.h's bfloat16 or int8 rows of `width` values), zeros
 // in [width, padded). In 128-bit vectors on every target (the lane order of

@@ -85,7 +85,7 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
     // converts tiles: either way its bits must be those of a float32 cache
     // holding the stored values, under the SIMD128 kernel (Dv 12: the tile
     // path for bfloat16 values too).
-    for (const [H, KV, D, DV, L] of [[8, 2, 128, 128, 300], [16, 2, 64, 40, 1000], [4, 1, 96, 12, 77]]) {
+    for (const [H, KV, D, DV, L] of [[8, 2, 128, 128, 300], [16, 2, 64, 40, 1000], [4, 1, 96, 12, 77], [16, 2, 128, 128, 4099]]) {
       it(`H ${H}, KV ${KV}, D ${D}, Dv ${DV}, ${L} tokens: a decode step's bits equal a float32 cache of the stored values`, async () => {
         const simd = await init({ ...initOptions, gemmKernel: 'simd128' });
         const B = 2;
@@ -103,6 +103,30 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
           assert.equal(differ, 0, `${dtype}: ${differ} of ${got.length} outputs differ`);
           stored.dispose();
           plain.dispose();
+        }
+      });
+    }
+
+    // Over 4 MiB of stored keys and values, a decode step's GQA groups (4
+    // and 8 rows) on a float32 cache read the value rows ahead between
+    // pairs of keys (ScoreKeyTile): the scores of each pair and an odd last
+    // tile (4099 keys) against the reference; bfloat16 and int8 beside it
+    // (on the stored values).
+    for (const [H, KV] of [[8, 2], [16, 2]]) {
+      it(`H ${H}, KV ${KV}, D 128, 4099 tokens (over 4 MiB: float32 values read ahead): the reference, each dtype`, () => {
+        const [B, D, L] = [2, 128, 4099];
+        const k = randomArray(B * KV * L * D, 51 + H);
+        const v = randomArray(B * KV * L * D, 52 + H);
+        const q = randomArray(B * H * D, 53 + H);
+        const shape = { batch: B, heads: H, kvHeads: KV, keyLength: L, headDim: D, queryLength: 1, causal: 'bottom-right' };
+        for (const dtype of /** @type {const} */ (['float32', 'bfloat16', 'int8'])) {
+          const cache = ca.createKVCache({ batch: B, kvHeads: KV, headDim: D, capacity: L, dtype }).append(k, v);
+          assert.ok(cache.bytes > 4 * 2 ** 20, `${dtype}: ${cache.bytes} bytes`);
+          const got = cache.attention(q, { heads: H, queryLength: 1 }).output;
+          const stored = dtype === 'float32' ? [k, v] : [storedKv(k, D, dtype), storedKv(v, D, dtype)];
+          const ref = referenceAttention(q, stored[0], stored[1], shape).output;
+          assert.ok(maxRelativeError(got, ref) <= TOL, `${dtype}: ${maxRelativeError(got, ref)}`);
+          cache.dispose();
         }
       });
     }
