@@ -278,10 +278,10 @@ function targetLines(results, nativeRatios) {
   const inChromium = (name) => (results.browser?.shapes ?? []).filter((r) => shapeName(r.shape) === name);
   const m = (r, k) => r.cases[k]?.medianMs;
   const alone = (r) => r.oursAlone?.['ours-1'] / r.oursAlone?.['ours-2'];
-  const r1024 = at('(1,12,1024,64)');
-  const [o1, w1, w2] = ['ours-1', 'ort-web-1', 'ort-web-2'].map((k) => r1024?.[k]);
-  const browser = inChromium('(1,12,1024,64)');
   const SHAPE = '(1,12,1024,64)';
+  const r1024 = at(SHAPE);
+  const [o1, w1, w2] = ['ours-1', 'ort-web-1', 'ort-web-2'].map((k) => r1024?.[k]);
+  const browser = inChromium(SHAPE);
 
   // The kernel at (1,12,1024,64) against onnxruntime-web, in Node and in Chromium.
   lines.push(...readingsLine(`${SHAPE}, one thread ≥ 3.5× onnxruntime-web's fastest op, in Node and in Chromium`, [
@@ -521,6 +521,7 @@ function generatedResultsMd(results) {
     'node bench/run.mjs --learn      # the Learn model\'s steps/s alone (Node and Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',
     'node bench/run.mjs --render     # this file again from bench/out/results.json (report changes only)',
+    '# Hand-written parts of this file survive a run between a "<!-- kept -->" and a "<!-- /kept -->" line.',
     '```',
     '',
     'The raw numbers of the latest run are in bench/out/results.json (not committed).',
