@@ -71,7 +71,8 @@ describe('target lines', () => {
     assert.match(met[0], /^- \(issue 21\) .*: met \(Node single 121\.0 steps\/s = 2\.02×; Chromium 156 single 115\.0 steps\/s = 2\.00×; not judged: Node threads 10\.0/);
     const slow = learnTargetLine([row('Node', 'single', 119), row('Chromium 156', 'single', 200)]);
     assert.match(slow[0], /: missed \(Node single 119\.0 steps\/s = 1\.98×/);
-    const differ = learnTargetLine([row('Node', 'single', 500, false)]);
+    assert.match(learnTargetLine([row('Node', 'single', 500)])[0], /: missed \(Node single 500\.0 .*; Chromium not measured\)$/);
+    const differ = learnTargetLine([row('Node', 'single', 500, false), row('Chromium 156', 'single', 500)]);
     assert.match(differ[0], /: missed \(.*losses DIFFER/);
     assert.deepEqual(learnTargetLine([{ engine: 'Node', build: 'single', error: 'boom' }]), []);
   });
