@@ -9,7 +9,8 @@
 //
 //   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
 //                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode [--rows=ragged,window]] [--training]
-//   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json)
+//   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json; its
+//                                  hand-written <!-- kept --> parts stay)
 //   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (the options table only, bench/lib/options.mjs)
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
@@ -32,7 +33,9 @@
 // speed-up compares numbers taken under the same machine load (the machine
 // is shared). Not a test: nothing here asserts on time.
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync, mkdirSync, readFileSync, writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBrowserBench } from './browser/run.mjs';
@@ -47,7 +50,9 @@ import { interleave, openCase } from './lib/runner.mjs';
 import {
   ATTENTION_SHAPES, MEMORY_CHECK_SHAPE, MHA_SHAPE, flops, shapeName,
 } from './lib/shapes.mjs';
-import { measureSimdLimit, measureSimdLimitThreads } from './lib/simd-limit.mjs';
+import {
+  bestChains, measureFmaLimit, measureSimdLimit, measureSimdLimitThreads, withEndReading,
+} from './lib/simd-limit.mjs';
 import { gflops, median } from './lib/timing.mjs';
 import { renderLearnText } from './lib/learn-steps.mjs';
 import { renderTrainingText, runTrainingTable } from './lib/training.mjs';
@@ -61,12 +66,16 @@ const only = option('only')?.split(',');
 const capMs = Number(option('cap') ?? 4) * 1000;
 const SEED = 1234;
 
+/** bench/RESULTS.md as it is: its hand-written parts (<!-- kept --> … <!-- /kept -->) stay. */
+const previousResultsMd = () => (existsSync(join(root, 'bench/RESULTS.md'))
+  ? readFileSync(join(root, 'bench/RESULTS.md'), 'utf8') : '');
+
 // --render: bench/RESULTS.md again from the latest full run's
 // bench/out/results.json (after a change to the report only; the numbers
 // stay that run's).
 if (flag('render')) {
   const results = JSON.parse(readFileSync(join(root, 'bench/out/results.json'), 'utf8'));
-  writeFileSync(join(root, 'bench/RESULTS.md'), renderResultsMd(results));
+  writeFileSync(join(root, 'bench/RESULTS.md'), renderResultsMd(results, previousResultsMd()));
   console.error(`Wrote bench/RESULTS.md from bench/out/results.json (the run started ${results.started})`);
   process.exit(0);
 }
@@ -153,9 +162,12 @@ if (flag('decode')) {
 }
 log('Measuring the wasm SIMD128 mul+add limit...');
 const simd = { start: measureSimdLimit() };
-simd.chains = Number(Object.entries(simd.start.byChains).sort((a, b) => b[1] - a[1])[0][0]);
+simd.chains = bestChains(simd.start.byChains);
 simd.start2 = await measureSimdLimitThreads(2, simd.chains);
 log(`  ${simd.start.gflops.toFixed(1)} GFLOP/s on 1 thread, ${simd.start2.toFixed(1)} on 2`);
+// The relaxed-SIMD FMA limit, the same loop with f32x4.relaxed_madd (n/a in
+// Node 20 without --experimental-wasm-relaxed-simd).
+const fmaStart = measureFmaLimit();
 
 // ---------------------------------------------------------------------------
 // Cases
@@ -354,6 +366,8 @@ simd.end2 = await measureSimdLimitThreads(2, simd.chains);
 // Other load only lowers the number: the higher of start and end is the limit.
 simd.limit1 = Math.max(simd.start.gflops, simd.end.gflops);
 simd.limit2 = Math.max(simd.start2, simd.end2);
+simd.fma = withEndReading(fmaStart,
+  fmaStart.gflops === null ? undefined : measureFmaLimit({}, [bestChains(fmaStart.byChains)]).gflops);
 
 // ---------------------------------------------------------------------------
 // Chromium: the headline shapes on a page's thread and in a worker, against
@@ -434,6 +448,6 @@ console.log(renderReport(results));
 mkdirSync(join(root, 'bench/out'), { recursive: true });
 writeFileSync(join(root, 'bench/out/results.json'), JSON.stringify(results, null, 2));
 if (!quick && !only && !flag('no-write')) {
-  writeFileSync(join(root, 'bench/RESULTS.md'), renderResultsMd(results));
+  writeFileSync(join(root, 'bench/RESULTS.md'), renderResultsMd(results, previousResultsMd()));
   log('Wrote bench/RESULTS.md');
 }

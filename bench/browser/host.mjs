@@ -2,7 +2,7 @@
 // (bench/browser/worker.mjs): the browser side of bench/lib/host.mjs, with
 // the same open / run / close steps, plus a cold start.
 import { makeInputs } from '../lib/shapes.mjs';
-import { measureSimdKernel } from '../lib/simd-limit.mjs';
+import { CHAIN_COUNTS, measureFmaLimit, measureSimdLimit } from '../lib/simd-limit.mjs';
 import { warmUp } from '../lib/timing.mjs';
 import { PEERS } from './peers.mjs';
 
@@ -52,9 +52,12 @@ export async function coldStart({ peer, config, shape, variant, seed }) {
   return { ms: performance.now() - t0 };
 }
 
-/** The wasm SIMD128 mul+add limit in this thread (bench/lib/simd-limit.mjs). */
-export function simdLimit({ chains = 12, callMs = 40, repeats = 5 } = {}) {
-  return { gflops: measureSimdKernel(chains, { callMs, repeats }) };
+/**
+ * The wasm SIMD128 mul+add limit in this thread over the given accumulator
+ * counts, or with `fma` the relaxed-SIMD FMA limit (bench/lib/simd-limit.mjs).
+ */
+export function simdLimit({ fma = false, chainCounts = CHAIN_COUNTS, callMs = 40, repeats = 5 } = {}) {
+  return (fma ? measureFmaLimit : measureSimdLimit)({ callMs, repeats }, chainCounts);
 }
 
 export const handlers = { open, run, close, coldStart, simdLimit };

@@ -5,7 +5,10 @@
 // onnxruntime-web (1 and 2 threads), on the page's thread and in a module
 // worker, each case in its own browser context (its own renderer process,
 // so its own page thread), timed interleaved after warm-up; and the cold
-// start, init() to the first result, in fresh contexts.
+// start, init() to the first result, in fresh contexts. The SIMD128
+// mul+add limit and the relaxed-SIMD FMA limit (bench/lib/simd-limit.mjs)
+// are measured on a page's thread before and after the timed cases; the
+// higher of the two readings is the limit (as bench/run.mjs does in Node).
 //
 //   node bench/browser/run.mjs [--quick] [--mode=page|worker] [--only=SHAPE]
 //                              [--profile]
@@ -18,6 +21,7 @@ import { fmtMs } from '../lib/format.mjs';
 import {
   ATTENTION_SHAPES, DECODE_SHAPES, MHA_SHAPE, shapeName,
 } from '../lib/shapes.mjs';
+import { bestChains, withEndReading } from '../lib/simd-limit.mjs';
 import { median, planRuns, summarize } from '../lib/timing.mjs';
 import { ortVariants } from '../peers/ort-common.mjs';
 import { renderBrowserTable } from './report.mjs';
@@ -117,6 +121,32 @@ async function profileRuns(c, runs) {
     .map(([name, n]) => `${((100 * n) / total).toFixed(1).padStart(5)}%  ${name}`);
 }
 
+/**
+ * The SIMD128 and relaxed-FMA limits on a fresh page's thread: every
+ * accumulator count at the start, the best one again at the end (`start`:
+ * the first reading); `limit` is the higher reading (other load only lowers
+ * it), null where the engine does not validate relaxed SIMD.
+ */
+async function measureLimits(browser, url, start = null) {
+  const c = await openContext(browser, url, 'page');
+  const measure = async (fma, chainCounts) => {
+    const r = await c.call('simdLimit', { fma, chainCounts });
+    if (r.status === 'error') throw new Error(r.reason);
+    return r;
+  };
+  try {
+    const out = {};
+    for (const [kind, fma] of [['simd128', false], ['fma', true]]) {
+      const first = start?.[kind] ?? await measure(fma);
+      out[kind] = !start || first.gflops === null ? withEndReading(first)
+        : withEndReading(first, (await measure(fma, [bestChains(first.byChains)])).gflops);
+    }
+    return out;
+  } finally {
+    await c.context.close();
+  }
+}
+
 /** Runs the browser table; resolves to its results object. */
 export async function runBrowserBench({ quick = false, modes = ['page', 'worker'], only, profile = false } = {}) {
   const policy = quick
@@ -126,6 +156,8 @@ export async function runBrowserBench({ quick = false, modes = ['page', 'worker'
   const browser = await launchChromium();
   const results = { version: browser.version(), modes, shapes: [], cold: [], coldShape: COLD_SHAPE };
   try {
+    log(`Chromium ${results.version}: SIMD128 and relaxed-SIMD FMA limits...`);
+    const start = await measureLimits(browser, server.url);
     let shapes = quick ? BROWSER_SHAPES.slice(0, 1) : BROWSER_SHAPES;
     if (only) shapes = shapes.filter((s) => shapeName(s).includes(only));
     for (const mode of modes) {
@@ -200,6 +232,9 @@ export async function runBrowserBench({ quick = false, modes = ['page', 'worker'
         log(`  cold start ${config.key}: ${fmtMs(median(times))} ms`);
       }
     }
+    results.simd = await measureLimits(browser, server.url, start);
+    log(`  SIMD128 ${results.simd.simd128.limit.toFixed(1)} GFLOP/s, relaxed FMA ` +
+      `${results.simd.fma.limit?.toFixed(1) ?? `n/a: ${results.simd.fma.reason}`}`);
   } finally {
     await browser.close();
     await server.close();

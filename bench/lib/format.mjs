@@ -19,3 +19,12 @@ export function fmtBytes(b) {
   return `${(b / 2 ** 20).toFixed(1)} MiB`;
 }
 export const fmtSeconds = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : `${(ms / 1000).toFixed(1)} s`);
+
+/**
+ * One line of a targets list: `- (issue N) what: met (values)`, or `missed`;
+ * `ok` null: a quantity reported without a verdict (`- what: values`).
+ */
+export function targetLine(what, ok, values, issue) {
+  const head = `- ${issue ? `(issue ${issue}) ` : ''}${what}: `;
+  return head + (ok === null ? values : `${ok ? 'met' : 'missed'} (${values})`);
+}

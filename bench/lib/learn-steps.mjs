@@ -5,7 +5,14 @@
 // (bench/learn.mjs) and a Chromium worker (bench/browser/learn-worker.mjs)
 // run the same rounds; bench/run.mjs and bench/learn.mjs render the rows.
 import { DEFAULTS, Trainer } from '../../web/learn-trainer.mjs';
+import { targetLine } from './format.mjs';
 import { median } from './timing.mjs';
+
+/**
+ * Issue 21's "today", steps/s of the default model before it: ~60 in Node,
+ * 50–65 in Chromium (its middle, 57.5). The target: twice that.
+ */
+export const LEARN_TODAY = { Node: 60, Chromium: 57.5 };
 
 /** Process CPU time in ms (Node; null in a browser). */
 const cpuMs = () => {
@@ -77,7 +84,38 @@ export const renderLearn = (rows) => rows.map((r) => (r.error
   ? `${r.engine} ${r.build}: ${r.error}`
   : learnRow(`${r.engine} ${r.build}`, r)));
 
-/** The rows under their heading, for bench/run.mjs's report and RESULTS.md. */
-export const renderLearnText = (rows) => [
-  'Learn section\'s default model trained step by step (web/learn-trainer.mjs DEFAULTS; ' +
-  'Chromium: a module worker, as the page trains):', '', ...renderLearn(rows)].join('\n');
+/**
+ * Issue 21's target line: ≥ 2× today's steps/s in Node and in Chromium with
+ * the same losses, judged on the single build (the one web/learn-worker.mjs
+ * trains with); the threads rows are listed. A row's rate is this
+ * checkout's (the last runtime of an --against row).
+ */
+export function learnTargetLine(rows) {
+  const measured = rows.filter((r) => !r.error);
+  if (!measured.length) return [];
+  const today = (r) => LEARN_TODAY[r.engine.split(' ')[0]];
+  const rate = (r) => r.rates.at(-1).stepsPerSecond;
+  const cell = (r) => `${r.engine} ${r.build} ${rate(r).toFixed(1)} steps/s = ${(rate(r) / today(r)).toFixed(2)}×` +
+    (r.same ? '' : ', losses DIFFER');
+  const judged = measured.filter((r) => r.build === 'single');
+  const others = measured.filter((r) => r.build !== 'single');
+  const missing = Object.keys(LEARN_TODAY).filter((e) => !judged.some((r) => r.engine.startsWith(e)));
+  return [targetLine('the Learn section\'s default model ≥ 2× today\'s steps/s in Node and in Chromium, same losses ' +
+    `(today: Node ${LEARN_TODAY.Node}, Chromium ${LEARN_TODAY.Chromium} = the middle of the issue's 50–65; ` +
+    'judged on the single build, which the page trains with)',
+  missing.length === 0 && judged.every((r) => r.same && rate(r) >= 2 * today(r)),
+  [...judged.map(cell), ...missing.map((e) => `${e} not measured`)].join('; ') +
+  (others.length ? `; not judged: ${others.map(cell).join('; ')}` : ''), 21)];
+}
+
+/**
+ * The rows under their heading and the target, for bench/run.mjs's report
+ * and RESULTS.md (`fence`: the rows in a markdown code block).
+ */
+export const renderLearnText = (rows, { fence = false } = {}) => {
+  const body = renderLearn(rows);
+  return [
+    'Learn section\'s default model trained step by step (web/learn-trainer.mjs DEFAULTS; ' +
+    'Chromium: a module worker, as the page trains):', '', ...(fence ? ['```', ...body, '```'] : body),
+    '', ...learnTargetLine(rows)].join('\n');
+};

@@ -4,6 +4,10 @@
 // f32x4.add: 8 FLOPs per accumulator and iteration). With enough
 // independent chains it is bound by throughput, not latency; the best N
 // is the limit. The same ops our kernels and every peer's wasm are made of.
+// With { fma: true } the loop body is one f32x4.relaxed_madd per accumulator
+// instead (relaxed SIMD; still 8 FLOPs: a fused multiply-add counts 2), the
+// limit of the relaxed-SIMD kernels where the engine validates them
+// (Chromium; Node 20 only with --experimental-wasm-relaxed-simd).
 //
 //   (func (export "kernel") (param $n i32) (result f32)
 //     (local $acc0..$accN-1 v128) (local $m v128) (local $c v128)
@@ -13,8 +17,8 @@
 //     return lane 0 of Σ acc)
 
 import {
-  F32, F32X4_ADD, F32X4_EXTRACT_LANE, F32X4_MUL, GET, HEADER, I32, SET, TEE, V128, leb, name, section,
-  vector,
+  F32, F32X4_ADD, F32X4_EXTRACT_LANE, F32X4_MUL, F32X4_RELAXED_MADD, GET, HEADER, I32, SET, TEE, V128, leb,
+  name, section, vector,
 } from './wasm-bytes.mjs';
 
 const f32x4Const = (x) => {
@@ -25,8 +29,11 @@ const f32x4Const = (x) => {
 };
 
 
-/** The module bytes for `chains` accumulators. */
-export function simdKernelBytes(chains) {
+/**
+ * The module bytes for `chains` accumulators; `fma`: acc = relaxed_madd(acc,
+ * m, c) instead of f32x4.add(f32x4.mul(acc, m), c).
+ */
+export function simdKernelBytes(chains, { fma = false } = {}) {
   const n = 0;
   const acc = (i) => 1 + i;
   const m = 1 + chains;
@@ -36,8 +43,10 @@ export function simdKernelBytes(chains) {
   body.push(...f32x4Const(0.001), SET, ...leb(c));
   body.push(0x03, 0x40); // loop (no result)
   for (let i = 0; i < chains; ++i) {
-    body.push(GET, ...leb(acc(i)), GET, ...leb(m), ...F32X4_MUL, GET, ...leb(c), ...F32X4_ADD,
-      SET, ...leb(acc(i)));
+    body.push(GET, ...leb(acc(i)), GET, ...leb(m));
+    if (fma) body.push(GET, ...leb(c), ...F32X4_RELAXED_MADD);
+    else body.push(...F32X4_MUL, GET, ...leb(c), ...F32X4_ADD);
+    body.push(SET, ...leb(acc(i)));
   }
   body.push(GET, n, 0x41, 1, 0x6b, TEE, n, 0x0d, 0); // n = n - 1; br_if 0
   body.push(0x0b); // end loop
@@ -60,8 +69,8 @@ export function simdKernelBytes(chains) {
  * GFLOP/s of the kernel in this thread: warm-up calls (to reach V8's
  * optimising tier), then the median of `repeats` calls of about `callMs`.
  */
-export function measureSimdKernel(chains, { callMs = 40, repeats = 7 } = {}) {
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(simdKernelBytes(chains)));
+export function measureSimdKernel(chains, { callMs = 40, repeats = 7, fma = false } = {}) {
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(simdKernelBytes(chains, { fma })));
   const kernel = instance.exports.kernel;
   let iterations = 1000;
   // Warm-up: many short calls, then grow the call until it lasts callMs.
@@ -91,12 +100,38 @@ export function measureSimdKernel(chains, { callMs = 40, repeats = 7 } = {}) {
 
 export const CHAIN_COUNTS = [4, 8, 12, 13, 16];
 
-/** The best GFLOP/s over the chain counts (single thread). */
+/** The accumulator count of the best rate in a byChains object. */
+export const bestChains = (byChains) => Number(Object.entries(byChains).sort((a, b) => b[1] - a[1])[0][0]);
+
+/**
+ * A start reading (measureSimdLimit / measureFmaLimit) with the end one:
+ * `limit` is the higher (other load only lowers a reading); null where the
+ * engine could not run the kernel.
+ */
+export const withEndReading = (start, end = start.gflops) => (start.gflops === null
+  ? { ...start, limit: null } : { ...start, end, limit: Math.max(start.gflops, end) });
+
+/** The best GFLOP/s over the chain counts (single thread); `options.fma`: the relaxed_madd loop. */
 export function measureSimdLimit(options, chainCounts = CHAIN_COUNTS) {
   const byChains = {};
   for (const n of chainCounts) byChains[n] = measureSimdKernel(n, options);
   const best = Math.max(...Object.values(byChains));
   return { gflops: best, byChains };
+}
+
+/** Whether this engine validates f32x4.relaxed_madd (the relaxed-SIMD proposal). */
+export const relaxedFmaValidates = () => WebAssembly.validate(simdKernelBytes(1, { fma: true }));
+
+/**
+ * The relaxed-SIMD FMA limit (single thread), measured as measureSimdLimit
+ * with the relaxed_madd loop; { gflops: null, reason } where the engine does
+ * not validate it.
+ */
+export function measureFmaLimit(options, chainCounts = CHAIN_COUNTS) {
+  if (!relaxedFmaValidates()) {
+    return { gflops: null, reason: 'f32x4.relaxed_madd does not validate here (relaxed SIMD off)' };
+  }
+  return measureSimdLimit({ ...options, fma: true }, chainCounts);
 }
 
 /**

@@ -30,3 +30,7 @@ export const TEE = 0x22;
 export const F32X4_ADD = [0xfd, ...leb(0xe4)];
 export const F32X4_MUL = [0xfd, ...leb(0xe6)];
 export const F32X4_EXTRACT_LANE = [0xfd, 0x1f];
+// Relaxed SIMD (the proposal as Chromium 114+ and Node 22+ ship it; the same
+// encoding as in our relaxed side module, build/wasm/gemm-side/*.wasm):
+// f32x4.relaxed_madd(a, b, c) = a·b + c, fused or not.
+export const F32X4_RELAXED_MADD = [0xfd, ...leb(0x105)];

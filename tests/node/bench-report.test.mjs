@@ -1,0 +1,111 @@
+// The bench's own arithmetic and report text (bench/lib/): the hand-assembled
+// SIMD-limit kernels compute what they claim (the SIMD128 mul+add loop here;
+// the f32x4.relaxed_madd loop in a child with --experimental-wasm-relaxed-simd,
+// since plain Node 20 does not validate it), the target lines' verdicts, the
+// Learn target against issue 21's "today", and bench/RESULTS.md's
+// hand-written parts surviving a re-render. No timing is asserted.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { targetLine } from '../../bench/lib/format.mjs';
+import { LEARN_TODAY, learnTargetLine } from '../../bench/lib/learn-steps.mjs';
+import { keepHandWritten } from '../../bench/lib/report.mjs';
+import { relaxedFmaValidates, simdKernelBytes } from '../../bench/lib/simd-limit.mjs';
+
+const simdUrl = new URL('../../bench/lib/simd-limit.mjs', import.meta.url).href;
+
+// Σ over the chains of acc after n steps of acc = acc·0.999 + 0.001 from 0,
+// in float32 (each step rounded once after the product and once after the
+// sum, as mul then add; a fused step may differ in the last bits).
+function expectedSum(chains, n) {
+  let acc = 0;
+  for (let i = 0; i < n; ++i) acc = Math.fround(Math.fround(acc * Math.fround(0.999)) + Math.fround(0.001));
+  return chains * acc;
+}
+
+describe('SIMD-limit kernels (bench/lib/simd-limit.mjs)', () => {
+  it('the SIMD128 loop computes acc·m + c on every chain', () => {
+    for (const chains of [1, 4, 13]) {
+      const { kernel } = new WebAssembly.Instance(new WebAssembly.Module(simdKernelBytes(chains))).exports;
+      for (const n of [1, 7, 300]) {
+        const got = kernel(n);
+        assert.ok(Math.abs(got - expectedSum(chains, n)) <= 1e-6 * chains, `${chains} chains, ${n} steps: ${got}`);
+      }
+    }
+  });
+
+  it('the relaxed_madd loop validates only where relaxed SIMD is on, and computes acc·m + c there', () => {
+    assert.equal(relaxedFmaValidates(), WebAssembly.validate(simdKernelBytes(1, { fma: true })));
+    const child = `
+      import { relaxedFmaValidates, simdKernelBytes } from ${JSON.stringify(simdUrl)};
+      const out = { validates: relaxedFmaValidates(), sums: [] };
+      for (const chains of [1, 4, 13]) {
+        const { kernel } = new WebAssembly.Instance(new WebAssembly.Module(simdKernelBytes(chains, { fma: true }))).exports;
+        for (const n of [1, 7, 300]) out.sums.push({ chains, n, got: kernel(n) });
+      }
+      console.log(JSON.stringify(out));`;
+    const out = JSON.parse(execFileSync(process.execPath,
+      ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', child], { encoding: 'utf8' }));
+    assert.equal(out.validates, true);
+    for (const { chains, n, got } of out.sums) {
+      // relaxed_nmadd (the neighbouring opcode) would give c − acc·m: far off.
+      assert.ok(Math.abs(got - expectedSum(chains, n)) <= 1e-5 * chains, `${chains} chains, ${n} steps: ${got}`);
+    }
+  });
+});
+
+describe('target lines', () => {
+  it('say met or missed with the values, and the issue where given', () => {
+    assert.equal(targetLine('x ≥ 2×', true, '2.10×', 21), '- (issue 21) x ≥ 2×: met (2.10×)');
+    assert.equal(targetLine('x ≥ 2×', false, '1.90×'), '- x ≥ 2×: missed (1.90×)');
+    assert.equal(targetLine('fraction', null, 'Chromium 61%', 21), '- (issue 21) fraction: Chromium 61%');
+  });
+
+  it('judge the Learn model on the single build against issue 21\'s today, losses included', () => {
+    const row = (engine, build, stepsPerSecond, same = true) => ({
+      engine, build, rates: [{ stepsPerSecond, stepsPerCpuSecond: null }], same, lastLoss: 3.4,
+    });
+    const met = learnTargetLine([row('Node', 'single', 2 * LEARN_TODAY.Node + 1), row('Node', 'threads', 10),
+      row('Chromium 156', 'single', 2 * LEARN_TODAY.Chromium)]);
+    assert.equal(met.length, 1);
+    assert.match(met[0], /^- \(issue 21\) .*: met \(Node single 121\.0 steps\/s = 2\.02×; Chromium 156 single 115\.0 steps\/s = 2\.00×; not judged: Node threads 10\.0/);
+    const slow = learnTargetLine([row('Node', 'single', 119), row('Chromium 156', 'single', 200)]);
+    assert.match(slow[0], /: missed \(Node single 119\.0 steps\/s = 1\.98×/);
+    assert.match(learnTargetLine([row('Node', 'single', 500)])[0], /: missed \(Node single 500\.0 .*; Chromium not measured\)$/);
+    const differ = learnTargetLine([row('Node', 'single', 500, false), row('Chromium 156', 'single', 500)]);
+    assert.match(differ[0], /: missed \(.*losses DIFFER/);
+    assert.deepEqual(learnTargetLine([{ engine: 'Node', build: 'single', error: 'boom' }]), []);
+  });
+});
+
+describe('bench/RESULTS.md re-rendered (keepHandWritten)', () => {
+  const generated = ['# Benchmark results', '', '## Decode (Node v20)', '', 'table', '', '## Native', '', 'n', '',
+    '## Reproduce', '', 'sh'].join('\n');
+  const previous = ['# Benchmark results', '', '## Decode (Node v18)', '', 'old table', '',
+    '<!-- kept -->', '### Many sequences', 'measured by hand', '## A section of its own', 'more', '<!-- /kept -->', '',
+    '## Gone', '', '<!-- kept -->', 'orphan', '<!-- /kept -->', '', '## Native', '', 'n', '',
+    '<!-- kept -->', 'after native', '<!-- /kept -->', '', '## Reproduce', '', 'sh'].join('\n');
+
+  it('puts each kept part back at the end of the section it followed, or before Reproduce', () => {
+    const out = keepHandWritten(generated, previous);
+    const lines = out.split('\n');
+    const at = (l) => lines.indexOf(l);
+    assert.ok(at('table') < at('### Many sequences') && at('### Many sequences') < at('## Native'), out);
+    assert.ok(at('more') < at('## Native'));
+    // Both end up before Reproduce, in their order in the previous file.
+    assert.ok(at('## Native') < at('orphan') && at('orphan') < at('after native') &&
+      at('after native') < at('## Reproduce'), out);
+    assert.equal(out.match(/<!-- kept -->/g).length, 3);
+    assert.ok(!out.includes('old table'));
+  });
+
+  it('is stable: rendering again over its own output changes nothing', () => {
+    const once = keepHandWritten(generated, previous);
+    assert.equal(keepHandWritten(generated, once), once);
+  });
+
+  it('leaves a file without kept parts as generated', () => {
+    assert.equal(keepHandWritten(generated, ''), generated);
+    assert.equal(keepHandWritten(generated, generated), generated);
+  });
+});
