@@ -189,40 +189,77 @@ HWY_INLINE void StridedPanels(size_t depth, const float* HWY_RESTRICT a,
   }
 }
 
-// Rows of LaneScores with key rows kLdk apart (0: ldk).
-template <size_t kLdk>
+// Rows of LaneScores with key rows kLdk apart (0: ldk) and lane rows of kL.
+template <size_t kLdk, size_t kL>
 HWY_INLINE void LaneScoreRows(size_t kn, size_t depth,
                               const float* HWY_RESTRICT k, size_t ldk,
                               const float* HWY_RESTRICT qt, size_t lanes,
                               float* HWY_RESTRICT s) {
-  constexpr size_t L = kLaneStride;
   constexpr size_t MR = kStridedRows;
   size_t j = 0;
   for (; j + MR <= kn; j += MR) {
-    StridedPanels<MR, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
-                                  s + j * L, L, false);
+    StridedPanels<MR, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+                                   s + j * kL, kL, false);
   }
   for (; j + 2 <= kn; j += 2) {
-    StridedPanels<2, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
-                                 s + j * L, L, false);
+    StridedPanels<2, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+                                  s + j * kL, kL, false);
   }
   if (j < kn) {
-    StridedPanels<1, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
-                                 s + j * L, L, false);
+    StridedPanels<1, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+                                  s + j * kL, kL, false);
   }
 }
 
+// The backward's tiles in the same orientation (attention_backward.cc): a
+// query tile's transposed q and dO rows and its Sᵀ / dP̃ᵀ have rows of
+// kWideLaneStride floats (its 64 queries).
+constexpr size_t kWideLaneStride = 64;
+
 // s[j][0..lanes) = Σ_{c<depth} k[j·ldk + c] · qt[c][0..lanes) for j < kn:
-// the scores of kn keys (rows of k, as stored) against a block's transposed
-// queries; qt and s have rows of kLaneStride, lanes is a multiple of
+// the scores of kn keys (rows of k, as stored) against transposed queries;
+// qt and s have rows of `stride` floats (kLaneStride: the forward's blocks,
+// kWideLaneStride: the backward's tiles), lanes is a multiple of
 // PanelWidth(). Key rows of 64 floats (head size 64) get the constant
 // offsets.
 HWY_INLINE void LaneScores(size_t kn, size_t depth, const float* HWY_RESTRICT k,
                            size_t ldk, const float* HWY_RESTRICT qt,
-                           size_t lanes, float* HWY_RESTRICT s) {
-  if (ldk == 64) return LaneScoreRows<64>(kn, depth, k, ldk, qt, lanes, s);
-  LaneScoreRows<0>(kn, depth, k, ldk, qt, lanes, s);
+                           size_t lanes, float* HWY_RESTRICT s, size_t stride) {
+  constexpr size_t L = kLaneStride, W = kWideLaneStride;
+  if (stride == W) {
+    if (ldk == 64) return LaneScoreRows<64, W>(kn, depth, k, ldk, qt, lanes, s);
+    return LaneScoreRows<0, W>(kn, depth, k, ldk, qt, lanes, s);
+  }
+  if (ldk == 64) return LaneScoreRows<64, L>(kn, depth, k, ldk, qt, lanes, s);
+  LaneScoreRows<0, L>(kn, depth, k, ldk, qt, lanes, s);
 }
+
+#if HWY_TARGET != HWY_SCALAR
+// qt[c][i] = q[i·ldq + c] for c < d and rows i < rows, 0 for rows <= i < qp
+// (qt rows of kL floats, qp <= kL): the transposed queries LaneScores takes,
+// in 4x4 blocks (Transpose4x4), then the edges.
+template <size_t kL>
+HWY_INLINE void TransposeQueries(const float* HWY_RESTRICT q, size_t ldq,
+                                 size_t d, size_t rows, size_t qp,
+                                 float* HWY_RESTRICT qt) {
+  constexpr size_t L = kL;
+  const size_t rows4 = rows / 4 * 4, d4_end = d / 4 * 4;
+  for (size_t i = 0; i < rows4; i += 4) {
+    const float* r0 = q + i * ldq;
+    for (size_t c = 0; c < d4_end; c += 4) {
+      Transpose4x4(r0 + c, ldq, qt + c * L + i, L);
+    }
+    for (size_t c = d4_end; c < d; ++c) {
+      for (size_t k = 0; k < 4; ++k) qt[c * L + i + k] = r0[k * ldq + c];
+    }
+  }
+  for (size_t c = 0; c < d; ++c) {
+    for (size_t i = rows4; i < qp; ++i) {
+      qt[c * L + i] = i < rows ? q[i * ldq + c] : 0.0f;
+    }
+  }
+}
+#endif
 
 // Rows [0, MR) of LaneValuesRagged: the keys below their smallest end
 // together, the rest row by row.

@@ -53,8 +53,9 @@ ca_add_ragged_relaxed(const float* a, size_t lda, size_t rows,
 
 extern "C" __attribute__((export_name("ca_lane_scores_relaxed"))) void
 ca_lane_scores_relaxed(size_t kn, size_t depth, const float* k, size_t ldk,
-                       const float* qt, size_t lanes, float* s) {
-  hn_ca::LaneScores(kn, depth, k, ldk, qt, lanes, s);
+                       const float* qt, size_t lanes, float* s,
+                       size_t stride) {
+  hn_ca::LaneScores(kn, depth, k, ldk, qt, lanes, s, stride);
 }
 
 extern "C" __attribute__((export_name("ca_lane_values_relaxed"))) void
