@@ -21,7 +21,8 @@
 //      with D = dO·O per query,
 //   3. dV += (P∘M)ᵀ·dO and dK += dSᵀ·Q over each key's visible queries
 //      (broadcast microkernel, ragged begins),
-//   4. dS transposed, dQ += dS·K over each query's visible keys (ragged ends).
+//   4. dQ += dS·K over each query's visible keys (ragged ends), dS read
+//      down dSᵀ's columns (LaneValuesRagged: no transposed copy).
 // Query tiles before the first query that sees the key tile are skipped
 // (the causal triangle); within a tile only visible pairs are multiplied
 // in. dK = scale·dK when the sums are written; dQ's tile product, times
@@ -120,7 +121,6 @@ struct Workspace {
   float* zero;   // [max(d_panel, dv_panel)] zeros: rows past a tile's end
   float* st;     // [kKeyTile][kQueryTile] Sᵀ, then P∘M
   float* dpt;    // [kKeyTile][kQueryTile] dP̃ᵀ, then dSᵀ
-  float* ds;     // [kQueryTile][kKeyTile] dS
   float* dk;     // [kKeyTile][d_panel]    dK sums of the key tile
   float* dvs;    // [kKeyTile][dv_panel]   dV sums
   float* dd;     // [group][tq] D = dO·O per query row of the item's heads
@@ -140,7 +140,6 @@ struct Workspace {
     zero = carver->Take(wide);
     st = carver->Take(kKeyTile * kQueryTile);
     dpt = carver->Take(kKeyTile * kQueryTile);
-    ds = carver->Take(kQueryTile * kKeyTile);
     dk = carver->Take(kKeyTile * p.d_panel);
     dvs = carver->Take(kKeyTile * p.dv_panel);
     dd = carver->Take(p.group * p.tq);
@@ -214,28 +213,6 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
     const Exp2Constants<D1> e1(d1);
     for (; i < i1; ++i) GradLanes(d1, e1, t, st, dpt, i);
   }
-}
-
-// ds[i][j] = dpt[j][i] for j < kn (a multiple of 4) and i < qn rounded up
-// to 4 (within the panels LaneProducts wrote), in 4x4 blocks. The plain
-// instance's step 4: there a key's queries run from start[j] to the tile's
-// end and a query's keys from 0 to end[i], so the pairs copied beyond those
-// runs (raw dP̃) are never read.
-HWY_INLINE void TransposeTile(const float* HWY_RESTRICT dpt, size_t kn,
-                              size_t qn, float* HWY_RESTRICT ds) {
-#if HWY_TARGET == HWY_SCALAR
-  for (size_t j = 0; j < kn; ++j) {
-    for (size_t i = 0; i < qn; ++i)
-      ds[i * kKeyTile + j] = dpt[j * kQueryTile + i];
-  }
-#else
-  for (size_t j = 0; j < kn; j += 4) {
-    for (size_t i = 0; i < qn; i += 4) {
-      Transpose4x4(dpt + j * kQueryTile + i, kQueryTile, ds + i * kKeyTile + j,
-                   kKeyTile);
-    }
-  }
-#endif
 }
 
 // GradRow for a key row when the score rules apply (softcap, a mask):
@@ -341,12 +318,12 @@ void AddSeenKeyGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t k0,
 // dQ += dS·K over the keys [0, end[i]) each query row i >= skip sees.
 void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
                        size_t skip, size_t k0, const size_t* end,
-                       const float* ds, const float* k_rows, size_t ldk,
+                       const float* dst, const float* k_rows, size_t ldk,
                        float* dqt) {
   for (size_t i = skip; i < qn; ++i) {
     for (size_t j = 0; j < end[i]; ++j) {
       if (!SeesInRange(p, b, h, q0, i, k0, j)) continue;
-      const float x = ds[i * kKeyTile + j];
+      const float x = dst[j * kQueryTile + i];
       for (size_t c = 0; c < p.d; ++c) {
         dqt[i * p.d_panel + c] += x * k_rows[j * ldk + c];
       }
@@ -564,26 +541,17 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           p.products.AddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows,
                                     ldq, p.d_panel, ws.dk, p.d_panel);
         }
-        // 4. dQ += dS·K.
-        if (!kHides && kn % 4 == 0) {
-          TransposeTile(ws.dpt, kn, qn, ws.ds);
-        } else {
-          for (size_t j = 0; j < kn; ++j) {
-            const float* src = ws.dpt + j * kQueryTile;
-            for (size_t i = start[j]; i < qn; ++i)
-              ws.ds[i * kKeyTile + j] = src[i];
-          }
-        }
+        // 4. dQ += dS·K, dS read down dSᵀ's columns.
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
         if (kHides && !keys_finite && !full) {
-          AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
-                            ws.dqt);
+          AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.dpt, kt_rows,
+                            ldk, ws.dqt);
         } else {
-          p.products.AddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
-                               end + skip, kt_rows, ldk, p.d_panel,
-                               ws.dqt + skip * p.d_panel, p.d_panel);
+          p.products.Values(ws.dpt + skip, qn - skip, end + skip, kt_rows, ldk,
+                            p.d_panel, ws.dqt + skip * p.d_panel, p.d_panel,
+                            kQueryTile);
         }
         for (size_t i = skip; i < qn; ++i) {
           if (end[i] == 0) continue;

@@ -188,7 +188,7 @@ inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
                       p.dv_panel);
     } else {
       p.products.Values(ws.s, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
-                        p.dv_panel);
+                        p.dv_panel, kLaneStride);
     }
   };
   ForEachKeyTile(p, b, key_begin, key_end, ws, begin, end, tile);

@@ -261,47 +261,61 @@ HWY_INLINE void TransposeQueries(const float* HWY_RESTRICT q, size_t ldq,
 }
 #endif
 
-// Rows [0, MR) of LaneValuesRagged: the keys below their smallest end
-// together, the rest row by row.
-template <size_t MR>
+// Rows [0, MR) of LaneValuesRagged (pt rows of kL floats): the keys below
+// their smallest end together, the rest row by row.
+template <size_t MR, size_t kL>
 HWY_INLINE void LaneValueRows(const float* HWY_RESTRICT pt, const size_t* ends,
                               const float* HWY_RESTRICT v, size_t ldv,
                               size_t ncols, float* HWY_RESTRICT o, size_t ldo) {
-  constexpr size_t L = kLaneStride;
   size_t shared = ends[0];
   for (size_t i = 1; i < MR; ++i) shared = HWY_MIN(shared, ends[i]);
   if (shared > 0) {
-    StridedPanels<MR, 1, L, 0>(shared, pt, 1, L, v, ldv, ncols, o, ldo, true);
+    StridedPanels<MR, 1, kL, 0>(shared, pt, 1, kL, v, ldv, ncols, o, ldo,
+                                true);
   }
   for (size_t i = 0; i < MR; ++i) {
     if (ends[i] > shared) {
-      StridedPanels<1, 1, L, 0>(ends[i] - shared, pt + i + shared * L, 1, L,
-                                v + shared * ldv, ldv, ncols, o + i * ldo, ldo,
-                                true);
+      StridedPanels<1, 1, kL, 0>(ends[i] - shared, pt + i + shared * kL, 1,
+                                 kL, v + shared * ldv, ldv, ncols,
+                                 o + i * ldo, ldo, true);
     }
   }
 }
 
+template <size_t kL>
+HWY_INLINE void LaneValueTile(const float* HWY_RESTRICT pt, size_t rows,
+                              const size_t* ends, const float* HWY_RESTRICT v,
+                              size_t ldv, size_t ncols, float* HWY_RESTRICT o,
+                              size_t ldo) {
+  constexpr size_t MR = kStridedRows;
+  size_t r = 0;
+  for (; r + MR <= rows; r += MR) {
+    LaneValueRows<MR, kL>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+  for (; r + 2 <= rows; r += 2) {
+    LaneValueRows<2, kL>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+  if (r < rows) {
+    LaneValueRows<1, kL>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+}
+
 // o[r][0..ncols) += Σ_{j<ends[r]} pt[j][r] · v[j·ldv + 0..ncols) for r <
-// rows: P·V with P transposed (rows of kLaneStride, one per key), each row
-// over its own keys only (as MatMulAddRagged: a value row past a row's end
-// never reaches it); ncols a multiple of PanelWidth().
+// rows: P·V with P transposed (rows of `stride` floats, one per key:
+// kLaneStride, the forward's, or kWideLaneStride, the backward's dQ += dS·K
+// from dSᵀ), each row over its own keys only (as MatMulAddRagged: a value
+// row past a row's end never reaches it; each sum in its order);
+// ncols a multiple of PanelWidth().
 HWY_INLINE void LaneValuesRagged(const float* HWY_RESTRICT pt, size_t rows,
                                  const size_t* ends,
                                  const float* HWY_RESTRICT v, size_t ldv,
                                  size_t ncols, float* HWY_RESTRICT o,
-                                 size_t ldo) {
-  constexpr size_t MR = kStridedRows;
-  size_t r = 0;
-  for (; r + MR <= rows; r += MR) {
-    LaneValueRows<MR>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+                                 size_t ldo, size_t stride) {
+  if (stride == kWideLaneStride) {
+    return LaneValueTile<kWideLaneStride>(pt, rows, ends, v, ldv, ncols, o,
+                                          ldo);
   }
-  for (; r + 2 <= rows; r += 2) {
-    LaneValueRows<2>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
-  }
-  if (r < rows) {
-    LaneValueRows<1>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
-  }
+  LaneValueTile<kLaneStride>(pt, rows, ends, v, ldv, ncols, o, ldo);
 }
 
 template <size_t MR>

@@ -205,11 +205,13 @@ void TestTransposeQueries() {
   CheckTransposeQueries<kWideLaneStride>(&rng);
 }
 
-// o += pᵀ · v, row r over keys [0, ends[r]), p stored [keys][kLaneStride];
-// a NaN in a value row past a row's end stays out of that row.
-void TestLaneValuesRagged() {
-  std::mt19937 rng(64);
-  constexpr size_t L = kLaneStride;
+// o += pᵀ · v, row r over keys [0, ends[r]), p stored [keys][L] for both
+// lane strides (kLaneStride: the forward's P, kWideLaneStride: the
+// backward's dSᵀ); a NaN in a value row past a row's end stays out of that
+// row.
+template <size_t L>
+void CheckLaneValuesRagged(std::mt19937* rng_ptr) {
+  std::mt19937& rng = *rng_ptr;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t rows = 1; rows <= L; rows += rows < 9 ? 1 : 7) {
     for (size_t keys : testing_util::KernelSizes()) {
@@ -238,7 +240,7 @@ void TestLaneValuesRagged() {
           }
         }
         LaneValuesRagged(pt.get(), rows, end.data(), v.get(), ldv, ncols,
-                         o.get(), ncols);
+                         o.get(), ncols, L);
         for (size_t r = 0; r < rows; ++r) {
           const bool sees_nan =
               poison && std::isnan(v[(keys - 1) * ldv]) && end[r] == keys;
@@ -250,13 +252,19 @@ void TestLaneValuesRagged() {
                                   &begin[r], &end[r], v.get(), ldv, ncols,
                                   o0.data() + r * ncols, ncols);
           EXPECT_TRUE(ref.Matches(o.get() + r * ncols, 1, ncols))
-              << hwy::TargetName(HWY_TARGET) << " rows=" << rows
+              << hwy::TargetName(HWY_TARGET) << " L=" << L << " rows=" << rows
               << " keys=" << keys << " row=" << r << " end=" << end[r];
         }
         if (::testing::Test::HasFailure()) return;
       }
     }
   }
+}
+
+void TestLaneValuesRagged() {
+  std::mt19937 rng(64);
+  CheckLaneValuesRagged<kLaneStride>(&rng);
+  CheckLaneValuesRagged<kWideLaneStride>(&rng);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
