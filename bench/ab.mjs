@@ -5,7 +5,8 @@
 // slower?" on a shared machine, where only numbers from one run compare.
 //   node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs]
 // (filter: only the cases whose name contains it; runs: timed runs of each,
-// 15 by default; --decode: only the decode steps, one per KV cache dtype)
+// 15 by default; --decode: only the decode steps, one per KV cache dtype;
+// --ratio: also each one's backward over its forward at (1,12,1024,64))
 // e.g. git worktree add /tmp/before main~1 && (cd /tmp/before &&
 //      node scripts/build.mjs --wasm) && node bench/ab.mjs /tmp/before .
 import { existsSync } from 'node:fs';
@@ -17,7 +18,7 @@ const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const [dirA, dirB, threadArg = '1', filterArg = '', runsArg = '15'] = args;
 const filter = process.argv.includes('--decode') ? 'decode step' : filterArg;
 if (!dirA || !dirB) {
-  console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs] [--decode]');
+  console.error('usage: node bench/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs] [--decode] [--ratio]');
   process.exit(2);
 }
 const threads = Number(threadArg);
@@ -38,10 +39,11 @@ function attentionCase(B, H, T, D, extra = {}) {
   return [`attention (${B},${H},${T},${D})${more}`, runtimes.map((ca) => () => ca.attention(q, k, v, options))];
 }
 // The backward alone, from the forward's output and log-sum-exp.
-function backwardCase(B, H, T, D) {
+function backwardCase(B, H, T, D, extra = {}) {
   const [q, k, v, dout] = [0, 1, 2, 3].map(() => random(B * H * T * D));
-  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true };
-  return [`attentionBackward (${B},${H},${T},${D})`, runtimes.map((ca) => {
+  const options = { batch: B, heads: H, queryLength: T, headDim: D, causal: true, ...extra };
+  const more = Object.keys(extra).length ? ` ${JSON.stringify(extra)}` : '';
+  return [`attentionBackward (${B},${H},${T},${D})${more}`, runtimes.map((ca) => {
     const { output, logSumExp } = ca.attention(q, k, v, { ...options, returnLogSumExp: true });
     return () => ca.attentionBackward(dout, q, k, v, output, logSumExp, options);
   })];
@@ -78,6 +80,9 @@ function decodeCase(L, dtype) {
 const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4096, 64),
   () => attentionCase(1, 12, 128, 64),
   () => attentionCase(1, 8, 1024, 64, { softcap: 50 }), () => backwardCase(1, 12, 1024, 64),
+  () => backwardCase(1, 12, 128, 64), () => backwardCase(1, 1, 4096, 64),
+  () => backwardCase(1, 8, 1024, 64, { softcap: 50 }),
+  () => backwardCase(1, 8, 1024, 64, { window: { left: 255 } }),
   () => moduleCase(2, 1024, 768, 12), () => linearCase(8192, 768),
   ...['float32', 'bfloat16', 'int8'].map((dtype) => () => decodeCase(4096, dtype))];
 console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, ` +
@@ -96,5 +101,16 @@ for (const make of cases) {
   const [ma, mb, ca, cb] = interleaved(a, b, 1500, runs);
   console.log(`${name.padEnd(40)} A ${ma.toFixed(2).padStart(8)} ms   B ${mb.toFixed(2).padStart(8)} ms   ` +
     `B/A ${(mb / ma).toFixed(3)}   CPU time B/A ${(cb / ca).toFixed(3)}`);
+}
+// --ratio: each checkout's backward over its own forward (returnLogSumExp),
+// interleaved, at (1,12,1024,64) (issue 21's target: at most 2.0, one thread).
+if (process.argv.includes('--ratio')) {
+  const [, fwd] = attentionCase(1, 12, 1024, 64, { returnLogSumExp: true });
+  const [, bwd] = backwardCase(1, 12, 1024, 64);
+  for (const [i, label] of ['A', 'B'].entries()) {
+    const [mf, mb, cf, cb] = interleaved(fwd[i], bwd[i], 1500, runs);
+    console.log(`${label}: backward / forward (1,12,1024,64)   forward ${mf.toFixed(2)} ms   ` +
+      `backward ${mb.toFixed(2)} ms   ratio ${(mb / mf).toFixed(3)}   CPU time ratio ${(cb / cf).toFixed(3)}`);
+  }
 }
 for (const ca of runtimes) ca.dispose();

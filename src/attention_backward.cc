@@ -13,13 +13,16 @@
 // Per key tile (kKeyTile keys), per query head of the group, per query tile
 // (kQueryTile queries) that sees any of its keys, in the transposed
 // orientation (a row per key, a column per query):
-//   1. Sᵀ = K·Qᵀ and dP̃ᵀ = V·dOᵀ (dot-product microkernel, dot-inl.h),
+//   1. Sᵀ = K·Qᵀ and dP̃ᵀ = V·dOᵀ with the tile's q and dO rows
+//      transposed (queries in lanes: the GEMM microkernel's broadcast form,
+//      LaneScores of matmul-inl.h, as the forward's transposed tiles),
 //   2. per element: P = exp(min(scale·S - L, 0)), M = dropout factor
 //      (regenerated from the seed), Sᵀ <- P∘M, dP̃ᵀ <- dS = P∘(dP̃∘M - D)
 //      with D = dO·O per query,
 //   3. dV += (P∘M)ᵀ·dO and dK += dSᵀ·Q over each key's visible queries
 //      (broadcast microkernel, ragged begins),
-//   4. dS transposed, dQ += dS·K over each query's visible keys (ragged ends).
+//   4. dQ += dS·K over each query's visible keys (ragged ends), dS read
+//      down dSᵀ's columns (LaneValuesRagged: no transposed copy).
 // Query tiles before the first query that sees the key tile are skipped
 // (the causal triangle); within a tile only visible pairs are multiplied
 // in. dK = scale·dK when the sums are written; dQ's tile product, times
@@ -46,7 +49,6 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "src/attention_plan-inl.h"
-#include "src/dot-inl.h"
 #include "src/dropout-inl.h"
 #include "src/exp-inl.h"
 #include "src/matmul-inl.h"
@@ -114,10 +116,11 @@ struct Workspace {
   float* vt;     // [kKeyTile][dv_panel]   value tile, padded
   float* qt;     // [kQueryTile][d_panel]  query tile, padded
   float* dot;    // [kQueryTile][dv_panel] dO tile, padded
+  float* qlt;    // [d][kQueryTile]        query tile transposed (step 1)
+  float* dolt;   // [dv][kQueryTile]       dO tile transposed
   float* zero;   // [max(d_panel, dv_panel)] zeros: rows past a tile's end
   float* st;     // [kKeyTile][kQueryTile] Sᵀ, then P∘M
   float* dpt;    // [kKeyTile][kQueryTile] dP̃ᵀ, then dSᵀ
-  float* ds;     // [kQueryTile][kKeyTile] dS
   float* dk;     // [kKeyTile][d_panel]    dK sums of the key tile
   float* dvs;    // [kKeyTile][dv_panel]   dV sums
   float* dd;     // [group][tq] D = dO·O per query row of the item's heads
@@ -131,11 +134,12 @@ struct Workspace {
     vt = carver->Take(kKeyTile * p.dv_panel);
     qt = carver->Take(kQueryTile * p.d_panel);
     dot = carver->Take(kQueryTile * p.dv_panel);
+    qlt = carver->Take(p.d * kQueryTile);
+    dolt = carver->Take(p.dv * kQueryTile);
     const size_t wide = HWY_MAX(p.d_panel, p.dv_panel);
     zero = carver->Take(wide);
     st = carver->Take(kKeyTile * kQueryTile);
     dpt = carver->Take(kKeyTile * kQueryTile);
-    ds = carver->Take(kQueryTile * kKeyTile);
     dk = carver->Take(kKeyTile * p.d_panel);
     dvs = carver->Take(kKeyTile * p.dv_panel);
     dd = carver->Take(p.group * p.tq);
@@ -147,28 +151,6 @@ struct Workspace {
     if (zero) memset(zero, 0, wide * sizeof(float));
   }
 };
-
-// c[r][j] = a_r · b_j for r < rows, j < nb (c written up to a multiple of 4
-// columns on vector targets; b rows past nb read `zero`). Depth is a
-// multiple of the vector length.
-HWY_INLINE void DotRows(const TileProducts& products, const float* a,
-                        size_t lda, size_t rows, const float* b, size_t ldb,
-                        size_t nb, size_t depth, const float* zero, float* c,
-                        size_t ldc) {
-#if HWY_TARGET == HWY_SCALAR
-  (void)zero;
-  (void)products;
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t j = 0; j < nb; ++j) {
-      float acc = 0.0f;
-      for (size_t x = 0; x < depth; ++x) acc += a[r * lda + x] * b[j * ldb + x];
-      c[r * ldc + j] = acc;
-    }
-  }
-#else
-  products.Dot(a, lda, rows, b, ldb, nb, depth, zero, c, ldc);
-#endif
-}
 
 // What step 2 needs for one row of the tile (one key, column `col`).
 struct RowTerms {
@@ -231,41 +213,6 @@ HWY_INLINE void GradRow(const RowTerms& t, float* st, float* dpt, size_t i0,
     const Exp2Constants<D1> e1(d1);
     for (; i < i1; ++i) GradLanes(d1, e1, t, st, dpt, i);
   }
-}
-
-// ds[i][j] = dpt[j][i] for j < kn (a multiple of 4) and i < qn rounded up
-// to 4 (dpt's columns as DotRows wrote them), in 4x4 blocks. The plain
-// instance's step 4: there a key's queries run from start[j] to the tile's
-// end and a query's keys from 0 to end[i], so the pairs copied beyond those
-// runs (raw dP̃) are never read.
-HWY_INLINE void TransposeTile(const float* HWY_RESTRICT dpt, size_t kn,
-                              size_t qn, float* HWY_RESTRICT ds) {
-#if HWY_TARGET == HWY_SCALAR
-  for (size_t j = 0; j < kn; ++j) {
-    for (size_t i = 0; i < qn; ++i)
-      ds[i * kKeyTile + j] = dpt[j * kQueryTile + i];
-  }
-#else
-  const hn::Full128<float> d4;
-  for (size_t j = 0; j < kn; j += 4) {
-    const float* r = dpt + j * kQueryTile;
-    for (size_t i = 0; i < qn; i += 4) {
-      const auto r0 = hn::LoadU(d4, r + i);
-      const auto r1 = hn::LoadU(d4, r + kQueryTile + i);
-      const auto r2 = hn::LoadU(d4, r + 2 * kQueryTile + i);
-      const auto r3 = hn::LoadU(d4, r + 3 * kQueryTile + i);
-      const auto t0 = hn::InterleaveLower(r0, r1);  // r0[0] r1[0] r0[1] r1[1]
-      const auto t1 = hn::InterleaveLower(r2, r3);
-      const auto t2 = hn::InterleaveUpper(d4, r0, r1);  // lanes 2, 3
-      const auto t3 = hn::InterleaveUpper(d4, r2, r3);
-      float* c = ds + i * kKeyTile + j;
-      hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, c);
-      hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, c + kKeyTile);
-      hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, c + 2 * kKeyTile);
-      hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, c + 3 * kKeyTile);
-    }
-  }
-#endif
 }
 
 // GradRow for a key row when the score rules apply (softcap, a mask):
@@ -371,17 +318,77 @@ void AddSeenKeyGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t k0,
 // dQ += dS·K over the keys [0, end[i]) each query row i >= skip sees.
 void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
                        size_t skip, size_t k0, const size_t* end,
-                       const float* ds, const float* k_rows, size_t ldk,
+                       const float* dst, const float* k_rows, size_t ldk,
                        float* dqt) {
   for (size_t i = skip; i < qn; ++i) {
     for (size_t j = 0; j < end[i]; ++j) {
       if (!SeesInRange(p, b, h, q0, i, k0, j)) continue;
-      const float x = ds[i * kKeyTile + j];
+      const float x = dst[j * kQueryTile + i];
       for (size_t c = 0; c < p.d; ++c) {
         dqt[i * p.d_panel + c] += x * k_rows[j * ldk + c];
       }
     }
   }
+}
+
+// Keys per LaneScores call in a tile with hidden pairs: each group of keys
+// multiplies only the query panels its keys see (the causal diagonal: about
+// half the tile's pairs, where the whole tile would be all of them).
+constexpr size_t kLaneKeyGroup = 8;
+
+// Step 1 of a tile pair: Sᵀ = K·Qᵀ into ws.st and dP̃ᵀ = V·dOᵀ into ws.dpt,
+// over (at least) queries [start[j], stop[j]) of each key row j < kn.
+// SIMD targets: the tile's q and dO rows transposed (queries in lanes), then
+// each key's scalars broadcast against them (LaneScores: the GEMM
+// microkernel's form, no horizontal sums); the scalar target: dot products.
+// k_rows, v_rows, q_rows and do_rows are the rows as stored.
+HWY_INLINE void LaneProducts(const Plan& p, bool full, const float* k_rows,
+                             const float* v_rows, size_t kn,
+                             const float* q_rows, const float* do_rows,
+                             size_t qn, const size_t* start,
+                             const size_t* stop, const Workspace& ws) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)full;
+  for (size_t j = 0; j < kn; ++j) {
+    for (size_t i = start[j]; i < stop[j]; ++i) {
+      float s = 0.0f, dp = 0.0f;
+      for (size_t c = 0; c < p.d; ++c) s += k_rows[j * p.d + c] * q_rows[i * p.d + c];
+      for (size_t c = 0; c < p.dv; ++c) {
+        dp += v_rows[j * p.dv + c] * do_rows[i * p.dv + c];
+      }
+      ws.st[j * kQueryTile + i] = s;
+      ws.dpt[j * kQueryTile + i] = dp;
+    }
+  }
+#else
+  static_assert(kQueryTile == kWideLaneStride, "a query tile fills the lanes");
+  const size_t pw = PanelWidth();
+  const size_t qp = RoundUp(qn, pw);
+  TransposeQueries<kQueryTile>(q_rows, p.d, p.d, qn, qp, ws.qlt);
+  TransposeQueries<kQueryTile>(do_rows, p.dv, p.dv, qn, qp, ws.dolt);
+  const size_t group = full ? kn : kLaneKeyGroup;
+  for (size_t j = 0; j < kn; j += group) {
+    const size_t gn = HWY_MIN(group, kn - j);
+    size_t i0 = qn, i1 = 0;
+    for (size_t x = j; x < j + gn; ++x) {
+      if (stop[x] <= start[x]) continue;
+      i0 = HWY_MIN(i0, start[x]);
+      i1 = HWY_MAX(i1, stop[x]);
+    }
+    if (i1 <= i0) continue;
+    i0 = i0 / pw * pw;
+    i1 = RoundUp(i1, pw);
+    // Both products from one call site (one inlined copy of the kernels).
+    for (int op = 0; op < 2; ++op) {
+      const size_t depth = op == 0 ? p.d : p.dv;
+      const float* keys = op == 0 ? k_rows : v_rows;
+      const float* lanes = op == 0 ? ws.qlt : ws.dolt;
+      float* out = op == 0 ? ws.st : ws.dpt;
+      p.products.Scores(gn, depth, keys + j * depth, depth, lanes + i0,
+                        i1 - i0, out + j * kQueryTile + i0, kQueryTile);
+    }
+  }
+#endif
 }
 
 // One (batch, kv head, key chunk) item. Four instances (Run picks one per
@@ -488,20 +495,10 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
             PaddedRows(p.q + row0 * p.d, qn, p.d, p.d_panel, ws.qt, &ldq);
         const float* do_rows = PaddedRows(p.dout + row0 * p.dv, qn, p.dv,
                                           p.dv_panel, ws.dot, &ldo);
-        // 1. Sᵀ and dP̃ᵀ, over the queries each pair of keys sees.
-        for (size_t j = 0; j < kn; j += 2) {
-          const size_t pair = HWY_MIN(size_t{2}, kn - j);
-          const size_t i0 =
-              HWY_MIN(start[j], start[j + pair - 1]) / 4 * 4;
-          const size_t i1 = HWY_MAX(stop[j], stop[j + pair - 1]);
-          if (i1 <= i0) continue;
-          DotRows(p.products, kt_rows + j * ldk, ldk, pair, q_rows + i0 * ldq,
-                  ldq, i1 - i0, p.d_pad, ws.zero,
-                  ws.st + j * kQueryTile + i0, kQueryTile);
-          DotRows(p.products, vt_rows + j * ldv, ldv, pair,
-                  do_rows + i0 * ldo, ldo, i1 - i0, p.dv_pad, ws.zero,
-                  ws.dpt + j * kQueryTile + i0, kQueryTile);
-        }
+        // 1. Sᵀ and dP̃ᵀ.
+        LaneProducts(p, full, k_head + k0 * p.d, v_head + k0 * p.dv, kn,
+                     p.q + row0 * p.d, p.dout + row0 * p.dv, qn, start, stop,
+                     ws);
         // 2. P∘M and dS, over each key's visible queries.
         const size_t at = g * p.tq + q0;  // the tile's rows in dd, rk0, rk1
         RowTerms t{p.scale,
@@ -544,26 +541,17 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
           p.products.AddRaggedBegin(ws.dpt, kQueryTile, kn, start, qn, q_rows,
                                     ldq, p.d_panel, ws.dk, p.d_panel);
         }
-        // 4. dQ += dS·K.
-        if (!kHides && kn % 4 == 0) {
-          TransposeTile(ws.dpt, kn, qn, ws.ds);
-        } else {
-          for (size_t j = 0; j < kn; ++j) {
-            const float* src = ws.dpt + j * kQueryTile;
-            for (size_t i = start[j]; i < qn; ++i)
-              ws.ds[i * kKeyTile + j] = src[i];
-          }
-        }
+        // 4. dQ += dS·K, dS read down dSᵀ's columns.
         // Rows before first_row see none of the chunk (their ends are 0).
         const size_t skip = first_row > q0 ? first_row - q0 : 0;
         memset(ws.dqt, 0, qn * p.d_panel * sizeof(float));
         if (kHides && !keys_finite && !full) {
-          AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.ds, kt_rows, ldk,
-                            ws.dqt);
+          AddSeenQueryGrads(p, b, h, q0, qn, skip, k0, end, ws.dpt, kt_rows,
+                            ldk, ws.dqt);
         } else {
-          p.products.AddRagged(ws.ds + skip * kKeyTile, kKeyTile, qn - skip,
-                               end + skip, kt_rows, ldk, p.d_panel,
-                               ws.dqt + skip * p.d_panel, p.d_panel);
+          p.products.Values(ws.dpt + skip, qn - skip, end + skip, kt_rows, ldk,
+                            p.d_panel, ws.dqt + skip * p.d_panel, p.d_panel,
+                            kQueryTile);
         }
         for (size_t i = skip; i < qn; ++i) {
           if (end[i] == 0) continue;

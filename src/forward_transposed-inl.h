@@ -144,41 +144,6 @@ HWY_INLINE void SoftmaxLanes(const Plan& p, float* HWY_RESTRICT s, size_t kn,
   hn::StoreU(hn::Add(hn::LoadU(df, ls->l + g), sum), df, ls->l + g);
 }
 
-// qt[c][i] = q[i·d + c] for the block's rows i < rows, 0 for rows <= i <
-// qp (rows of kLaneStride): 4x4 blocks of 128-bit vectors, then the edges.
-HWY_INLINE void TransposeQueries(const float* HWY_RESTRICT q, size_t d,
-                                 size_t rows, size_t qp,
-                                 float* HWY_RESTRICT qt) {
-  constexpr size_t L = kLaneStride;
-  const hn::Full128<float> d4;
-  const size_t rows4 = rows / 4 * 4, d4_end = d / 4 * 4;
-  for (size_t i = 0; i < rows4; i += 4) {
-    const float* r0 = q + i * d;
-    for (size_t c = 0; c < d4_end; c += 4) {
-      const auto a0 = hn::LoadU(d4, r0 + c);
-      const auto a1 = hn::LoadU(d4, r0 + d + c);
-      const auto a2 = hn::LoadU(d4, r0 + 2 * d + c);
-      const auto a3 = hn::LoadU(d4, r0 + 3 * d + c);
-      const auto t0 = hn::InterleaveLower(a0, a1);  // a0_0 a1_0 a0_1 a1_1
-      const auto t1 = hn::InterleaveLower(a2, a3);
-      const auto t2 = hn::InterleaveUpper(d4, a0, a1);  // a0_2 a1_2 a0_3 a1_3
-      const auto t3 = hn::InterleaveUpper(d4, a2, a3);
-      hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, qt + c * L + i);
-      hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, qt + (c + 1) * L + i);
-      hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, qt + (c + 2) * L + i);
-      hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, qt + (c + 3) * L + i);
-    }
-    for (size_t c = d4_end; c < d; ++c) {
-      for (size_t k = 0; k < 4; ++k) qt[c * L + i + k] = r0[k * d + c];
-    }
-  }
-  for (size_t c = 0; c < d; ++c) {
-    for (size_t i = rows4; i < qp; ++i) {
-      qt[c * L + i] = i < rows ? q[i * d + c] : 0.0f;
-    }
-  }
-}
-
 // A tiled work item over keys [key_begin, key_end) in the transposed
 // orientation (see the file comment); finished rows to p.out.
 inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
@@ -187,7 +152,7 @@ inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
   const size_t qp = RoundUp(rows, PanelWidth());  // <= kQueryBlock
   const size_t N = hn::Lanes(DF());
   float* qt = ws.qpad;
-  TransposeQueries(b.q, p.d, rows, qp, qt);
+  TransposeQueries<kLaneStride>(b.q, p.d, p.d, rows, qp, qt);
   LaneState ls;
   size_t begin[kQueryBlock], end[kQueryBlock], tile_end[kQueryBlock];
   for (size_t i = 0; i < qp; ++i) {
@@ -203,7 +168,7 @@ inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
     size_t ldk;
     const float* k =
         TileRows(p, b.k + k0 * p.k_row, kn, p.d, p.k_row, p.d, ws.keys, &ldk);
-    p.products.Scores(kn, p.d, k, ldk, qt, qp, ws.s);
+    p.products.Scores(kn, p.d, k, ldk, qt, qp, ws.s, kLaneStride);
     for (size_t r = 0; r < rows; ++r) {
       const size_t vb = full ? 0 : BeginInTile(begin[r], k0, kn);
       const size_t ve = full ? kn : EndInTile(end[r], k0, kn);
@@ -223,7 +188,7 @@ inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
                       p.dv_panel);
     } else {
       p.products.Values(ws.s, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
-                        p.dv_panel);
+                        p.dv_panel, kLaneStride);
     }
   };
   ForEachKeyTile(p, b, key_begin, key_end, ws, begin, end, tile);

@@ -189,82 +189,133 @@ HWY_INLINE void StridedPanels(size_t depth, const float* HWY_RESTRICT a,
   }
 }
 
-// Rows of LaneScores with key rows kLdk apart (0: ldk).
-template <size_t kLdk>
+// Rows of LaneScores with key rows kLdk apart (0: ldk) and lane rows of kL.
+template <size_t kLdk, size_t kL>
 HWY_INLINE void LaneScoreRows(size_t kn, size_t depth,
                               const float* HWY_RESTRICT k, size_t ldk,
                               const float* HWY_RESTRICT qt, size_t lanes,
                               float* HWY_RESTRICT s) {
-  constexpr size_t L = kLaneStride;
   constexpr size_t MR = kStridedRows;
   size_t j = 0;
   for (; j + MR <= kn; j += MR) {
-    StridedPanels<MR, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
-                                  s + j * L, L, false);
+    StridedPanels<MR, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+                                   s + j * kL, kL, false);
   }
   for (; j + 2 <= kn; j += 2) {
-    StridedPanels<2, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
-                                 s + j * L, L, false);
+    StridedPanels<2, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+                                  s + j * kL, kL, false);
   }
   if (j < kn) {
-    StridedPanels<1, kLdk, 1, L>(depth, k + j * ldk, ldk, 1, qt, L, lanes,
-                                 s + j * L, L, false);
+    StridedPanels<1, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+                                  s + j * kL, kL, false);
   }
 }
 
+// The backward's tiles in the same orientation (attention_backward.cc): a
+// query tile's transposed q and dO rows and its Sᵀ / dP̃ᵀ have rows of
+// kWideLaneStride floats (its 64 queries).
+constexpr size_t kWideLaneStride = 64;
+
 // s[j][0..lanes) = Σ_{c<depth} k[j·ldk + c] · qt[c][0..lanes) for j < kn:
-// the scores of kn keys (rows of k, as stored) against a block's transposed
-// queries; qt and s have rows of kLaneStride, lanes is a multiple of
+// the scores of kn keys (rows of k, as stored) against transposed queries;
+// qt and s have rows of `stride` floats (kLaneStride: the forward's blocks,
+// kWideLaneStride: the backward's tiles), lanes is a multiple of
 // PanelWidth(). Key rows of 64 floats (head size 64) get the constant
 // offsets.
 HWY_INLINE void LaneScores(size_t kn, size_t depth, const float* HWY_RESTRICT k,
                            size_t ldk, const float* HWY_RESTRICT qt,
-                           size_t lanes, float* HWY_RESTRICT s) {
-  if (ldk == 64) return LaneScoreRows<64>(kn, depth, k, ldk, qt, lanes, s);
-  LaneScoreRows<0>(kn, depth, k, ldk, qt, lanes, s);
+                           size_t lanes, float* HWY_RESTRICT s, size_t stride) {
+  constexpr size_t L = kLaneStride, W = kWideLaneStride;
+  if (stride == W) {
+    if (ldk == 64) return LaneScoreRows<64, W>(kn, depth, k, ldk, qt, lanes, s);
+    return LaneScoreRows<0, W>(kn, depth, k, ldk, qt, lanes, s);
+  }
+  if (ldk == 64) return LaneScoreRows<64, L>(kn, depth, k, ldk, qt, lanes, s);
+  LaneScoreRows<0, L>(kn, depth, k, ldk, qt, lanes, s);
 }
 
-// Rows [0, MR) of LaneValuesRagged: the keys below their smallest end
-// together, the rest row by row.
-template <size_t MR>
+#if HWY_TARGET != HWY_SCALAR
+// qt[c][i] = q[i·ldq + c] for c < d and rows i < rows, 0 for rows <= i < qp
+// (qt rows of kL floats, qp <= kL): the transposed queries LaneScores takes,
+// in 4x4 blocks (Transpose4x4), then the edges.
+template <size_t kL>
+HWY_INLINE void TransposeQueries(const float* HWY_RESTRICT q, size_t ldq,
+                                 size_t d, size_t rows, size_t qp,
+                                 float* HWY_RESTRICT qt) {
+  constexpr size_t L = kL;
+  const size_t rows4 = rows / 4 * 4, d4_end = d / 4 * 4;
+  for (size_t i = 0; i < rows4; i += 4) {
+    const float* r0 = q + i * ldq;
+    for (size_t c = 0; c < d4_end; c += 4) {
+      Transpose4x4(r0 + c, ldq, qt + c * L + i, L);
+    }
+    for (size_t c = d4_end; c < d; ++c) {
+      for (size_t k = 0; k < 4; ++k) qt[c * L + i + k] = r0[k * ldq + c];
+    }
+  }
+  for (size_t c = 0; c < d; ++c) {
+    for (size_t i = rows4; i < qp; ++i) {
+      qt[c * L + i] = i < rows ? q[i * ldq + c] : 0.0f;
+    }
+  }
+}
+#endif
+
+// Rows [0, MR) of LaneValuesRagged (pt rows of kL floats): the keys below
+// their smallest end together, the rest row by row.
+template <size_t MR, size_t kL>
 HWY_INLINE void LaneValueRows(const float* HWY_RESTRICT pt, const size_t* ends,
                               const float* HWY_RESTRICT v, size_t ldv,
                               size_t ncols, float* HWY_RESTRICT o, size_t ldo) {
-  constexpr size_t L = kLaneStride;
   size_t shared = ends[0];
   for (size_t i = 1; i < MR; ++i) shared = HWY_MIN(shared, ends[i]);
   if (shared > 0) {
-    StridedPanels<MR, 1, L, 0>(shared, pt, 1, L, v, ldv, ncols, o, ldo, true);
+    StridedPanels<MR, 1, kL, 0>(shared, pt, 1, kL, v, ldv, ncols, o, ldo,
+                                true);
   }
   for (size_t i = 0; i < MR; ++i) {
     if (ends[i] > shared) {
-      StridedPanels<1, 1, L, 0>(ends[i] - shared, pt + i + shared * L, 1, L,
-                                v + shared * ldv, ldv, ncols, o + i * ldo, ldo,
-                                true);
+      StridedPanels<1, 1, kL, 0>(ends[i] - shared, pt + i + shared * kL, 1,
+                                 kL, v + shared * ldv, ldv, ncols,
+                                 o + i * ldo, ldo, true);
     }
   }
 }
 
+template <size_t kL>
+HWY_INLINE void LaneValueTile(const float* HWY_RESTRICT pt, size_t rows,
+                              const size_t* ends, const float* HWY_RESTRICT v,
+                              size_t ldv, size_t ncols, float* HWY_RESTRICT o,
+                              size_t ldo) {
+  constexpr size_t MR = kStridedRows;
+  size_t r = 0;
+  for (; r + MR <= rows; r += MR) {
+    LaneValueRows<MR, kL>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+  for (; r + 2 <= rows; r += 2) {
+    LaneValueRows<2, kL>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+  if (r < rows) {
+    LaneValueRows<1, kL>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+  }
+}
+
 // o[r][0..ncols) += Σ_{j<ends[r]} pt[j][r] · v[j·ldv + 0..ncols) for r <
-// rows: P·V with P transposed (rows of kLaneStride, one per key), each row
-// over its own keys only (as MatMulAddRagged: a value row past a row's end
-// never reaches it); ncols a multiple of PanelWidth().
+// rows: P·V with P transposed (rows of `stride` floats, one per key:
+// kLaneStride, the forward's, or kWideLaneStride, the backward's dQ += dS·K
+// from dSᵀ), each row over its own keys only (as MatMulAddRagged: a value
+// row past a row's end never reaches it; each sum in its order);
+// ncols a multiple of PanelWidth().
 HWY_INLINE void LaneValuesRagged(const float* HWY_RESTRICT pt, size_t rows,
                                  const size_t* ends,
                                  const float* HWY_RESTRICT v, size_t ldv,
                                  size_t ncols, float* HWY_RESTRICT o,
-                                 size_t ldo) {
-  constexpr size_t MR = kStridedRows;
-  size_t r = 0;
-  for (; r + MR <= rows; r += MR) {
-    LaneValueRows<MR>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
+                                 size_t ldo, size_t stride) {
+  if (stride == kWideLaneStride) {
+    return LaneValueTile<kWideLaneStride>(pt, rows, ends, v, ldv, ncols, o,
+                                          ldo);
   }
-  for (; r + 2 <= rows; r += 2) {
-    LaneValueRows<2>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
-  }
-  if (r < rows) {
-    LaneValueRows<1>(pt + r, ends + r, v, ldv, ncols, o + r * ldo, ldo);
-  }
+  LaneValueTile<kLaneStride>(pt, rows, ends, v, ldv, ncols, o, ldo);
 }
 
 template <size_t MR>

@@ -122,22 +122,10 @@ void PackPanelB(const Plan& p, float* bp, size_t jp, size_t p0, size_t kc) {
 HWY_INLINE void PackWholePanelA(const float* HWY_RESTRICT a, size_t lda,
                                 size_t kc, float* HWY_RESTRICT ap) {
   static_assert(kMR >= 4, "the transpose fills four rows");
-  const hn::Full128<float> d4;
   size_t i = 0;
   for (; i + 4 <= kc; i += 4) {
-    const auto a0 = hn::LoadU(d4, a + i);
-    const auto a1 = hn::LoadU(d4, a + lda + i);
-    const auto a2 = hn::LoadU(d4, a + 2 * lda + i);
-    const auto a3 = hn::LoadU(d4, a + 3 * lda + i);
-    const auto t0 = hn::InterleaveLower(a0, a1);
-    const auto t1 = hn::InterleaveLower(a2, a3);
-    const auto t2 = hn::InterleaveUpper(d4, a0, a1);
-    const auto t3 = hn::InterleaveUpper(d4, a2, a3);
     float* HWY_RESTRICT dst = ap + i * kMR;
-    hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, dst);
-    hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, dst + kMR);
-    hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, dst + 2 * kMR);
-    hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, dst + 3 * kMR);
+    Transpose4x4(a + i, lda, dst, kMR);
     for (size_t r = 4; r < kMR; ++r) {
       for (size_t x = 0; x < 4; ++x) dst[x * kMR + r] = a[r * lda + i + x];
     }

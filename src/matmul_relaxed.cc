@@ -53,15 +53,16 @@ ca_add_ragged_relaxed(const float* a, size_t lda, size_t rows,
 
 extern "C" __attribute__((export_name("ca_lane_scores_relaxed"))) void
 ca_lane_scores_relaxed(size_t kn, size_t depth, const float* k, size_t ldk,
-                       const float* qt, size_t lanes, float* s) {
-  hn_ca::LaneScores(kn, depth, k, ldk, qt, lanes, s);
+                       const float* qt, size_t lanes, float* s,
+                       size_t stride) {
+  hn_ca::LaneScores(kn, depth, k, ldk, qt, lanes, s, stride);
 }
 
 extern "C" __attribute__((export_name("ca_lane_values_relaxed"))) void
 ca_lane_values_relaxed(const float* pt, size_t rows, const size_t* ends,
                        const float* v, size_t ldv, size_t ncols, float* o,
-                       size_t ldo) {
-  hn_ca::LaneValuesRagged(pt, rows, ends, v, ldv, ncols, o, ldo);
+                       size_t ldo, size_t stride) {
+  hn_ca::LaneValuesRagged(pt, rows, ends, v, ldv, ncols, o, ldo, stride);
 }
 
 extern "C" __attribute__((export_name("ca_add_ragged_begin_relaxed"))) void

@@ -41,6 +41,28 @@ HWY_INLINE V MulAddRelaxed(V mul, V x, V add) {
 #endif
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// out[c·ldo + r] = in[r·ldi + c] for r, c < 4: one 4x4 block transposed in
+// 128-bit vectors (four loads, four interleaves and concatenations, four
+// stores; unaligned).
+HWY_INLINE void Transpose4x4(const float* HWY_RESTRICT in, size_t ldi,
+                             float* HWY_RESTRICT out, size_t ldo) {
+  const hn::Full128<float> d4;
+  const auto a0 = hn::LoadU(d4, in);
+  const auto a1 = hn::LoadU(d4, in + ldi);
+  const auto a2 = hn::LoadU(d4, in + 2 * ldi);
+  const auto a3 = hn::LoadU(d4, in + 3 * ldi);
+  const auto t0 = hn::InterleaveLower(a0, a1);  // a0_0 a1_0 a0_1 a1_1
+  const auto t1 = hn::InterleaveLower(a2, a3);
+  const auto t2 = hn::InterleaveUpper(d4, a0, a1);  // a0_2 a1_2 a0_3 a1_3
+  const auto t3 = hn::InterleaveUpper(d4, a2, a3);
+  hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, out);
+  hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, out + ldo);
+  hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, out + 2 * ldo);
+  hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, out + 3 * ldo);
+}
+#endif
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace causal_attention

@@ -26,11 +26,11 @@ extern "C" void ca_add_ragged_relaxed(const float* a, size_t lda, size_t rows,
                                       size_t ldc);
 extern "C" void ca_lane_scores_relaxed(size_t kn, size_t depth, const float* k,
                                        size_t ldk, const float* qt,
-                                       size_t lanes, float* s);
+                                       size_t lanes, float* s, size_t stride);
 extern "C" void ca_lane_values_relaxed(const float* pt, size_t rows,
                                        const size_t* ends, const float* v,
                                        size_t ldv, size_t ncols, float* o,
-                                       size_t ldo);
+                                       size_t ldo, size_t stride);
 extern "C" void ca_add_ragged_begin_relaxed(const float* a, size_t lda,
                                             size_t rows, const size_t* begins,
                                             size_t end, const float* b,
@@ -100,22 +100,26 @@ struct TileProducts {
   // The transposed orientation's tiles (forward_transposed-inl.h):
   // LaneScores and LaneValuesRagged of matmul-inl.h.
   HWY_INLINE void Scores(size_t kn, size_t depth, const float* k, size_t ldk,
-                         const float* qt, size_t lanes, float* s) const {
+                         const float* qt, size_t lanes, float* s,
+                         size_t stride) const {
 #if CA_RELAXED_TILES
-    if (relaxed) return ca_lane_scores_relaxed(kn, depth, k, ldk, qt, lanes, s);
+    if (relaxed) {
+      return ca_lane_scores_relaxed(kn, depth, k, ldk, qt, lanes, s, stride);
+    }
 #endif
-    LaneScores(kn, depth, k, ldk, qt, lanes, s);
+    LaneScores(kn, depth, k, ldk, qt, lanes, s, stride);
   }
 
   HWY_INLINE void Values(const float* pt, size_t rows, const size_t* ends,
                          const float* v, size_t ldv, size_t ncols, float* o,
-                         size_t ldo) const {
+                         size_t ldo, size_t stride) const {
 #if CA_RELAXED_TILES
     if (relaxed) {
-      return ca_lane_values_relaxed(pt, rows, ends, v, ldv, ncols, o, ldo);
+      return ca_lane_values_relaxed(pt, rows, ends, v, ldv, ncols, o, ldo,
+                                    stride);
     }
 #endif
-    LaneValuesRagged(pt, rows, ends, v, ldv, ncols, o, ldo);
+    LaneValuesRagged(pt, rows, ends, v, ldv, ncols, o, ldo, stride);
   }
 
   HWY_INLINE void AddRaggedBegin(const float* a, size_t lda, size_t rows,

@@ -139,37 +139,79 @@ void TestRaggedNeverReadsMaskedTerms() {
   EXPECT_TRUE(std::isnan(p.c[0]) && std::isnan(p.c[4 * p.ldc]));
 }
 
-// s = k · qt for kn keys (rows of ldk floats), qt [depth][kLaneStride].
+// s = k · qt for kn keys (rows of ldk floats), qt [depth][L] for both lane
+// strides (the forward's kLaneStride, the backward's kWideLaneStride).
 void TestLaneScores() {
   std::mt19937 rng(63);
-  constexpr size_t L = kLaneStride;
-  for (size_t depth : {size_t{1}, size_t{3}, size_t{16}, size_t{64}}) {
-    for (size_t ldk : {depth, depth + 5, size_t{64}}) {
-      if (ldk < depth) continue;
-      for (size_t kn :
-           {size_t{1}, size_t{2}, size_t{5}, size_t{64}, size_t{67}}) {
-        for (size_t lanes = PanelWidth(); lanes <= L; lanes += PanelWidth()) {
-          const auto k = AlignedRandom(kn * ldk, &rng);
-          const auto qt = AlignedRandom(depth * L, &rng);
-          const auto s = AlignedRandom(kn * L, &rng);
-          LaneScores(kn, depth, k.get(), ldk, qt.get(), lanes, s.get());
-          const std::vector<size_t> begin(kn, 0), end(kn, depth);
-          const ScalarProduct ref(k.get(), ldk, kn, begin.data(), end.data(),
-                                  qt.get(), L, lanes, nullptr, L);
-          EXPECT_TRUE(ref.Matches(s.get(), kn, lanes))
-              << hwy::TargetName(HWY_TARGET) << " depth=" << depth
-              << " ldk=" << ldk << " kn=" << kn << " lanes=" << lanes;
+  for (size_t L : {kLaneStride, kWideLaneStride}) {
+    for (size_t depth : {size_t{1}, size_t{3}, size_t{16}, size_t{64}}) {
+      for (size_t ldk : {depth, depth + 5, size_t{64}}) {
+        if (ldk < depth) continue;
+        for (size_t kn :
+             {size_t{1}, size_t{2}, size_t{5}, size_t{64}, size_t{67}}) {
+          for (size_t lanes = PanelWidth(); lanes <= L;
+               lanes += PanelWidth()) {
+            const auto k = AlignedRandom(kn * ldk, &rng);
+            const auto qt = AlignedRandom(depth * L, &rng);
+            const auto s = AlignedRandom(kn * L, &rng);
+            LaneScores(kn, depth, k.get(), ldk, qt.get(), lanes, s.get(), L);
+            const std::vector<size_t> begin(kn, 0), end(kn, depth);
+            const ScalarProduct ref(k.get(), ldk, kn, begin.data(), end.data(),
+                                    qt.get(), L, lanes, nullptr, L);
+            EXPECT_TRUE(ref.Matches(s.get(), kn, lanes))
+                << hwy::TargetName(HWY_TARGET) << " L=" << L
+                << " depth=" << depth << " ldk=" << ldk << " kn=" << kn
+                << " lanes=" << lanes;
+          }
         }
       }
     }
   }
 }
 
-// o += pᵀ · v, row r over keys [0, ends[r]), p stored [keys][kLaneStride];
-// a NaN in a value row past a row's end stays out of that row.
-void TestLaneValuesRagged() {
-  std::mt19937 rng(64);
-  constexpr size_t L = kLaneStride;
+// qt[c][i] = q[i·ldq + c] for i < rows, 0 up to qp; nothing written past qp.
+template <size_t kL>
+void CheckTransposeQueries(std::mt19937* rng) {
+#if HWY_TARGET != HWY_SCALAR
+  for (size_t d : {size_t{1}, size_t{3}, size_t{8}, size_t{17}, size_t{64}}) {
+    for (size_t rows = 1; rows <= kL; rows += rows < 9 ? 1 : 7) {
+      const size_t qp = RoundUp(rows, PanelWidth());
+      if (qp > kL) continue;
+      const size_t ldq = d + 2;
+      const auto q = AlignedRandom(rows * ldq, rng);
+      const auto qt = AlignedRandom(d * kL, rng);
+      std::vector<float> before(qt.get(), qt.get() + d * kL);
+      TransposeQueries<kL>(q.get(), ldq, d, rows, qp, qt.get());
+      for (size_t c = 0; c < d; ++c) {
+        for (size_t i = 0; i < kL; ++i) {
+          const float want = i < rows ? q[i * ldq + c]
+                             : i < qp ? 0.0f
+                                      : before[c * kL + i];
+          ASSERT_EQ(qt[c * kL + i], want)
+              << "kL=" << kL << " d=" << d << " rows=" << rows << " c=" << c
+              << " i=" << i;
+        }
+      }
+    }
+  }
+#else
+  (void)rng;
+#endif
+}
+
+void TestTransposeQueries() {
+  std::mt19937 rng(65);
+  CheckTransposeQueries<kLaneStride>(&rng);
+  CheckTransposeQueries<kWideLaneStride>(&rng);
+}
+
+// o += pᵀ · v, row r over keys [0, ends[r]), p stored [keys][L] for both
+// lane strides (kLaneStride: the forward's P, kWideLaneStride: the
+// backward's dSᵀ); a NaN in a value row past a row's end stays out of that
+// row.
+template <size_t L>
+void CheckLaneValuesRagged(std::mt19937* rng_ptr) {
+  std::mt19937& rng = *rng_ptr;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t rows = 1; rows <= L; rows += rows < 9 ? 1 : 7) {
     for (size_t keys : testing_util::KernelSizes()) {
@@ -198,7 +240,7 @@ void TestLaneValuesRagged() {
           }
         }
         LaneValuesRagged(pt.get(), rows, end.data(), v.get(), ldv, ncols,
-                         o.get(), ncols);
+                         o.get(), ncols, L);
         for (size_t r = 0; r < rows; ++r) {
           const bool sees_nan =
               poison && std::isnan(v[(keys - 1) * ldv]) && end[r] == keys;
@@ -210,13 +252,19 @@ void TestLaneValuesRagged() {
                                   &begin[r], &end[r], v.get(), ldv, ncols,
                                   o0.data() + r * ncols, ncols);
           EXPECT_TRUE(ref.Matches(o.get() + r * ncols, 1, ncols))
-              << hwy::TargetName(HWY_TARGET) << " rows=" << rows
+              << hwy::TargetName(HWY_TARGET) << " L=" << L << " rows=" << rows
               << " keys=" << keys << " row=" << r << " end=" << end[r];
         }
         if (::testing::Test::HasFailure()) return;
       }
     }
   }
+}
+
+void TestLaneValuesRagged() {
+  std::mt19937 rng(64);
+  CheckLaneValuesRagged<kLaneStride>(&rng);
+  CheckLaneValuesRagged<kWideLaneStride>(&rng);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -234,6 +282,7 @@ HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestMatMulAddRagged);
 HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestMatMulAddRaggedBegin);
 HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestRaggedNeverReadsMaskedTerms);
 HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestLaneScores);
+HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestTransposeQueries);
 HWY_EXPORT_AND_TEST_P(MatMulInlTest, TestLaneValuesRagged);
 }  // namespace
 }  // namespace causal_attention
