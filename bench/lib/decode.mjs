@@ -17,7 +17,7 @@
 // state a layer's KV cache is in when the rest of a model ran since its
 // last step, and the same for every row whatever ran before it.
 
-import { fmtBytes, fmtMs, fmtPct, fmtX, table } from './format.mjs';
+import { fmtBytes, fmtMs, fmtPct, fmtX, table, targetLine } from './format.mjs';
 import { measureReadBandwidth } from './read-bandwidth.mjs';
 import { interleave, openCase } from './runner.mjs';
 import { DECODE_LENGTHS, DECODE_SEQUENCE_SHAPES, DECODE_SHAPES, decodeBytes, shapeName } from './shapes.mjs';
@@ -274,39 +274,39 @@ function decodeTargets(decode) {
   const r1 = rows['resident-1'];
   const r2 = rows['resident-2'];
   const out = [];
-  const met = (ok) => (ok ? 'met' : 'missed');
   const old = rows['repeated-1'];
   if (r1?.status === 'ok' && old?.status === 'ok') {
-    out.push(`- ≥ 10× faster than today's route (attention() with K/V repeated, 1 thread): ${met(old.vsResident1 >= 10)} ` +
-      `(${fmtX(old.vsResident1)}: ${fmtMs(old.medianMs)} → ${fmtMs(r1.medianMs)} ms in one session)`);
+    out.push(targetLine('≥ 10× faster than today\'s route (attention() with K/V repeated, 1 thread)',
+      old.vsResident1 >= 10, `${fmtX(old.vsResident1)}: ${fmtMs(old.medianMs)} → ${fmtMs(r1.medianMs)} ms in one session`));
   }
   if (r1?.status === 'ok') {
-    const f = gbps(bytes, r1.medianMs) / bandwidth;
-    out.push(`- ≥ 60 % of the measured read bandwidth on one thread: ${met(f >= 0.6)} (${fmtPct(f)}: ` +
-      `${gbps(bytes, r1.medianMs).toFixed(1)} of ${bandwidth.toFixed(1)} GB/s; issue 20's ≥ 50 % from cold ` +
-      `caches: ${met(f >= 0.5)})`);
+    const rate = gbps(bytes, r1.medianMs);
+    const values = `${fmtPct(rate / bandwidth)}: ${rate.toFixed(1)} of ${bandwidth.toFixed(1)} GB/s`;
+    out.push(targetLine('≥ 60 % of the measured read bandwidth on one thread', rate / bandwidth >= 0.6, values));
+    out.push(targetLine('float32 step ≥ 50 % of the read bandwidth from cold caches, one thread',
+      rate / bandwidth >= 0.5, values, 20));
   }
   const warm = rows['warm-1'];
   if (warm?.status === 'ok') {
-    const f = gbps(bytes, warm.medianMs) / at.warm;
-    out.push(`- (issue 20) float32 step ≥ 50 % of the read bandwidth warm (steps back to back, against a ` +
-      `warm read of the same bytes), one thread: ${met(f >= 0.5)} (${fmtPct(f)}: ` +
-      `${gbps(bytes, warm.medianMs).toFixed(1)} of ${at.warm.toFixed(1)} GB/s; ${fmtMs(warm.medianMs)} ms)`);
+    const rate = gbps(bytes, warm.medianMs);
+    out.push(targetLine('float32 step ≥ 50 % of the read bandwidth warm (steps back to back, against a warm read ' +
+      'of the same bytes), one thread', rate / at.warm >= 0.5,
+    `${fmtPct(rate / at.warm)}: ${rate.toFixed(1)} of ${at.warm.toFixed(1)} GB/s; ${fmtMs(warm.medianMs)} ms`, 20));
   }
-  if (r2?.scaling) out.push(`- ≥ 1.7× on two threads: ${met(r2.scaling >= 1.7)} (${fmtX(r2.scaling)})`);
+  if (r2?.scaling) out.push(targetLine('≥ 1.7× on two threads', r2.scaling >= 1.7, fmtX(r2.scaling)));
   for (const [key, name, most] of [['bf16-1', 'bfloat16', 0.6], ['int8-1', 'int8', 0.4]]) {
     const r = rows[key];
     if (r?.status !== 'ok' || r.vsResident1 === undefined) continue;
-    out.push(`- (issue 20) ${name} step ≤ ${most}× the float32 step's time, one thread: ${met(r.vsResident1 <= most)} ` +
-      `(${fmtX(r.vsResident1)}: ${fmtMs(r.medianMs)} ms against ${fmtMs(r1.medianMs)} ms in one session)`);
+    out.push(targetLine(`${name} step ≤ ${most}× the float32 step's time, one thread`, r.vsResident1 <= most,
+      `${fmtX(r.vsResident1)}: ${fmtMs(r.medianMs)} ms against ${fmtMs(r1.medianMs)} ms in one session`, 20));
   }
   const ort = decode.shapes.flatMap((s) => ['ort-web-1', 'ort-web-2'].map((k) => ({ s, r: s.rows[k], k })))
     .filter((x) => x.r?.status === 'ok');
   if (ort.length) {
     const ratio = (x) => (x.k === 'ort-web-1' ? x.r.vsResident1 : x.r.vsResident2);
     const worst = ort.reduce((a, b) => (ratio(a) < ratio(b) ? a : b));
-    out.push(`- Ahead of onnxruntime-web on every row (same thread count): ${met(ort.every((x) => ratio(x) > 1))} ` +
-      `(smallest lead ${fmtX(ratio(worst))}, ${shapeName(worst.s.shape)}, ${worst.k.endsWith('1') ? 1 : 2} thread(s))`);
+    out.push(targetLine('Ahead of onnxruntime-web on every row (same thread count)', ort.every((x) => ratio(x) > 1),
+      `smallest lead ${fmtX(ratio(worst))}, ${shapeName(worst.s.shape)}, ${worst.k.endsWith('1') ? 1 : 2} thread(s)`));
   }
   return out;
 }
