@@ -127,10 +127,12 @@ constexpr size_t kLaneStride = 32;
 // A read one scalar at a time (a load-splat each), b rows unaligned. A
 // stride given as a template argument (kARow, kAStep, kLdb; 0: the runtime
 // one) becomes a constant offset in the loop instead of an address computed
-// at every step, and the loop runs four steps per iteration: V8 neither
-// unrolls it nor folds the addresses, and each iteration pays its overhead
-// (a stack check among it) in the front end, which bounds these loops
-// before the multiply-adds do. Not inlined, for GemmMicrokernel's reasons.
+// at every step (V8 does not fold the addresses). The loop runs one step
+// per iteration, and each iteration pays its overhead (a stack check among
+// it) in the front end, which bounds these loops before the multiply-adds
+// do; unrolled by 2 or by 4 it took 1.06x and 1.3x the time (an
+// accumulator spilled; clang loads every step's b vectors first: README
+// Speed). Not inlined, for GemmMicrokernel's reasons.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
 HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
                                      size_t a_row, size_t a_step,
