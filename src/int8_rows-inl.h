@@ -180,46 +180,42 @@ HWY_NOINLINE inline void DotFourRowsInt8(const Int8Queries& qi,
   }
 }
 
-// c[r][j, j + 16) += sum_{i < n} wq[r][i] · v_i[j, j + 16) in int32 for
-// the two rows r of wq (row stride ldw, n even: the pairs' weights as one
-// 32-bit lane each), then times scale[r] into c (float, stride ldc).
+// c[r][j, j + 8) += sum_{i < n} wq[r][i] · v_i[j, j + 8) in int32 for the
+// four rows r of wq (row stride ldw, n even: the pairs' weights as one
+// 32-bit lane each), then times scale[r] into c (float, stride ldc). Two
+// keys' 8 values interleaved byte by byte and widened: the int16 pairs
+// (v_i[c], v_i+1[c]) that dot_i16x8 multiplies with (w_i, w_i+1).
 HWY_INLINE void AccumulateInt8(const int16_t* HWY_RESTRICT wq, size_t ldw,
                                const float* scale, size_t n,
                                const uint8_t* HWY_RESTRICT v, size_t row_bytes,
                                size_t last, size_t j, float* HWY_RESTRICT c,
                                size_t ldc) {
-  v128_t acc[2][4];
-  for (size_t r = 0; r < 2; ++r) {
-    for (size_t u = 0; u < 4; ++u) acc[r][u] = wasm_i32x4_splat(0);
-  }
+  v128_t acc[4][2];
+  for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
   for (size_t i = 0; i < n; i += 2) {
     // An odd tile's last pair reads its key twice (the weight of the second
     // is 0).
-    const v128_t a = wasm_v128_load(v + i * row_bytes + j);
-    const v128_t b = wasm_v128_load(v + HWY_MIN(i + 1, last) * row_bytes + j);
-    const v128_t lo = wasm_i8x16_shuffle(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4,
+    const v128_t a = wasm_v128_load64_zero(v + i * row_bytes + j);
+    const v128_t b =
+        wasm_v128_load64_zero(v + HWY_MIN(i + 1, last) * row_bytes + j);
+    const v128_t ab = wasm_i8x16_shuffle(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4,
                                          20, 5, 21, 6, 22, 7, 23);
-    const v128_t hi = wasm_i8x16_shuffle(a, b, 8, 24, 9, 25, 10, 26, 11, 27,
-                                         12, 28, 13, 29, 14, 30, 15, 31);
-    const v128_t x[4] = {
-        wasm_i16x8_extend_low_i8x16(lo), wasm_i16x8_extend_high_i8x16(lo),
-        wasm_i16x8_extend_low_i8x16(hi), wasm_i16x8_extend_high_i8x16(hi)};
-    for (size_t r = 0; r < 2; ++r) {
+    const v128_t x0 = wasm_i16x8_extend_low_i8x16(ab);
+    const v128_t x1 = wasm_i16x8_extend_high_i8x16(ab);
+    for (size_t r = 0; r < 4; ++r) {
       const v128_t w = wasm_v128_load32_splat(wq + r * ldw + i);
-      for (size_t u = 0; u < 4; ++u) {
-        acc[r][u] = wasm_i32x4_add(acc[r][u], wasm_i32x4_dot_i16x8(x[u], w));
-      }
+      acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(x0, w));
+      acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(x1, w));
     }
   }
-  for (size_t r = 0; r < 2; ++r) {
+  for (size_t r = 0; r < 4; ++r) {
     const v128_t s = wasm_f32x4_splat(scale[r]);
-    for (size_t u = 0; u < 4; ++u) {
+    for (size_t u = 0; u < 2; ++u) {
       float* o = c + r * ldc + j + 4 * u;
-      wasm_v128_store(o, wasm_f32x4_add(wasm_v128_load(o),
-                                        wasm_f32x4_mul(
-                                            wasm_f32x4_convert_i32x4(
-                                                acc[r][u]),
-                                            s)));
+      wasm_v128_store(
+          o, wasm_f32x4_add(wasm_v128_load(o),
+                            wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc[r][u]),
+                                           s)));
     }
   }
 }
@@ -357,13 +353,10 @@ HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
     }
   }
   const size_t n2 = (n + 1) & ~size_t{1};
-  for (size_t j = 0; j < dv; j += 16) {
+  for (size_t j = 0; j < dv; j += 8) {
     const size_t b = j / kInt8Block;
-    for (size_t r = 0; r < 4; r += 2) {
-      AccumulateInt8(wq + (b * 4 + r) * kMaxKeys, kMaxKeys,
-                     wscale + b * 4 + r, n2, v, row_bytes, n - 1, j,
-                     c + r * ldc, ldc);
-    }
+    AccumulateInt8(wq + b * 4 * kMaxKeys, kMaxKeys, wscale + b * 4, n2, v,
+                   row_bytes, n - 1, j, c, ldc);
   }
   return true;
 }
