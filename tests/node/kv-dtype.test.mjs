@@ -63,7 +63,7 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
             return out;
           };
           cache.append(part(k, D, 0, cut), part(v, DV, 0, cut)).append(part(k, D, cut, L), part(v, DV, cut, L));
-          for (const tq of [1, 3]) {
+          for (const tq of [1, 3, 4]) {
             const q = randomArray(B * H * tq * D, 33 + tq);
             const got = cache.attention(q, { heads: H, queryLength: tq }).output;
             const ref = referenceAttention(q, storedKv(k, D, dtype), storedKv(v, DV, dtype),
