@@ -18,7 +18,10 @@
 // over the step's time: the share of the step that is arithmetic the
 // kernel cannot avoid without FMA (relaxed SIMD) or integer dot products.
 // The floor line below the table says which of the two floors (reading the
-// float32 cache, or its arithmetic) bounds the float32 step.
+// float32 cache, or its arithmetic) bounds the float32 step; the accuracy
+// line, each dtype's step against a float64 step on the unrounded keys and
+// values: its largest error as a fraction of the output's largest value
+// (issue 20's measure; bounds float32 1e-5, bfloat16 1e-2, int8 3e-2).
 import { fmtMs, fmtPct, fmtX, table } from './lib/format.mjs';
 import { measureReadBandwidth, readKernelBytes } from './lib/read-bandwidth.mjs';
 import { measureSimdLimit } from './lib/simd-limit.mjs';
@@ -109,5 +112,34 @@ console.log(`\nFloors of the float32 step (warm, this run): its ${(flops / 1e6).
   `SIMD128 limit of ${gflops.toFixed(1)} GFLOP/s: ${fmtMs(computeFloorMs)}; one read of its ` +
   `${(f32.cache.bytes / 2 ** 20).toFixed(1)} MiB: ${fmtMs(readFloorMs)}. A step at 50 % of the read bandwidth ` +
   `(${fmtMs(2 * readFloorMs)}) is ${2 * readFloorMs >= computeFloorMs ? 'above' : 'below'} the arithmetic floor.`);
+// The float64 step on the unrounded data: query head h reads KV head
+// h / (H / KV) (GQA), all L keys visible.
+const exact = new Float64Array(B * H * D);
+for (let h = 0; h < H; h++) {
+  const kv = Math.floor(h / (H / KV)), qh = q.subarray(h * D, (h + 1) * D);
+  const s = new Float64Array(L);
+  let mx = -Infinity;
+  for (let j = 0; j < L; j++) {
+    let dot = 0;
+    for (let x = 0; x < D; x++) dot += qh[x] * k[(kv * L + j) * D + x];
+    s[j] = dot / Math.sqrt(D);
+    mx = Math.max(mx, s[j]);
+  }
+  let sum = 0;
+  for (let j = 0; j < L; j++) sum += (s[j] = Math.exp(s[j] - mx));
+  for (let j = 0; j < L; j++) {
+    for (let x = 0; x < D; x++) exact[h * D + x] += (s[j] / sum) * v[(kv * L + j) * D + x];
+  }
+}
+const accuracy = cases.map((c) => {
+  c.step();
+  let worst = 0, largest = 0;
+  for (let i = 0; i < out.length; i++) {
+    worst = Math.max(worst, Math.abs(out[i] - exact[i]));
+    largest = Math.max(largest, Math.abs(exact[i]));
+  }
+  return `${c.dtype} ${(worst / largest).toExponential(1)}`;
+});
+console.log(`Accuracy (largest |step - float64 on the unrounded data| / largest |output|): ${accuracy.join(', ')}.`);
 for (const c of cases) c.cache.dispose();
 ca.dispose();

@@ -90,6 +90,18 @@ HWY_INLINE bool SameEnds(const size_t* ends, size_t n) {
   return ends[0] > 0;
 }
 
+#if HWY_TARGET == HWY_WASM
+// Whether step 5 of TiledBlock may read a group's stored value rows in
+// place (Bf16ValuesFourRows, Int8ValuesFourRows): its rows end their keys
+// together and no hidden key inside the run may hold a non-finite value.
+HWY_INLINE bool ValuesInPlace(const Plan& p, const Block& b,
+                              TileVisibility vis, const size_t* begin,
+                              const size_t* tile_end, size_t k0) {
+  return SameEnds(tile_end, b.rows) &&
+         !(vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0));
+}
+#endif
+
 // Step 5 of TiledBlock for a decode step's GQA group(s) on a bfloat16
 // cache (wasm, SIMD128 kernel): the value rows widened inside the P·V
 // kernel, never into the float32 tile. Returns false (nothing done) where
@@ -102,9 +114,8 @@ HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
                                      const Workspace& ws) {
 #if HWY_TARGET == HWY_WASM
   if (p.kv_dtype != KvDtype::kBFloat16 || b.rows % 4 != 0 || b.rows > 8 ||
-      p.dv % 8 != 0 || !SameEnds(tile_end, b.rows) ||
-      p.products.relaxed ||
-      (vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0))) {
+      p.dv % 8 != 0 || p.products.relaxed ||
+      !ValuesInPlace(p, b, vis, begin, tile_end, k0)) {
     return false;
   }
   for (size_t r = 0; r < b.rows; r += 4) {
@@ -120,6 +131,53 @@ HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
 #endif
 }
 
+// A decode step's GQA group(s) on an int8 cache (wasm): queries quantised
+// to int16 once per work item into ws.qpad (unused then: d is a multiple of
+// the vector length), scores and P·V in integer arithmetic
+// (int8_rows-inl.h). Returns null where the float32 tile route runs
+// instead: another dtype, target or shape, a non-finite query, or dropout
+// (without it the weights are at most 1, so p · s stays finite).
+HWY_INLINE const Int8Queries* Int8Route(const Plan& p, const Block& b,
+                                        const Workspace& ws,
+                                        Int8Queries* q8) {
+#if HWY_TARGET == HWY_WASM
+  if (p.kv_dtype != KvDtype::kInt8 || b.rows % 4 != 0 || b.rows > 8 ||
+      p.d % 16 != 0 || p.dv % 16 != 0 || p.drop) {  // (weights <= 1: below)
+    return nullptr;
+  }
+  float* scale = ws.qpad;  // [8] then the int16 rows, 32-byte aligned
+  int16_t* q = reinterpret_cast<int16_t*>(ws.qpad + 8);
+  if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale)) return nullptr;
+  *q8 = {q, scale};
+  return q8;
+#else
+  (void)p, (void)b, (void)ws, (void)q8;
+  return nullptr;
+#endif
+}
+
+#if HWY_TARGET == HWY_WASM
+// Step 5 of TiledBlock on the int8 route (Int8Route): P·V on the stored
+// value rows. Returns false where the tile path must run instead (see
+// ValuesInPlace, or a non-finite value scale in the tile).
+HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
+                                   TileVisibility vis, const size_t* begin,
+                                   const size_t* tile_end, size_t k0,
+                                   const Workspace& ws) {
+  if (!ValuesInPlace(p, b, vis, begin, tile_end, k0)) return false;
+  for (size_t r = 0; r < b.rows; r += 4) {
+    if (!ValuesFourRowsInt8(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
+                            b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
+                            ws.o + r * p.dv_panel, p.dv_panel)) {
+      // Only where a value scale is not finite, the same for every group:
+      // the first returns before any product is added.
+      return false;
+    }
+  }
+  return true;
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // Tiled path: online softmax over keys [key_begin, key_end), no weights.
 // Writes finished rows to p.out, or partial states to *partial.
@@ -133,6 +191,8 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
   const size_t rows = b.rows;
   size_t ldq;
   const float* q = QueryRows(p, b, ws, &ldq);
+  Int8Queries q8_rows;
+  const Int8Queries* q8 = Int8Route(p, b, ws, &q8_rows);
 
   SoftmaxState st[kQueryBlock];
   size_t begin[kQueryBlock], end[kQueryBlock], tile_end[kQueryBlock];
@@ -140,7 +200,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
   const auto tile = [&](size_t k0, size_t kn, TileVisibility vis) {
     // 1-2. S = Q·Kᵀ for every row of the block.
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
-                 ws);
+                 ws, q8);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
       const bool full = vis == TileVisibility::kFull;
@@ -174,6 +234,9 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     // 5. O += P·V over each row's visible keys (one or two rows sharing
     // their keys: blocked over columns instead of rows).
     if (Bf16ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) return;
+#if HWY_TARGET == HWY_WASM
+    if (q8 && Int8ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) return;
+#endif
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
     if (vis == TileVisibility::kPartial &&

@@ -26,6 +26,7 @@
 #include "src/dot-inl.h"
 #include "src/exp-inl.h"
 #include "src/few_rows-inl.h"
+#include "src/int8_rows-inl.h"
 #include "src/internal.h"
 #include "src/kv_rows-inl.h"
 #include "src/kv_storage.h"
@@ -215,10 +216,13 @@ HWY_INLINE const float* TileRows(const Plan& p, const uint8_t* src, size_t n,
 // column passes, a row's stride apart, which the hardware prefetcher does
 // not foresee. Each key's score is computed as in one call over the tile:
 // the same bits. (bfloat16 and int8 tiles: not measured to gain, see
-// bench/RESULTS.md.)
+// bench/RESULTS.md.) q8: the rows as int16 (an int8 cache's decode groups,
+// Int8Route in attention.cc): scored in integer arithmetic (int8_rows-inl.h).
 HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                              const uint8_t* k_rows, const uint8_t* v_rows,
-                             size_t rows, size_t kn, const Workspace& ws) {
+                             size_t rows, size_t kn, const Workspace& ws,
+                             const Int8Queries* q8 = nullptr) {
+  (void)q8;  // wasm only
 #if HWY_TARGET == HWY_SCALAR
   (void)v_rows;
   // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
@@ -233,6 +237,13 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
       p.read_ahead && v_rows != nullptr && p.kv_dtype == KvDtype::kFloat32;
   const size_t step = read_ahead ? 2 : kKeyBlock;  // keys per step
 #if HWY_TARGET == HWY_WASM
+  if (q8 != nullptr) {
+    for (size_t r = 0; r < rows; r += 4) {
+      DotFourRowsInt8({q8->q + r * p.d, q8->scale + r}, k_rows, p.k_row, kn,
+                      p.d, ws.s + r * kKeyBlock, kKeyBlock);
+    }
+    return;
+  }
   if (p.kv_dtype == KvDtype::kBFloat16 && group &&
       p.d % 8 == 0) {  // a decode step's group(s): keys widened in registers
     for (size_t r = 0; r < rows; r += 4) {

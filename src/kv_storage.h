@@ -27,7 +27,8 @@
 // Attention reads such rows where they are (AttentionShape::kv_dtype): the
 // kernels convert one key tile at a time into their per-thread workspace,
 // never the cache into a float32 copy; a wasm decode step's four-row kernels
-// widen bfloat16 keys and values in registers instead (few_rows-inl.h).
+// widen bfloat16 keys and values in registers instead (few_rows-inl.h), and
+// multiply int8 ones as integers (int8_rows-inl.h).
 
 #ifndef CAUSAL_ATTENTION_SRC_KV_STORAGE_H_
 #define CAUSAL_ATTENTION_SRC_KV_STORAGE_H_

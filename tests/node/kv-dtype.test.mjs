@@ -63,7 +63,7 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
             return out;
           };
           cache.append(part(k, D, 0, cut), part(v, DV, 0, cut)).append(part(k, D, cut, L), part(v, DV, cut, L));
-          for (const tq of [1, 3]) {
+          for (const tq of [1, 3, 4]) {
             const q = randomArray(B * H * tq * D, 33 + tq);
             const got = cache.attention(q, { heads: H, queryLength: tq }).output;
             const ref = referenceAttention(q, storedKv(k, D, dtype), storedKv(v, DV, dtype),
@@ -81,31 +81,67 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
     }
 
     // A decode step's GQA groups of 4 and 8 rows widen a bfloat16 cache's
-    // keys and values inside the kernels (not through a float32 tile); int8
-    // converts tiles: either way its bits must be those of a float32 cache
-    // holding the stored values, under the SIMD128 kernel (Dv 12: the tile
-    // path for bfloat16 values too).
-    for (const [H, KV, D, DV, L] of [[8, 2, 128, 128, 300], [16, 2, 64, 40, 1000], [4, 1, 96, 12, 77], [16, 2, 128, 128, 4099]]) {
-      it(`H ${H}, KV ${KV}, D ${D}, Dv ${DV}, ${L} tokens: a decode step's bits equal a float32 cache of the stored values`, async () => {
+    // keys and values inside the kernels (not through a float32 tile): its
+    // bits must be those of a float32 cache holding the stored values, under
+    // the SIMD128 kernel (Dv 12: the tile path for bfloat16 values too).
+    // int8: where D and Dv are multiples of 16, the groups score and sum in
+    // integer arithmetic (src/int8_rows-inl.h: int16 queries and weights),
+    // not the float32 cache's bits: the reference on the stored values
+    // within TOL, and the same bits from the threads build on 2 threads
+    // (split into chunks of 256 keys there) and with the default kernel;
+    // elsewhere (Dv 40, 12) the float32 cache's bits as before.
+    for (const [H, KV, D, DV, L] of [[8, 2, 128, 128, 300], [16, 2, 64, 40, 1000], [4, 1, 96, 12, 77],
+      [16, 2, 128, 128, 4099], [8, 2, 48, 80, 333]]) {
+      it(`H ${H}, KV ${KV}, D ${D}, Dv ${DV}, ${L} tokens: a decode step's bits (bfloat16: a float32 cache of the stored values; int8: any thread count)`, async () => {
         const simd = await init({ ...initOptions, gemmKernel: 'simd128' });
+        const threaded = await init({ build: 'threads', threads: 2 });
         const B = 2;
         const k = randomArray(B * KV * L * D, 41 + D);
         const v = randomArray(B * KV * L * DV, 42 + DV).map((x, i) => (i % 7 === 0 ? 9 * x : x));
         const q = randomArray(B * H * D, 43);
+        const differing = (a, b) => a.reduce((n, x, i) => n + (Object.is(x, b[i]) ? 0 : 1), 0);
         for (const dtype of /** @type {const} */ (['bfloat16', 'int8'])) {
           const layout = { batch: B, kvHeads: KV, headDim: D, valueDim: DV, capacity: L };
           const stored = simd.createKVCache({ ...layout, dtype }).append(k, v);
           const plain = simd.createKVCache(layout).append(storedKv(k, D, dtype), storedKv(v, DV, dtype));
           const got = stored.attention(q, { heads: H, queryLength: 1 }).output;
           const want = plain.attention(q, { heads: H, queryLength: 1 }).output;
-          let differ = 0;
-          for (let i = 0; i < got.length; i++) if (!Object.is(got[i], want[i])) differ++;
-          assert.equal(differ, 0, `${dtype}: ${differ} of ${got.length} outputs differ`);
+          if (dtype === 'int8' && D % 16 === 0 && DV % 16 === 0) {
+            const shape = { batch: B, heads: H, kvHeads: KV, keyLength: L, headDim: D, valueDim: DV, queryLength: 1, causal: 'bottom-right' };
+            const ref = referenceAttention(q, storedKv(k, D, dtype), storedKv(v, DV, dtype), shape).output;
+            assert.ok(maxRelativeError(got, ref) <= TOL, `int8 against the reference: ${maxRelativeError(got, ref)}`);
+            assert.ok(differing(got, want) > 0, 'int8: the integer route ran (bits differ from the float32 cache)');
+            for (const other of [ca, threaded]) {
+              const again = other.createKVCache({ ...layout, dtype }).append(k, v);
+              const out = again.attention(q, { heads: H, queryLength: 1 }).output;
+              assert.equal(differing(got, out), 0, `int8: ${other.build} build, ${other.threads} thread(s)`);
+              again.dispose();
+            }
+          } else {
+            const differ = differing(got, want);
+            assert.equal(differ, 0, `${dtype}: ${differ} of ${got.length} outputs differ`);
+          }
           stored.dispose();
           plain.dispose();
         }
       });
     }
+
+    it('an int8 decode step gives NaN where a visible value block or a query is NaN, finite values elsewhere', () => {
+      const [B, H, KV, D, L] = [1, 8, 2, 128, 100];
+      const k = randomArray(B * KV * L * D, 61), v = randomArray(B * KV * L * D, 62);
+      v[(1 * L + 70) * D + 100] = NaN; // KV head 1, key 70: its fourth block (values 96-127) reads NaN
+      const q = randomArray(B * H * D, 63);
+      q[2 * D + 3] = NaN; // query head 2 (KV head 0)
+      const cache = ca.createKVCache({ batch: B, kvHeads: KV, headDim: D, capacity: L, dtype: 'int8' }).append(k, v);
+      const { output } = cache.attention(q, { heads: H, queryLength: 1 });
+      for (let h = 0; h < H; h++) {
+        const row = output.subarray(h * D, (h + 1) * D);
+        const nan = (x) => h === 2 || (h >= 4 && x >= 96);
+        assert.ok(row.every((y, x) => (nan(x) ? Number.isNaN(y) : Number.isFinite(y))), `head ${h}: ${row.slice(94, 98)}`);
+      }
+      cache.dispose();
+    });
 
     // Over 4 MiB of stored keys and values, a decode step's GQA groups (4
     // and 8 rows) on a float32 cache read the value rows ahead between
