@@ -41,10 +41,15 @@ HWY_INLINE void ReadAhead(const uint8_t* HWY_RESTRICT src, size_t bytes,
 // a zip or a half is then the memory order): bfloat16 is a zip with zeros
 // (8 values from one load, no shift); int8 16 values from one load, widened
 // twice (wasm: each byte shuffled to the top of a lane and shifted back
-// down), converted and scaled.
-HWY_INLINE void DequantRows(KvDtype dtype, const uint8_t* HWY_RESTRICT src,
-                            size_t rows, size_t width, size_t row_bytes,
-                            size_t padded, float* HWY_RESTRICT dst) {
+// down), converted and scaled. Its own function: inlined into the
+// forward's tile loops, V8 compiled it 1.15-1.18x slower in an int8 decode
+// step once TiledBlock had grown (bisected to ac9f4ff; bench/ab.mjs
+// --decode, one thread).
+HWY_NOINLINE inline void DequantRows(KvDtype dtype,
+                                     const uint8_t* HWY_RESTRICT src,
+                                     size_t rows, size_t width,
+                                     size_t row_bytes, size_t padded,
+                                     float* HWY_RESTRICT dst) {
 #if HWY_TARGET == HWY_SCALAR
   for (size_t r = 0; r < rows; ++r, src += row_bytes, dst += padded) {
     LoadKvRow(dtype, src, width, dst);  // one lane: the oracle's loop
