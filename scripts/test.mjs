@@ -8,7 +8,9 @@
 //   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
 //
 // The suites run as a small graph on two lanes, so that a 2-core machine is
-// kept busy without the lanes slowing each other where it matters:
+// kept busy without the lanes slowing each other where it matters (the Node
+// suites run two test files at a time: node --test runs one at a time on 2
+// cores, and took 125 s of the JS lane, which the Release build waits on):
 // - the JS lane: npm ci and the wasm build side by side, then the suites
 //   that need dist/ one after the other (browser tests alone in it:
 //   tests/browser/learn.test.mjs asserts frame gaps);
@@ -93,11 +95,11 @@ suite('API reference (TypeDoc: every export documented)', {
 });
 suite('Node tests (the built package)', {
   needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['API reference (TypeDoc: every export documented)'],
-  steps: [[node, ['--test', 'tests/node/']]],
+  steps: [[node, ['--test', '--test-concurrency=2', 'tests/node/']]],
 });
 suite('Node tests (the demo page\'s pure modules)', {
   needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the built package)'],
-  steps: [[node, ['--test', 'tests/web/']]],
+  steps: [[node, ['--test', '--test-concurrency=2', 'tests/web/']]],
 });
 suite('TypeScript types', {
   needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the demo page\'s pure modules)'],
