@@ -139,7 +139,7 @@ HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
                                    const size_t* tile_end, size_t k0,
                                    const Workspace& ws) {
 #if HWY_TARGET == HWY_WASM
-  if (!Bf16ValuesInRegisters(p) || b.rows % 4 != 0 || b.rows > 8 ||
+  if (!Bf16ValuesInRegisters(p) || !FourRowGroups(b.rows) ||
       !ValuesInPlace(p, b, vis, begin, tile_end, k0)) {
     return false;
   }
@@ -162,7 +162,7 @@ HWY_INLINE const Int8Queries* Int8Route(const Plan& p, const Block& b,
                                         const Workspace& ws,
                                         Int8Queries* q8) {
 #if HWY_TARGET == HWY_WASM
-  if (p.kv_dtype != KvDtype::kInt8 || b.rows % 4 != 0 || b.rows > 8 ||
+  if (p.kv_dtype != KvDtype::kInt8 || !FourRowGroups(b.rows) ||
       p.d % 16 != 0 || p.dv % 16 != 0 || p.drop) {  // (weights <= 1: below)
     return nullptr;
   }
@@ -206,7 +206,7 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
 // TiledBlock's integer route, Int8Route.)
 HWY_INLINE bool UseDecodeGroup(const Plan& p, const Block& b,
                                size_t key_begin, size_t key_end) {
-  if (b.rows % 4 != 0 || b.rows > 8 || p.score_rules || p.drop ||
+  if (!FourRowGroups(b.rows) || p.score_rules || p.drop ||
       p.has_mask || key_end <= key_begin ||
       (p.kv_dtype != KvDtype::kFloat32 && p.kv_dtype != KvDtype::kBFloat16)) {
     return false;
@@ -342,7 +342,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     } else if (rows == 2 && tile_end[0] == tile_end[1] && tile_end[0] > 0) {
       MatMulAddFewRows<2>(ws.s, kKeyBlock, tile_end[0], vt, ldv, p.dv_panel,
                           ws.o, p.dv_panel);
-    } else if (rows % 4 == 0 && rows <= 8 && SameEnds(tile_end, rows)) {
+    } else if (FourRowGroups(rows) && SameEnds(tile_end, rows)) {
       for (size_t r = 0; r < rows; r += 4) {  // a decode step's GQA group(s)
         p.products.AddFour(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0], vt,
                            ldv, p.dv_panel, ws.o + r * p.dv_panel,

@@ -207,6 +207,13 @@ HWY_INLINE const float* TileRows(const Plan& p, const uint8_t* src, size_t n,
   return buf;
 }
 
+// Whether `rows` query rows are a decode step's GQA group(s) as the
+// four-row kernels take them (few_rows-inl.h, int8_rows-inl.h): one or two
+// groups of four query heads per KV head.
+HWY_INLINE bool FourRowGroups(size_t rows) {
+  return rows % 4 == 0 && rows <= 8;
+}
+
 // ws.s[r][j] = q row r · key j for the `kn` stored key rows starting at
 // `k`. q has row stride ldq and, on vector targets, rows padded to whole
 // vectors (see QueryRows). A decode step's GQA groups on a float32 cache
@@ -232,7 +239,7 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   MatMulPacked(q, ldq, rows, ws.keys, kKeyBlock, p.d, RoundUp(kn, PanelWidth()),
                ws.s, kKeyBlock);
 #else
-  const bool group = rows % 4 == 0 && rows <= 8;
+  const bool group = FourRowGroups(rows);
   const bool read_ahead =
       p.read_ahead && v_rows != nullptr && p.kv_dtype == KvDtype::kFloat32;
   const size_t step = read_ahead ? 2 : kKeyBlock;  // keys per step
