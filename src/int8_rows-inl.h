@@ -68,23 +68,27 @@ struct Int8Queries {
 
 constexpr float kInt16Max = 32767.0f;
 
+// The eight values a and b (each |.| <= 32767) rounded to nearest even, as
+// int16 lanes. Not through i32x4.trunc_sat_f32x4 (about eight x86
+// instructions in V8): x + 1.5 · 2^23 is rounded to an integer by the add
+// itself, and for |x| < 2^22 the low 16 bits of its float's mantissa are
+// that integer's two's complement.
+HWY_INLINE v128_t RoundedInt16(v128_t a, v128_t b) {
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  return wasm_i8x16_shuffle(wasm_f32x4_add(a, magic), wasm_f32x4_add(b, magic),
+                            0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25,
+                            28, 29);
+}
+
 // x[0, n) · inv rounded to nearest even, as int16 (|x · inv| <= 32767; n
-// a multiple of 8). Not through i32x4.trunc_sat_f32x4 (about eight x86
-// instructions in V8): x · inv + 1.5 · 2^23 is rounded to an integer by the
-// add itself, and for |x · inv| < 2^22 the low 16 bits of its float's
-// mantissa are that integer's two's complement.
+// a multiple of 8; RoundedInt16).
 HWY_INLINE void RoundToInt16(const float* HWY_RESTRICT x, size_t n, float inv,
                              int16_t* HWY_RESTRICT out) {
   const v128_t vi = wasm_f32x4_splat(inv);
-  const v128_t magic = wasm_f32x4_splat(12582912.0f);
   for (size_t i = 0; i < n; i += 8) {
-    const v128_t a =
-        wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(x + i), vi), magic);
-    const v128_t b =
-        wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(x + i + 4), vi), magic);
-    wasm_v128_store(out + i, wasm_i8x16_shuffle(a, b, 0, 1, 4, 5, 8, 9, 12,
-                                                13, 16, 17, 20, 21, 24, 25, 28,
-                                                29));
+    const v128_t a = wasm_f32x4_mul(wasm_v128_load(x + i), vi);
+    const v128_t b = wasm_f32x4_mul(wasm_v128_load(x + i + 4), vi);
+    wasm_v128_store(out + i, RoundedInt16(a, b));
   }
 }
 
@@ -329,9 +333,8 @@ HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
     m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
     pmax[r] = wasm_f32x4_extract_lane(m, 0);
   }
-  // wq = round(p_i · s_ib · 32767 / (pmax_r · smax_b)) (see
-  // RoundToInt16): |.| <= 32767.
-  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  // wq = round(p_i · s_ib · 32767 / (pmax_r · smax_b)) (RoundedInt16):
+  // |.| <= 32767.
   for (size_t b = 0; b < blocks; ++b) {
     const float* HWY_RESTRICT s = sv + b * kMaxKeys;
     for (size_t r = 0; r < 4; ++r) {
@@ -343,19 +346,13 @@ HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
       const float* HWY_RESTRICT x = pr + r * kMaxKeys;
       int16_t* HWY_RESTRICT out = wq + (b * 4 + r) * kMaxKeys;
       for (size_t i = 0; i < n8; i += 8) {
-        const v128_t lo = wasm_f32x4_add(
-            wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i),
-                                          wasm_v128_load(s + i)),
-                           vi),
-            magic);
-        const v128_t hi = wasm_f32x4_add(
-            wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i + 4),
-                                          wasm_v128_load(s + i + 4)),
-                           vi),
-            magic);
-        wasm_v128_store(out + i, wasm_i8x16_shuffle(lo, hi, 0, 1, 4, 5, 8, 9,
-                                                    12, 13, 16, 17, 20, 21,
-                                                    24, 25, 28, 29));
+        const v128_t lo = wasm_f32x4_mul(
+            wasm_f32x4_mul(wasm_v128_load(x + i), wasm_v128_load(s + i)), vi);
+        const v128_t hi = wasm_f32x4_mul(
+            wasm_f32x4_mul(wasm_v128_load(x + i + 4),
+                           wasm_v128_load(s + i + 4)),
+            vi);
+        wasm_v128_store(out + i, RoundedInt16(lo, hi));
       }
     }
   }
