@@ -26,6 +26,7 @@ import { fmtMs, fmtPct, fmtX, table } from './lib/format.mjs';
 import { measureReadBandwidth, readKernelBytes } from './lib/read-bandwidth.mjs';
 import { measureSimdLimit } from './lib/simd-limit.mjs';
 import { median } from './lib/timing.mjs';
+import { decodeStepJs } from './peers/plain-js.mjs';
 import { init } from 'causal-attention';
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -112,25 +113,9 @@ console.log(`\nFloors of the float32 step (warm, this run): its ${(flops / 1e6).
   `SIMD128 limit of ${gflops.toFixed(1)} GFLOP/s: ${fmtMs(computeFloorMs)}; one read of its ` +
   `${(f32.cache.bytes / 2 ** 20).toFixed(1)} MiB: ${fmtMs(readFloorMs)}. A step at 50 % of the read bandwidth ` +
   `(${fmtMs(2 * readFloorMs)}) is ${2 * readFloorMs >= computeFloorMs ? 'above' : 'below'} the arithmetic floor.`);
-// The float64 step on the unrounded data: query head h reads KV head
-// h / (H / KV) (GQA), all L keys visible.
-const exact = new Float64Array(B * H * D);
-for (let h = 0; h < H; h++) {
-  const kv = Math.floor(h / (H / KV)), qh = q.subarray(h * D, (h + 1) * D);
-  const s = new Float64Array(L);
-  let mx = -Infinity;
-  for (let j = 0; j < L; j++) {
-    let dot = 0;
-    for (let x = 0; x < D; x++) dot += qh[x] * k[(kv * L + j) * D + x];
-    s[j] = dot / Math.sqrt(D);
-    mx = Math.max(mx, s[j]);
-  }
-  let sum = 0;
-  for (let j = 0; j < L; j++) sum += (s[j] = Math.exp(s[j] - mx));
-  for (let j = 0; j < L; j++) {
-    for (let x = 0; x < D; x++) exact[h * D + x] += (s[j] / sum) * v[(kv * L + j) * D + x];
-  }
-}
+// The float64 step on the unrounded data (plain JS's decode step, into a
+// Float64Array: never rounded to float32).
+const exact = decodeStepJs(q, k, v, B, H, KV, L, D, new Float64Array(B * H * D));
 const accuracy = cases.map((c) => {
   c.step();
   let worst = 0, largest = 0;

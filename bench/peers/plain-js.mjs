@@ -44,10 +44,11 @@ export function causalAttentionJs(q, k, v, B, H, T, D) {
 
 /**
  * One decode step: q [B, H, 1, D] against k, v [B, Hkv, L, D]; query head h
- * reads KV head ⌊h / (H / Hkv)⌋. Scores, max, exp and sum, weighted sum.
+ * reads KV head ⌊h / (H / Hkv)⌋. Scores, max, exp and sum, weighted sum,
+ * in doubles, written to `out` (a Float64Array keeps them unrounded).
+ * @param {Float32Array | Float64Array} [out]
  */
-export function decodeStepJs(q, k, v, B, H, Hkv, L, D) {
-  const out = new Float32Array(B * H * D);
+export function decodeStepJs(q, k, v, B, H, Hkv, L, D, out = new Float32Array(B * H * D)) {
   const scores = new Float64Array(L);
   const acc = new Float64Array(D);
   const scale = 1 / Math.sqrt(D);
