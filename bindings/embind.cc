@@ -13,16 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "src/attention.h"
-#include "src/attention_backward.h"
-#include "src/kv_storage.h"
-#include "src/layer.h"
-#include "src/linear.h"
-#include "src/matmul.h"
-#include "src/optim.h"
-#include "src/rope.h"
-#include "src/status.h"
-#include "src/thread_pool.h"
+#include "src/attention/attention.h"
+#include "src/attention/attention_backward.h"
+#include "src/kv/kv_storage.h"
+#include "src/model/layer.h"
+#include "src/gemm/linear.h"
+#include "src/gemm/matmul.h"
+#include "src/model/optim.h"
+#include "src/model/rope.h"
+#include "src/base/status.h"
+#include "src/base/thread_pool.h"
 
 namespace causal_attention {
 namespace {

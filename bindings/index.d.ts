@@ -6,7 +6,7 @@
 // This file holds init and the runtime; the rest is declared by room and
 // re-exported here (each a .d.ts that dist/ ships at the same path, imported
 // with a .js specifier, which resolves to it from both copies):
-//   engine/attention.d.ts       attention options and results, the KV cache
+//   api/attention.d.ts          attention options and results, the KV cache
 //   nn/layers.d.ts              Module, ModuleList, Sequential, Linear, Embedding
 //   nn/attention-modules.d.ts   the attention modules and their forward options
 //   nn/training.d.ts            crossEntropy's types, the optimizers
@@ -15,7 +15,7 @@
 import type {
   AttentionComputation, AttentionGradients, AttentionOptions, AttentionResult, AttentionResultWithWeights,
   KVCache, KVCacheOptions,
-} from './engine/attention.js';
+} from './api/attention.js';
 import type {
   CausalAttention, GroupedQueryAttention, GroupedQueryAttentionOptions, MultiHeadAttention,
   MultiHeadAttentionWrapper, SelfAttention,
@@ -26,7 +26,7 @@ import type {
 } from './nn/training.js';
 import type { Remote } from './remote/handles.js';
 
-export * from './engine/attention.js';
+export * from './api/attention.js';
 export * from './nn/attention-modules.js';
 export * from './nn/layers.js';
 export * from './nn/training.js';

@@ -7,8 +7,8 @@ import { Engine } from './engine/engine.mjs';
 import {
   DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, threadsAvailability,
 } from './engine/loader.mjs';
-import { Runtime } from './engine/runtime.mjs';
-import { checkBoolean, checkInteger, checkOneOf, checkOptionNames, describe } from './engine/validate.mjs';
+import { Runtime } from './runtime.mjs';
+import { checkBoolean, checkInteger, checkOneOf, checkOptionNames, describe } from './api/validate.mjs';
 import { initRemote } from './remote/remote.mjs';
 
 /** @import { InitOptions, RemoteRuntime } from './index.d.ts' */

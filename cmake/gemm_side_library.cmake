@@ -1,8 +1,8 @@
 # cmake -DWASM=<relaxed side module> -DOUT=<library.js> [-DOBJDUMP=<llvm-objdump>]
 #       -P gemm_side_library.cmake
 #
-# Writes the Emscripten JS library behind the imports that src/matmul.cc and
-# src/tile_products-inl.h / src/few_rows-inl.h declare when built with CA_GEMM_SIDE_MODULE: the
+# Writes the Emscripten JS library behind the imports that src/gemm/matmul.cc and
+# src/gemm/tile_products-inl.h / src/gemm/few_rows-inl.h declare when built with CA_GEMM_SIDE_MODULE: the
 # side module's kernels (kExports) and ca_gemm_relaxed_available. Its
 # postset runs in every thread's copy of the glue after wasmMemory exists
 # and before the import object is built: where WebAssembly.validate accepts

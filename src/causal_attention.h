@@ -17,13 +17,13 @@
 #ifndef CAUSAL_ATTENTION_SRC_CAUSAL_ATTENTION_H_
 #define CAUSAL_ATTENTION_SRC_CAUSAL_ATTENTION_H_
 
-#include "src/attention.h"           // IWYU pragma: export
-#include "src/attention_backward.h"  // IWYU pragma: export
-#include "src/layer.h"               // IWYU pragma: export
-#include "src/linear.h"              // IWYU pragma: export
-#include "src/matmul.h"              // IWYU pragma: export
-#include "src/rope.h"                // IWYU pragma: export
-#include "src/status.h"              // IWYU pragma: export
-#include "src/thread_pool.h"         // IWYU pragma: export
+#include "src/attention/attention.h"           // IWYU pragma: export
+#include "src/attention/attention_backward.h"  // IWYU pragma: export
+#include "src/model/layer.h"               // IWYU pragma: export
+#include "src/gemm/linear.h"              // IWYU pragma: export
+#include "src/gemm/matmul.h"              // IWYU pragma: export
+#include "src/model/rope.h"                // IWYU pragma: export
+#include "src/base/status.h"              // IWYU pragma: export
+#include "src/base/thread_pool.h"         // IWYU pragma: export
 
 #endif  // CAUSAL_ATTENTION_SRC_CAUSAL_ATTENTION_H_

@@ -6,17 +6,17 @@
 // and canvas fillText, never as HTML.
 
 import { init } from '/dist/index.mjs';
-import { MASKED, SCALES } from './colors.mjs';
+import { MASKED, SCALES } from './widgets/colors.mjs';
 import {
   cellSentence, chipTitle, dropoutLine, engineLine, panelNotes, pipelineTitle, routeLine, rowSentence,
   timingLine, tokenCount,
-} from './explain.mjs';
-import { tokenLabel, tokenName } from './format.mjs';
-import { Heatmap } from './heatmap.mjs';
-import { setupLearn } from './learn.mjs';
-import { runPipeline } from './pipeline.mjs';
-import { DEFAULT_PRESET, PRESETS, matchPreset, readForm, writeForm } from './state.mjs';
-import { D_IN, bookWord, embed, longText, tokenize } from './tokens.mjs';
+} from './pipeline/explain.mjs';
+import { tokenLabel, tokenName } from './core/format.mjs';
+import { Heatmap } from './widgets/heatmap.mjs';
+import { setupLearn } from './learn/learn.mjs';
+import { runPipeline } from './pipeline/pipeline.mjs';
+import { DEFAULT_PRESET, PRESETS, matchPreset, readForm, writeForm } from './pipeline/state.mjs';
+import { D_IN, bookWord, embed, longText, tokenize } from './core/tokens.mjs';
 
 const $ = (id) => document.getElementById(id);
 const form = $('controls');

@@ -1,4 +1,4 @@
-// The Learn row's module worker (as the page's web/learn-worker.mjs trains):
+// The Learn row's module worker (as the page's web/learn/model/worker.mjs trains):
 // loads each given dist/ URL's package, then bench/lib/learn-steps.mjs's
 // interleaved rounds; posts the result back.
 import { learnSteps } from '../lib/learn-steps.mjs';

@@ -1,6 +1,6 @@
 // The browser bench's static server: the built package at /dist/,
 // onnxruntime-web's dist at /ort/, bench/ at /bench/, the demo's modules at
-// /web/ (the Learn row trains web/learn-trainer.mjs's model), and any
+// /web/ (the Learn row trains web/learn/model/trainer.mjs's model), and any
 // `extra` [path, folder] mounts (another checkout's dist/); every response
 // cross-origin isolated (COOP/COEP), as pthreads in a page need.
 import http from 'node:http';

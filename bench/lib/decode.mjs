@@ -144,7 +144,7 @@ export async function runDecodeTable({ policy, seed, log, quick = false, rows: o
 
 const gbps = (bytes, ms) => bytes / (ms * 1e6);
 
-/** The K+V bytes a row's cache holds: float32's, or a bfloat16 / int8 cache's (src/kv_storage.h). */
+/** The K+V bytes a row's cache holds: float32's, or a bfloat16 / int8 cache's (src/kv/kv_storage.h). */
 function cacheBytes(c, shape, bytes) {
   const d = shape.headDim;
   if (c.dtype === 'bfloat16') return bytes / 2;

@@ -1,10 +1,10 @@
-// The Learn section's default model (web/learn-trainer.mjs DEFAULTS: two
+// The Learn section's default model (web/learn/model/trainer.mjs DEFAULTS: two
 // attention layers of four heads, d_model 64, 64 tokens, batches of 16,
 // AdamW, seed 0) trained step by step, timed: a row of small calls (per-call
 // cost, not arithmetic, is what it measures). Plain ES module: Node
 // (bench/learn.mjs) and a Chromium worker (bench/browser/learn-worker.mjs)
 // run the same rounds; bench/run.mjs and bench/learn.mjs render the rows.
-import { DEFAULTS, Trainer } from '../../web/learn-trainer.mjs';
+import { DEFAULTS, Trainer } from '../../web/learn/model/trainer.mjs';
 import { targetLine } from './format.mjs';
 import { median } from './timing.mjs';
 
@@ -86,7 +86,7 @@ export const renderLearn = (rows) => rows.map((r) => (r.error
 
 /**
  * Issue 21's target line: ≥ 2× today's steps/s in Node and in Chromium with
- * the same losses, judged on the single build (the one web/learn-worker.mjs
+ * the same losses, judged on the single build (the one web/learn/model/worker.mjs
  * trains with); the threads rows are listed. A row's rate is this
  * checkout's (the last runtime of an --against row).
  */
@@ -115,7 +115,7 @@ export function learnTargetLine(rows) {
 export const renderLearnText = (rows, { fence = false } = {}) => {
   const body = renderLearn(rows);
   return [
-    'Learn section\'s default model trained step by step (web/learn-trainer.mjs DEFAULTS; ' +
+    'Learn section\'s default model trained step by step (web/learn/model/trainer.mjs DEFAULTS; ' +
     'Chromium: a module worker, as the page trains):', '', ...(fence ? ['```', ...body, '```'] : body),
     '', ...learnTargetLine(rows)].join('\n');
 };

@@ -64,7 +64,7 @@ export const gflops = (flopCount, ms) => flopCount / (ms * 1e6);
  * `runs` runs each, interleaved (the order flipping each round); their medians
  * of wall time, then (in Node; NaN elsewhere) of this process's CPU time, all
  * its threads: on a loaded machine the CPU time of a one-thread run is the
- * steadier of the two (an A/A run of bench/ab.mjs: 0.999–1.002).
+ * steadier of the two (an A/A run of bench/studies/ab.mjs: 0.999–1.002).
  * @returns {[number, number, number, number]}
  */
 export function interleaved(a, b, warmupMs = 1500, runs = 15) {

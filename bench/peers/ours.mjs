@@ -86,7 +86,7 @@ function prepareDecode(ca, variant, s, inputs) {
 /**
  * A decode step's route by variant: run() does one step and returns the
  * output (the same preallocated array every time); release() frees the
- * cache(s). bench/decode-sequences.mjs times them warm.
+ * cache(s). bench/studies/decode-sequences.mjs times them warm.
  * @returns {{ run: () => Float32Array, release?: () => void, tolerance?: number }}
  */
 export function decodeRoute(ca, variant, s, inputs) {

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "src/matmul.h"
-#include "src/thread_pool.h"
+#include "src/gemm/matmul.h"
+#include "src/base/thread_pool.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>

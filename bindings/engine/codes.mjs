@@ -1,9 +1,9 @@
 // The codes of the C++ core, named once on the JS side: Status
-// (src/status.h) and the option enums (src/attention.h). The wasm module
+// (src/base/status.h) and the option enums (src/attention/attention.h). The wasm module
 // registers the same enums; tests/node/errors.test.mjs checks that they
 // agree. statusError() is the one place a Status becomes a JS error.
 
-/** src/status.h `Status`. */
+/** src/base/status.h `Status`. */
 export const Status = Object.freeze({
   OK: 0,
   INVALID_SHAPE: 1,
@@ -14,7 +14,7 @@ export const Status = Object.freeze({
 });
 
 /**
- * src/attention.h `CausalMask`, by the values of the public `causal` option.
+ * src/attention/attention.h `CausalMask`, by the values of the public `causal` option.
  * @type {ReadonlyMap<boolean | string, number>}
  */
 export const CAUSAL = new Map(/** @type {[boolean | string, number][]} */ ([
@@ -25,7 +25,7 @@ export const CAUSAL = new Map(/** @type {[boolean | string, number][]} */ ([
 ]));
 
 /**
- * src/attention.h `MaskStrategy`, by the public `maskStrategy` names.
+ * src/attention/attention.h `MaskStrategy`, by the public `maskStrategy` names.
  * @type {ReadonlyMap<string, number>}
  */
 export const MASK_STRATEGY = new Map([
@@ -34,7 +34,7 @@ export const MASK_STRATEGY = new Map([
 ]);
 
 /**
- * src/kv_storage.h `KvDtype`, by the public `dtype` names of a KV cache.
+ * src/kv/kv_storage.h `KvDtype`, by the public `dtype` names of a KV cache.
  * @type {ReadonlyMap<string, number>}
  */
 export const KV_DTYPE = new Map([

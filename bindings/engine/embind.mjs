@@ -12,7 +12,7 @@
  */
 
 /**
- * src/attention.h's AttentionShape, as embind.cc registers it.
+ * src/attention/attention.h's AttentionShape, as embind.cc registers it.
  * @typedef {object} AttentionShape
  * @property {number} batch
  * @property {number} heads
@@ -22,7 +22,7 @@
  * @property {number} valueDim
  * @property {number} kvHeads
  * @property {number} kvCapacity
- * @property {number} kvDtype src/kv_storage.h's KvDtype (codes.mjs KV_DTYPE)
+ * @property {number} kvDtype src/kv/kv_storage.h's KvDtype (codes.mjs KV_DTYPE)
  */
 
 /**
@@ -32,7 +32,7 @@
  */
 
 /**
- * src/attention.h's AttentionOptions: enums as their values, the scale NaN
+ * src/attention/attention.h's AttentionOptions: enums as their values, the scale NaN
  * for the default, the uint64 seed as two uint32 halves.
  * @typedef {object} AttentionOptions
  * @property {number} causal
@@ -60,7 +60,7 @@
  */
 
 /**
- * src/rope.h's RopeScaling.
+ * src/model/rope.h's RopeScaling.
  * @typedef {object} RopeScaling
  * @property {number} factor
  * @property {number} lowFreqFactor
@@ -69,18 +69,18 @@
  */
 
 /**
- * src/layer.h's KVCacheView.
+ * src/model/layer.h's KVCacheView.
  * @typedef {object} KVCacheView
  * @property {Ptr} keys
  * @property {Ptr} values
  * @property {number} capacity
  * @property {number} length
  * @property {number} start
- * @property {number} dtype src/kv_storage.h's KvDtype (codes.mjs KV_DTYPE)
+ * @property {number} dtype src/kv/kv_storage.h's KvDtype (codes.mjs KV_DTYPE)
  */
 
 /**
- * src/layer.h's LayerOptions.
+ * src/model/layer.h's LayerOptions.
  * @typedef {object} LayerOptions
  * @property {number} batch
  * @property {number} tokens
@@ -91,7 +91,7 @@
  */
 
 /**
- * The eight projections of src/layer.h's AttentionLayerParams and
+ * The eight projections of src/model/layer.h's AttentionLayerParams and
  * AttentionLayerGrads, by the field names both share.
  * @template T
  * @typedef {object} Projections
@@ -106,7 +106,7 @@
  */
 
 /**
- * What a layer backward reads of its forward (src/layer.h's LayerActivations).
+ * What a layer backward reads of its forward (src/model/layer.h's LayerActivations).
  * @template T
  * @typedef {object} Activations
  * @property {T} queries
@@ -117,13 +117,13 @@
  */
 
 /**
- * src/layer.h's AttentionLayerParams, sizes and pointers.
+ * src/model/layer.h's AttentionLayerParams, sizes and pointers.
  * @typedef {{ dIn: number, numHeads: number, headDim: number, numKVHeads: number, ropeBase: number,
  *   ropeScaling: RopeScaling, sinks: Ptr } & Projections<Ptr>} AttentionLayerParams
  */
 
 /**
- * src/layer.h's LayerOutputs.
+ * src/model/layer.h's LayerOutputs.
  * @typedef {{ y: Ptr, weights: Ptr, scores: Ptr } & Activations<Ptr>} LayerOutputs
  */
 
@@ -143,7 +143,7 @@
  */
 
 /**
- * src/layer.h's AttentionLayerGrads: the projections' gradients and the sinks'.
+ * src/model/layer.h's AttentionLayerGrads: the projections' gradients and the sinks'.
  * @typedef {Projections<Ptr> & { sinks: Ptr }} LayerGrads
  */
 
@@ -190,15 +190,15 @@
  * @property {AttentionBackwardFn} attentionBackwardReference
  * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, outputs: LayerOutputs) => number} layerForward
  * @property {(dtype: number, src: Ptr, rows: number, width: number, dst: Ptr) => void} storeKvRows
- *   src/kv_storage.h's StoreKvRows
- * @property {(dtype: number, width: number) => number} kvRowBytes  src/kv_storage.h's KvRowBytes
+ *   src/kv/kv_storage.h's StoreKvRows
+ * @property {(dtype: number, width: number) => number} kvRowBytes  src/kv/kv_storage.h's KvRowBytes
  * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, saved: Activations<Ptr>, gradY: Ptr,
  *   gradX: Ptr, grads: Projections<Ptr>) => number} layerBackward
  * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, b: Ptr, y: Ptr) => number} linear
  * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, gradY: Ptr, gradX: Ptr, gradW: Ptr,
  *   gradB: Ptr) => number} linearBackward
  * @property {(decay: number, oneMinusBeta1: number, beta2: number, oneMinusBeta2: number, eps: number,
- *   count: number, table: Ptr) => void} adamWUpdate  src/optim.h's AdamWUpdate (a table of 7 words per tensor)
+ *   count: number, table: Ptr) => void} adamWUpdate  src/model/optim.h's AdamWUpdate (a table of 7 words per tensor)
  * @property {(headDim: number) => number} defaultScale
  * @property {() => StructDefaults} structDefaults
  * @property {(n: number) => void} setNumThreads

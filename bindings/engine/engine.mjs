@@ -9,7 +9,7 @@ import { KV_DTYPE, checkStatus } from './codes.mjs';
 import { ACTIVATIONS, PROJECTIONS, Structs, reader, setPointers } from './embind.mjs';
 import { Heap, formatBytes } from './heap.mjs';
 import { terminateWorkers } from './loader.mjs';
-import { product } from './validate.mjs';
+import { product } from '../api/validate.mjs';
 
 /** @typedef {import('./embind.mjs').Ptr} Ptr */
 /** @typedef {import('../nn/optim.mjs').AdamWTensor} AdamWTensor */
@@ -47,7 +47,7 @@ import { product } from './validate.mjs';
  * @property {VisibilityArrays | null} [arrays] issue 19's arrays, staged after q, k, v
  */
 
-/** @typedef {import('./validate.mjs').VisibilityArrays} VisibilityArrays */
+/** @typedef {import('../api/validate.mjs').VisibilityArrays} VisibilityArrays */
 
 /**
  * An array the engine stages: Float32Array tensors; Int32Array key lengths
@@ -73,7 +73,7 @@ import { product } from './validate.mjs';
  */
 
 /**
- * The call options of a layer forward: src/layer.h's LayerOptions; a null
+ * The call options of a layer forward: src/model/layer.h's LayerOptions; a null
  * or left-out cache is the core's default (none); `arrays` the key lengths
  * and mask of issue 19 (staged, their pointers set in `attention`);
  * `headMask` the per-head factors [1 or batch, heads] (staged; its batch
@@ -134,7 +134,7 @@ import { product } from './validate.mjs';
 /**
  * A KV cache's layout: [batch, kvHeads, capacity] stored key rows of
  * headDim values, then as many value rows of valueDim, each row stored as
- * `dtype` says (src/kv_storage.h).
+ * `dtype` says (src/kv/kv_storage.h).
  * @typedef {object} CacheLayout
  * @property {number} batch
  * @property {number} kvHeads
@@ -269,7 +269,7 @@ export class Engine {
   }
 
   /**
-   * One layer forward (src/layer.h). With a cache in c.options it writes this
+   * One layer forward (src/model/layer.h). With a cache in c.options it writes this
    * call's keys and values into it and attends over all of it; the caller
    * advances the cache's length.
    * @param {LayerForwardCall} c
@@ -325,7 +325,7 @@ export class Engine {
   }
 
   /**
-   * One layer backward (src/layer.h): the forward's call plus its `saved`,
+   * One layer backward (src/model/layer.h): the forward's call plus its `saved`,
    * gradY and the current gradients (accumulated into, in place; come back
    * as the same arrays, null where there were none).
    * @param {LayerBackwardCall} c
@@ -360,7 +360,7 @@ export class Engine {
   }
 
   /**
-   * AdamWUpdate (src/optim.h) over `tensors` in one call: each tensor's p,
+   * AdamWUpdate (src/model/optim.h) over `tensors` in one call: each tensor's p,
    * m and v are updated in place.
    * @param {number[]} h  [decay, 1 - β1, β2, 1 - β2, eps]
    * @param {AdamWTensor[]} tensors
@@ -382,7 +382,7 @@ export class Engine {
   }
 
   /**
-   * Linear (src/linear.h): y [rows, outF] = x [rows, inF] · weightᵀ + bias.
+   * Linear (src/gemm/linear.h): y [rows, outF] = x [rows, inF] · weightᵀ + bias.
    * @param {Float32Array} x
    * @param {number} rows
    * @param {number} inF
@@ -398,7 +398,7 @@ export class Engine {
   }
 
   /**
-   * LinearBackward (src/linear.h). weightGrad and biasGrad are accumulated
+   * LinearBackward (src/gemm/linear.h). weightGrad and biasGrad are accumulated
    * into, in place, and come back (the same arrays).
    * @param {Float32Array} x
    * @param {number} rows

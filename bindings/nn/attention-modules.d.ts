@@ -2,7 +2,7 @@
 // chapter's GroupedQueryAttention (bindings/nn/attention.mjs,
 // grouped-query-attention.mjs). Re-exported by index.d.ts; types only.
 
-import type { KVCacheDtype, MaskStrategy } from '../engine/attention.js';
+import type { KVCacheDtype, MaskStrategy } from '../api/attention.js';
 import type { Linear, Module } from './layers.js';
 
 /** Options of a module's forward(). */

@@ -5,7 +5,7 @@
 // chapter's GroupedQueryAttention (grouped-query-attention.mjs) extends.
 //
 // Each forward copies x and the parameters into the runtime's scratch heap
-// and runs one C++ layer forward (src/layer.cc: projections, RoPE, split
+// and runs one C++ layer forward (src/model/layer.cc: projections, RoPE, split
 // heads, attention, merge, out_proj); each backward copies them and the kept
 // activations in again and runs the layer's backward, accumulating into the
 // projections' gradient arrays. The only wasm memory a module holds is its
@@ -14,18 +14,18 @@
 
 import {
   CACHE_ADVANCE, CACHE_COMPACT, CACHE_RESERVE, CACHE_ROWS, CACHE_VIEW, checkCacheDtype,
-} from '../engine/kv-cache.mjs';
+} from '../api/kv-cache.mjs';
 import {
   checkBoolean, checkHeadMask, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor,
   product, renormalizes, resolveAttentionOptions, resolveVisibility,
-} from '../engine/validate.mjs';
+} from '../api/validate.mjs';
 import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * @import {
  *   ForwardOptions, ForwardResult, ForwardResultWithQKV, ForwardResultWithScores, ForwardResultWithWeights,
  * } from '../index.d.ts'
- * @import { KVCache } from '../engine/kv-cache.mjs'
+ * @import { KVCache } from '../api/kv-cache.mjs'
  * @import { GroupedQueryAttention } from './grouped-query-attention.mjs'
  * @import { Linear } from './linear.mjs'
  * @import { LayerArrayName, LayerGrads, LayerOptions, LayerParams, LayerSaved } from './module.mjs'

@@ -4,7 +4,7 @@
 // ... so that train()/eval(), parameters() and the state dict
 // ('0.W_query.weight', ...) reach them.
 
-import { describe, product } from '../engine/validate.mjs';
+import { describe, product } from '../api/validate.mjs';
 import { Module } from './module.mjs';
 
 /** @import { Module as PublicModule } from '../index.d.ts' */

@@ -1,7 +1,7 @@
 // nn.Embedding: a lookup table whose backward adds rows of gradOutput to
 // the rows its forward read.
 
-import { checkIndices, checkInteger, checkShape, checkTensor, product } from '../engine/validate.mjs';
+import { checkIndices, checkInteger, checkShape, checkTensor, product } from '../api/validate.mjs';
 import { Kept, Module, bindingOf, gradOrZeros } from './module.mjs';
 
 /**

@@ -5,7 +5,7 @@
 
 import {
   checkBoolean, checkFinite, checkInteger, checkOptionNames, checkSoftcap, describe,
-} from '../engine/validate.mjs';
+} from '../api/validate.mjs';
 import { ProjectedAttention } from './attention.mjs';
 import { bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 

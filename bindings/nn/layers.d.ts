@@ -1,7 +1,7 @@
 // The package's types, nn part: the Module base, its containers and the
 // Linear and Embedding layers (bindings/nn/module.mjs, containers.mjs,
 // linear.mjs, embedding.mjs). Re-exported by index.d.ts; types only (see
-// engine/attention.d.ts for why a .d.ts serves both entries).
+// api/attention.d.ts for why a .d.ts serves both entries).
 
 /** A state dict: PyTorch parameter names to values (row-major [out, in] for weights). */
 export type StateDict = Record<string, Float32Array>;

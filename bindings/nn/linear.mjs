@@ -1,7 +1,7 @@
 // nn.Linear: PyTorch's seeded initialisation (reset_parameters drawn from
 // the runtime's mt19937), forward and backward through the engine's GEMM.
 
-import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../engine/validate.mjs';
+import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../api/validate.mjs';
 import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**

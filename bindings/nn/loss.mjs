@@ -3,7 +3,7 @@
 // Plain JS in double precision (N·C exps: cheap next to the attention), the
 // results rounded to float32 as PyTorch's float tensors hold them.
 
-import { checkIndices, checkInteger, checkOptionNames, describe } from '../engine/validate.mjs';
+import { checkIndices, checkInteger, checkOptionNames, describe } from '../api/validate.mjs';
 
 /** @import { CrossEntropyOptions, CrossEntropyResult } from '../index.d.ts' */
 

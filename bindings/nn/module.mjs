@@ -13,16 +13,16 @@
 // ca.Linear`), and a user's `class Mine extends ca.CausalAttention`
 // inherits the binding.
 
-import { checkBoolean, describe } from '../engine/validate.mjs';
+import { checkBoolean, describe } from '../api/validate.mjs';
 
 /**
  * @import {
  *   ForwardResult, KVCacheOptions, Module as PublicModule, RopeFreqConfig, StateDict, StateDictInput,
  * } from '../index.d.ts'
  */
-/** @import { KVCache } from '../engine/kv-cache.mjs' */
-/** @import { resolveAttentionOptions } from '../engine/validate.mjs' */
-/** @import { MT19937 } from './random.mjs' */
+/** @import { KVCache } from '../api/kv-cache.mjs' */
+/** @import { resolveAttentionOptions } from '../api/validate.mjs' */
+/** @import { MT19937 } from '../api/random.mjs' */
 /** @import { ModuleClasses } from './modules.mjs' */
 
 /**
@@ -32,13 +32,13 @@ import { checkBoolean, describe } from '../engine/validate.mjs';
  * @property {MT19937} generator  the runtime's generator (manualSeed):
  *   initialisation and default dropout seeds
  * @property {() => void} checkAlive  throws (TypeError) after dispose
- * @property {(call: LayerCall) => LayerResult} layerForward  src/layer.h's
+ * @property {(call: LayerCall) => LayerResult} layerForward  src/model/layer.h's
  *   layer on copies of the arrays; with call.keep, also `saved`
  * @property {(call: LayerBackwardCall) => { gradX: Float32Array, grads: LayerGrads }} layerBackward
  *   its backward: `grads` are the ones passed in plus this backward's, as
  *   new arrays (an array for each array passed in)
  * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
- *   weight: Float32Array, bias: Float32Array | null) => Float32Array} linearForward  src/linear.h's Linear
+ *   weight: Float32Array, bias: Float32Array | null) => Float32Array} linearForward  src/gemm/linear.h's Linear
  * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
  *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
  *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad

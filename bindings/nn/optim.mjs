@@ -6,12 +6,12 @@
 // scalar factors are Python floats, rounded to float32 where an op meets a
 // tensor. Parameters whose grad is null (no backward reached them) are
 // skipped, as PyTorch skips grad None. AdamW's elementwise rule runs in
-// wasm (src/optim.h), every tensor in one call: the runtime binds the class
+// wasm (src/model/optim.h), every tensor in one call: the runtime binds the class
 // to its engine (bindAdamW); SGD's runs here.
 
 import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, describe,
-} from '../engine/validate.mjs';
+} from '../api/validate.mjs';
 import { toFloat32 } from './module.mjs';
 
 /**
@@ -29,7 +29,7 @@ import { toFloat32 } from './module.mjs';
 const f = Math.fround;
 
 /**
- * One tensor of an AdamW step (src/optim.h's AdamWTensor): p, m and v are
+ * One tensor of an AdamW step (src/model/optim.h's AdamWTensor): p, m and v are
  * updated in place.
  * @typedef {{ p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array,
  *   minusStep: number, correction2: number }} AdamWTensor
@@ -398,7 +398,7 @@ export class AdamW {
 
   /**
    * One update of every parameter that has a gradient, all of them in one
-   * wasm call (src/optim.h has the per-element rule).
+   * wasm call (src/model/optim.h has the per-element rule).
    */
   step() {
     const [beta1, beta2] = this.betas;

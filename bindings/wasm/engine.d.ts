@@ -2,7 +2,7 @@
 // in the source tree) resolves to, for the type check of bindings/ (see
 // scripts/typecheck.mjs). Internal: not part of the package's types.
 // Structs cross as plain objects (Embind value_object); pointers are byte
-// offsets into the heap; the calls return a Status code (src/status.h).
+// offsets into the heap; the calls return a Status code (src/base/status.h).
 
 /** The Embind module of either build: typed once, in engine/embind.mjs. */
 export type EngineModule = import('../engine/embind.mjs').EmbindModule;

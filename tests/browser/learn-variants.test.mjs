@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { SCREENSHOTS, openLearn as openLearnIn, useChromiumAndServer } from './browser.mjs';
-import { headScores } from '../../web/learn-metrics.mjs';
-import { AttentionOnlyTransformer } from '../../web/learn-model.mjs';
-import { inductionProbe, period } from '../../web/learn-tasks.mjs';
-import { DEFAULTS } from '../../web/learn-trainer.mjs';
+import { headScores } from '../../web/learn/model/metrics.mjs';
+import { AttentionOnlyTransformer } from '../../web/learn/model/model.mjs';
+import { inductionProbe, period } from '../../web/learn/model/tasks.mjs';
+import { DEFAULTS } from '../../web/learn/model/trainer.mjs';
 
 const env = useChromiumAndServer();
 

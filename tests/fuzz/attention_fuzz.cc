@@ -14,7 +14,7 @@
 //   * with arbitrary bit patterns (NaN, Inf, huge values) nothing crashes.
 // Every buffer is allocated at its exact size, so ASan sees any overrun.
 // The same entry point runs the committed regression inputs in the native
-// test suite (tests/native/fuzz_regressions_test.cc).
+// test suite (tests/native/attention/fuzz_regressions_test.cc).
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,11 +26,11 @@
 #include <memory>
 #include <vector>
 
-#include "src/attention.h"
-#include "src/attention_backward.h"
-#include "src/kv_storage.h"
-#include "src/layer.h"
-#include "src/linear.h"
+#include "src/attention/attention.h"
+#include "src/attention/attention_backward.h"
+#include "src/kv/kv_storage.h"
+#include "src/model/layer.h"
+#include "src/gemm/linear.h"
 
 namespace {
 
@@ -362,7 +362,7 @@ void FuzzLayer(Input& in, bool raw) {
   }
   if (in.Bool()) {
     p.rope_base = in.Bool() ? 10000.0f : 500000.0f;
-    // Llama 3.2's and 3.1's frequency adjustment (src/rope.h).
+    // Llama 3.2's and 3.1's frequency adjustment (src/model/rope.h).
     if (in.Byte() < 96) p.rope_scaling = {in.Bool() ? 32.0f : 8.0f, 1, 4, 8192};
   }
   const bool cached = in.Bool();

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "src/attention.h"
+#include "src/attention/attention.h"
 #include "tests/native/test_util.h"
 
 namespace causal_attention {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "src/attention.h"
-#include "src/layer.h"
+#include "src/attention/attention.h"
+#include "src/model/layer.h"
 
 namespace causal_attention {
 namespace testing_util {

@@ -1,6 +1,6 @@
 // A plain-JS attention (double precision), written independently of the
 // C++ code from the definitions in src/causal_attention.h and
-// src/dropout.h: a second oracle for the wasm module.
+// src/simd/dropout.h: a second oracle for the wasm module.
 
 const MASK64 = (1n << 64n) - 1n;
 

@@ -85,7 +85,7 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
     // bits must be those of a float32 cache holding the stored values, under
     // the SIMD128 kernel (Dv 12: the tile path for bfloat16 values too).
     // int8: where D and Dv are multiples of 16, the groups score and sum in
-    // integer arithmetic (src/int8_rows-inl.h: int16 queries and weights),
+    // integer arithmetic (src/kv/wasm/int8_rows-inl.h: int16 queries and weights),
     // not the float32 cache's bits: the reference on the stored values
     // within TOL, and the same bits from the threads build on 2 threads
     // (split into chunks of 256 keys there) and with the default kernel;

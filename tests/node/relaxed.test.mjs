@@ -1,4 +1,4 @@
-// The relaxed side modules (CMakeLists.txt, src/matmul_relaxed.cc): each
+// The relaxed side modules (CMakeLists.txt, src/gemm/matmul_relaxed.cc): each
 // build instantiates the relaxed-SIMD kernels (the microkernels' mul + add as
 // one f32x4.relaxed_madd: the GEMM's and the attention tiles' products) where
 // the engine validates them, else the SIMD128 ones; Module.gemmKernel says

@@ -176,7 +176,7 @@ describe('bit-identical gradients for any build and thread count', () => {
 /**
  * RoPE as the Llama chapter's apply_rope in float64 on [B, T, heads, hd]
  * rows in place: pairs (i, i + hd/2) rotated by position · inv_freq[i], the
- * angles' float32 steps as compute_rope_params (src/rope.h).
+ * angles' float32 steps as compute_rope_params (src/model/rope.h).
  */
 function rope64(y, B, T, heads, hd, base, freqConfig) {
   const f = Math.fround;
@@ -607,7 +607,7 @@ describe("PyTorch's numbers: Embedding, randint, crossEntropy, SGD, AdamW", asyn
 
   it("AdamW's wasm update gives the float32 loop's bits: odd lengths, tensors at different steps, many steps", () => {
     // The loop AdamW.step ran in JS before its update moved to wasm
-    // (src/optim.h): each op rounded to float32 as PyTorch's tensors round it.
+    // (src/model/optim.h): each op rounded to float32 as PyTorch's tensors round it.
     const f = Math.fround;
     const loop = ({ lr, betas: [beta1, beta2], eps, weightDecay }, p, g, s) => {
       s.step += 1;

@@ -1,6 +1,6 @@
 // The demo page's pure modules in Node (no browser): the mask rule
-// (web/mask.mjs) and the colouring of a matrix into pixels
-// (web/colour-matrix.mjs). The page loads d3 as UMD scripts that fill
+// (web/core/mask.mjs) and the colouring of a matrix into pixels
+// (web/widgets/colour-matrix.mjs). The page loads d3 as UMD scripts that fill
 // globalThis.d3; here the same packages' ES builds fill it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -9,9 +9,9 @@ import * as d3Interpolate from 'd3-interpolate';
 import * as d3Chromatic from 'd3-scale-chromatic';
 
 globalThis.d3 = { ...d3Color, ...d3Interpolate, ...d3Chromatic };
-const { INVALID_RGBA, MASKED_RGBA, SCALES } = await import('../../web/colors.mjs');
-const { colourDomain, colourMatrix, rowStats } = await import('../../web/colour-matrix.mjs');
-const { isMasked, maskShiftFor, visibleEnd } = await import('../../web/mask.mjs');
+const { INVALID_RGBA, MASKED_RGBA, SCALES } = await import('../../web/widgets/colors.mjs');
+const { colourDomain, colourMatrix, rowStats } = await import('../../web/widgets/colour-matrix.mjs');
+const { isMasked, maskShiftFor, visibleEnd } = await import('../../web/core/mask.mjs');
 
 /** A scale whose entry k is the pixel (k, 255 − k, 7, 255): the index reads back from the red byte. */
 const RAMP = { rgba: Uint32Array.from({ length: 256 }, (_, k) => (255 << 24 | 7 << 16 | (255 - k) << 8 | k) >>> 0) };
@@ -32,7 +32,7 @@ const indices = (pixels, cols) => {
 const matrix = (rows, cols, list, extra = {}) => (
   { values: Float32Array.from(list), rows, cols, offset: 0, scale: 1, maskShift: null, ...extra });
 
-describe('the mask rule (web/mask.mjs)', () => {
+describe('the mask rule (web/core/mask.mjs)', () => {
   it('gives the shift for the settings: null without the mask, 0 top-left, Tk − Tq bottom-right', () => {
     assert.equal(maskShiftFor({ causal: false, alignment: 'top-left' }, 2, 6), null);
     assert.equal(maskShiftFor({ causal: true, alignment: 'top-left' }, 2, 6), 0);
@@ -54,7 +54,7 @@ describe('the mask rule (web/mask.mjs)', () => {
   });
 });
 
-describe('colouring a matrix (web/colour-matrix.mjs)', () => {
+describe('colouring a matrix (web/widgets/colour-matrix.mjs)', () => {
   it('min-max: exact pixels of a 2 × 3 matrix, lowest value at index 0, highest at 255', () => {
     const c = colourMatrix(matrix(2, 3, [0, 1, 2, 3, 4, 5]), { domain: 'min-max', scale: RAMP });
     assert.deepEqual(c.domain, [0, 5]);

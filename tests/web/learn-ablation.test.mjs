@@ -1,22 +1,22 @@
 // Ablation and in-context learning in the Learn section, in Node on the
-// built package: web/learn-icl.mjs against hand-made logits, and a trainer
-// with the page's defaults (web/learn-trainer.mjs) whose probe loss rises
+// built package: web/learn/model/icl.mjs against hand-made logits, and a trainer
+// with the page's defaults (web/learn/model/trainer.mjs) whose probe loss rises
 // when its best induction head, or the previous-token head it reads, is
 // knocked out (the modules' headMask), and comes back bit for bit when the
 // head is restored. Numbers printed for the README.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { iclScore, iclSpan, repeatTargets, tokenLosses } from '../../web/learn-icl.mjs';
-import { IGNORE } from '../../web/learn-tasks.mjs';
-import { DEFAULTS, Trainer, accuracy } from '../../web/learn-trainer.mjs';
+import { iclScore, iclSpan, repeatTargets, tokenLosses } from '../../web/learn/model/icl.mjs';
+import { IGNORE } from '../../web/learn/model/tasks.mjs';
+import { DEFAULTS, Trainer, accuracy } from '../../web/learn/model/trainer.mjs';
 
 let ca;
 before(async () => {
   ca = await init({ build: 'single' });
 });
 
-describe('in-context learning (web/learn-icl.mjs)', () => {
+describe('in-context learning (web/learn/model/icl.mjs)', () => {
   it('per-token losses are the log-softmax at the next token; crossEntropy agrees', () => {
     const vocab = 3;
     const ids = Int32Array.from([0, 2, 1, 1]);

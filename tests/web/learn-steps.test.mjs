@@ -6,16 +6,16 @@
 // standalone calls, which allocate fresh arrays every time: the Linear
 // modules for the Q, K, V and output projections, ca.attention and
 // ca.attentionBackward on split heads, grad x summed over Q, K, V in the
-// layer's order (src/layer.cc). Both run the same kernels in the same
+// layer's order (src/model/layer.cc). Both run the same kernels in the same
 // order, so any difference is a bug in the fast path's bookkeeping (a stale
 // reused buffer, a gradient not accumulated), not rounding: the comparison
 // is exact (Object.is), in both builds.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { AttentionOnlyTransformer } from '../../web/learn-model.mjs';
-import { IGNORE } from '../../web/learn-tasks.mjs';
-import { DEFAULTS, Trainer } from '../../web/learn-trainer.mjs';
+import { AttentionOnlyTransformer } from '../../web/learn/model/model.mjs';
+import { IGNORE } from '../../web/learn/model/tasks.mjs';
+import { DEFAULTS, Trainer } from '../../web/learn/model/trainer.mjs';
 
 const STEPS = 6;
 

@@ -1,18 +1,18 @@
 // Learn II's modules in Node (issue 22): the attention variants
-// (web/learn-variants.mjs) trained on the default task, with the step at
+// (web/learn/model/variants.mjs) trained on the default task, with the step at
 // which each forms an induction head printed; the checkpoints
-// (web/learn-checkpoints.mjs); keeping a run (web/learn-persist.mjs): a run
+// (web/learn/model/checkpoints.mjs); keeping a run (web/learn/model/persist.mjs): a run
 // record through JSON resumes bit for bit, and the page's state-dict JSON
 // loads into a new model with the package's loadStateDict.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { Checkpoints, snapshot } from '../../web/learn-checkpoints.mjs';
-import { bestInduction } from '../../web/learn-metrics.mjs';
-import { AttentionOnlyTransformer } from '../../web/learn-model.mjs';
-import { restoreRun, runRecord, stateDictJSON } from '../../web/learn-persist.mjs';
-import { DEFAULTS, Trainer, checkSettings } from '../../web/learn-trainer.mjs';
-import { VARIANTS, kvGroupsFor } from '../../web/learn-variants.mjs';
+import { Checkpoints, snapshot } from '../../web/learn/model/checkpoints.mjs';
+import { bestInduction } from '../../web/learn/model/metrics.mjs';
+import { AttentionOnlyTransformer } from '../../web/learn/model/model.mjs';
+import { restoreRun, runRecord, stateDictJSON } from '../../web/learn/model/persist.mjs';
+import { DEFAULTS, Trainer, checkSettings } from '../../web/learn/model/trainer.mjs';
+import { VARIANTS, kvGroupsFor } from '../../web/learn/model/variants.mjs';
 
 let ca;
 before(async () => {
@@ -28,7 +28,7 @@ function formsAt(trainer, steps) {
   return null;
 }
 
-describe('attention variants (web/learn-variants.mjs)', () => {
+describe('attention variants (web/learn/model/variants.mjs)', () => {
   it('checks the variant settings', () => {
     assert.match(checkSettings({ ...DEFAULTS, attention: 'linear' }).join(), /attention must be one of full, gqa, window, sinks, rope, got linear/);
     assert.match(checkSettings({ ...DEFAULTS, attention: 'rope', heads: 8, dModel: 24 }).join(), /even head size .* 24 \/ 8 = 3/);
@@ -65,7 +65,7 @@ describe('attention variants (web/learn-variants.mjs)', () => {
   });
 });
 
-describe('checkpoints (web/learn-checkpoints.mjs)', () => {
+describe('checkpoints (web/learn/model/checkpoints.mjs)', () => {
   it('keeps at most `keep`, evenly spread from step 0, doubling the interval', () => {
     const c = new Checkpoints(1, { budget: 8, every: 10 }); // keep 8 / 1 snapshots
     assert.equal(c.keep, 8);
@@ -97,7 +97,7 @@ describe('checkpoints (web/learn-checkpoints.mjs)', () => {
   });
 });
 
-describe('keeping a run (web/learn-persist.mjs)', () => {
+describe('keeping a run (web/learn/model/persist.mjs)', () => {
   it('a run record through JSON resumes training bit for bit (weights, AdamW state, step, losses)', () => {
     for (const attention of ['full', 'sinks']) {
       const settings = { ...DEFAULTS, attention, seed: 3 };

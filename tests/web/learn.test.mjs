@@ -1,27 +1,27 @@
 // The Learn section's modules in Node, without a browser: the tasks'
-// batches (web/learn-tasks.mjs), the heads' scores (web/learn-metrics.mjs),
-// the attention-only transformer on the built package (web/learn-model.mjs:
+// batches (web/learn/model/tasks.mjs), the heads' scores (web/learn/model/metrics.mjs),
+// the attention-only transformer on the built package (web/learn/model/model.mjs:
 // its backward against finite differences, its KV-cache generation against
 // one full forward) and a training run with the page's defaults
-// (web/learn-trainer.mjs): an induction head appears, numbers printed.
+// (web/learn/model/trainer.mjs): an induction head appears, numbers printed.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { headScores, inductionGuesses, inductionScore, previousTokenScore } from '../../web/learn-metrics.mjs';
-import { AttentionOnlyTransformer } from '../../web/learn-model.mjs';
+import { headScores, inductionGuesses, inductionScore, previousTokenScore } from '../../web/learn/model/metrics.mjs';
+import { AttentionOnlyTransformer } from '../../web/learn/model/model.mjs';
 import {
   IGNORE, compactVocabulary, inductionBatch, inductionProbe, parseTokenNumbers, period, random, textBatch,
   textProbe, toCompactIds,
-} from '../../web/learn-tasks.mjs';
-import { DEFAULTS, Trainer, argmax, checkSettings } from '../../web/learn-trainer.mjs';
-import { VARIANTS } from '../../web/learn-variants.mjs';
+} from '../../web/learn/model/tasks.mjs';
+import { DEFAULTS, Trainer, argmax, checkSettings } from '../../web/learn/model/trainer.mjs';
+import { VARIANTS } from '../../web/learn/model/variants.mjs';
 
 let ca;
 before(async () => {
   ca = await init({ build: 'single' });
 });
 
-describe('the tasks (web/learn-tasks.mjs)', () => {
+describe('the tasks (web/learn/model/tasks.mjs)', () => {
   it('draws integers in range, the same for the same seed and stream, different otherwise', () => {
     const draw = (seed, stream) => { const r = random(seed, stream); return Array.from({ length: 200 }, () => r.below(7)); };
     const a = draw(1, 16);
@@ -90,7 +90,7 @@ describe('the tasks (web/learn-tasks.mjs)', () => {
   });
 });
 
-describe('the heads\' scores (web/learn-metrics.mjs)', () => {
+describe('the heads\' scores (web/learn/model/metrics.mjs)', () => {
   const T = 8;
   const P = 4;
   // Heads [3, T, T]: uniform causal, previous token (row 0 on itself), induction.
@@ -124,7 +124,7 @@ describe('the heads\' scores (web/learn-metrics.mjs)', () => {
   });
 });
 
-describe('the attention-only transformer (web/learn-model.mjs) on the package', () => {
+describe('the attention-only transformer (web/learn/model/model.mjs) on the package', () => {
   const config = { vocab: 7, layers: 2, heads: 2, dModel: 8, contextLength: 6 };
   const ids = Int32Array.of(1, 4, 2, 6, 0, 3, 5, 1, 1, 2, 4, 6);
   const targets = Int32Array.of(4, 2, 6, 0, 3, IGNORE, 1, 1, 2, 4, 6, IGNORE);
@@ -186,7 +186,7 @@ describe('the attention-only transformer (web/learn-model.mjs) on the package', 
   }
 });
 
-describe('training (web/learn-trainer.mjs) with the page\'s defaults', () => {
+describe('training (web/learn/model/trainer.mjs) with the page\'s defaults', () => {
   it('checks its settings', () => {
     assert.deepEqual(checkSettings(DEFAULTS), []);
     assert.match(checkSettings({ ...DEFAULTS, heads: 3 }).join(), /multiple of the number of heads \(3\), got 64/);

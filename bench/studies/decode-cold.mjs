@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// The decode table's one-thread resident step (float32, bfloat16, int8 cache;
+// Llama-3-8B layer at 4096 cached tokens) from cold caches, with the
+// bench's own routes and inputs (bench/peers/ours.mjs decodeRoute,
+// bench/lib/shapes.mjs makeInputs, a sweepCaches before every step), for the
+// built package of each checkout given: for bisecting a change in the step's
+// speed between builds.
+//   node bench/studies/decode-cold.mjs <checkout> [<checkout> ...] [--steps=14]
+// Several checkouts run in one process, interleaved (their ratios compare);
+// one checkout per process gives each build the process to itself (run it
+// once per checkout, alternating, to compare builds that way). Prints the
+// median ms of each build's steps, after 3 untimed ones.
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { decodeRoute } from '../peers/ours.mjs';
+import { DECODE_SHAPES, makeInputs } from '../lib/shapes.mjs';
+import { sweepCaches } from '../lib/sweep.mjs';
+
+const dirs = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const steps = Number(process.argv.find((a) => a.startsWith('--steps='))?.slice(8) ?? 14);
+if (!dirs.length || !(steps > 0)) {
+  console.error('usage: node bench/studies/decode-cold.mjs <checkout> [<checkout> ...] [--steps=14]');
+  process.exit(2);
+}
+const shape = DECODE_SHAPES.find((s) => s.heads === 32 && s.cacheLength === 4096);
+const inputs = makeInputs(shape, 1234);
+const VARIANTS = [['float32', 'resident KV cache'], ['bfloat16', 'resident KV cache, bfloat16'],
+  ['int8', 'resident KV cache, int8']];
+const cases = [];
+for (const dir of dirs) {
+  const { init } = await import(pathToFileURL(resolve(dir, 'dist/node.mjs')).href);
+  const ca = await init({ build: 'single' });
+  for (const [name, variant] of VARIANTS) {
+    cases.push({ dir, name, route: decodeRoute(ca, variant, shape, inputs), ms: [] });
+  }
+}
+const WARM_UP = 3;
+for (let i = 0; i < WARM_UP + steps; i++) {
+  for (const c of i % 2 ? [...cases].reverse() : cases) {
+    sweepCaches();
+    const t0 = performance.now();
+    c.route.run();
+    if (i >= WARM_UP) c.ms.push(performance.now() - t0);
+  }
+}
+for (const dir of dirs) {
+  const mine = cases.filter((c) => c.dir === dir);
+  const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  console.log(`${dir}: ` + mine.map((c) => `${c.name} ${median(c.ms).toFixed(2)} ms`).join(', '));
+}

@@ -1,0 +1,375 @@
+// A decode step's GQA group of four query rows on an int8 KV cache
+// (kv_storage.h: int8 values, a float scale per block of kInt8Block = 32
+// values of a row) in integer arithmetic, SIMD128 only: i32x4.dot_i16x8_s
+// does 8 multiply-adds per instruction where float32 needs a mul and an
+// add per 4 (no FMA in Node 20). The float32 route dequantised each tile
+// into a workspace and ran the float32 kernels: slower than a float32 cache.
+//
+// Shapes: 4 query rows of depth d (a multiple of 16) against nb <= 64 key
+// rows; P·V: 4 rows of nb weights against nb value rows of width dv (a
+// multiple of 16).
+// Passes:
+//   1. QuantizeQueryRows (once per work item): each query row to int16 with
+//      one scale per row, s_q = max|q| / 32767 (round to nearest even).
+//   2. DotFourRowsInt8 (Q·Kᵀ per tile): per key and block of 32 values,
+//      int8 keys widened to int16, dot_i16x8 with each query row, summed in
+//      int32 (|sum| <= 32 · 127 · 32767 < 2^27: no overflow), converted at
+//      the block's end and scaled by the key's block scale; each score times
+//      s_q at the end.
+//   3. ValuesFourRowsInt8 (P·V per tile): each weight times its value row's
+//      block scale, w = p · s_v, quantised to int16 per (query row, column
+//      block) over the tile against the bound max p · max s_v (scale
+//      bound / 32767); two keys' 8 values interleaved and widened to int16
+//      pairs, dot_i16x8 with the pair of weights: 8 multiply-adds per
+//      instruction. int32 sums over at most 64 keys: |sum| <= 64 · 32767 ·
+//      127 < 2^28 (no overflow below 516 keys); then converted and added to
+//      the float accumulators once per tile.
+// Accuracy: besides the cache's own rounding, the int16 queries and weights
+// carry a rounding of 2^-16 of their row's (or tile's bound) largest
+// magnitude: against the float64 reference on the stored values, 0.6-2.4e-6
+// of 1 + |ref| at D 128 on N(0, 1) data (tests/node/kv-dtype.test.mjs
+// asserts 1e-5); a token with values 200x the others' makes every weight of
+// its tiles coarser (the bound max p · max s): 2.0e-4 of the output's
+// largest value (the test prints it and asserts 1e-3).
+// Measured with bench/studies/ab.mjs --decode (one thread, Llama-3-8B layer, 4096
+// keys): 0.55-0.57x the dequantising route's time. Deterministic: every result depends on its own row, key and
+// tile only (tiles are fixed: chunks of the split decode are multiples of
+// 64 keys), so the bits do not depend on thread count or chunking.
+
+// Per-target include guard (the toggle pattern of Highway's -inl.h files).
+#if defined(CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_
+#undef CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_
+#else
+#define CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmath>
+
+#include "hwy/highway.h"
+#include "src/kv/kv_storage.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace causal_attention {
+namespace HWY_NAMESPACE {
+
+// A group's query rows as DotFourRowsInt8 reads them: rows of d int16
+// values (q + r·d) and each row's scale (scale[r]).
+struct Int8Queries {
+  const int16_t* q;
+  const float* scale;
+};
+
+#if HWY_TARGET == HWY_WASM
+
+constexpr float kInt16Max = 32767.0f;
+
+// The eight values a and b (each |.| <= 32767) rounded to nearest even, as
+// int16 lanes. Not through i32x4.trunc_sat_f32x4 (about eight x86
+// instructions in V8): x + 1.5 · 2^23 is rounded to an integer by the add
+// itself, and for |x| < 2^22 the low 16 bits of its float's mantissa are
+// that integer's two's complement.
+HWY_INLINE v128_t RoundedInt16(v128_t a, v128_t b) {
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  return wasm_i8x16_shuffle(wasm_f32x4_add(a, magic), wasm_f32x4_add(b, magic),
+                            0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25,
+                            28, 29);
+}
+
+// x[0, n) · inv rounded to nearest even, as int16 (|x · inv| <= 32767; n
+// a multiple of 8; RoundedInt16).
+HWY_INLINE void RoundToInt16(const float* HWY_RESTRICT x, size_t n, float inv,
+                             int16_t* HWY_RESTRICT out) {
+  const v128_t vi = wasm_f32x4_splat(inv);
+  for (size_t i = 0; i < n; i += 8) {
+    const v128_t a = wasm_f32x4_mul(wasm_v128_load(x + i), vi);
+    const v128_t b = wasm_f32x4_mul(wasm_v128_load(x + i + 4), vi);
+    wasm_v128_store(out + i, RoundedInt16(a, b));
+  }
+}
+
+// Largest |x[i]| for i < n, or NaN when some x[i] is not finite.
+HWY_INLINE float LargestMagnitude(const float* HWY_RESTRICT x, size_t n) {
+  float m = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) return std::nanf("");
+    m = HWY_MAX(m, std::fabs(x[i]));
+  }
+  return m;
+}
+
+// Pass 1: rows [0, rows) of q (stride ldq, d values) into out (rows of d
+// int16 values, then rows scales) Returns false (nothing usable) when a
+// query value is not finite: the float32 route then gives the NaN rows.
+HWY_INLINE bool QuantizeQueryRows(const float* HWY_RESTRICT q, size_t ldq,
+                                  size_t rows, size_t d, int16_t* HWY_RESTRICT
+                                      out, float* HWY_RESTRICT scale) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float m = LargestMagnitude(q + r * ldq, d);
+    if (!(m == m)) return false;
+    scale[r] = m / kInt16Max;
+    RoundToInt16(q + r * ldq, d, m > 0.0f ? kInt16Max / m : 0.0f,
+                 out + r * d);
+  }
+  return true;
+}
+
+// The i32x4 lanes [sum(a), sum(b), sum(c), sum(d)].
+HWY_INLINE v128_t SumOfFourI32(v128_t a, v128_t b, v128_t c, v128_t d) {
+  const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5),
+                                   wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+  const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5),
+                                   wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+  return wasm_i32x4_add(wasm_i64x2_shuffle(ab, cd, 0, 2),
+                        wasm_i64x2_shuffle(ab, cd, 1, 3));
+}
+
+// acc[t][r] (= if kFirst) += the products of query row r and key t's
+// values [x, x + 16) (kr[t]: the key's stored row), two dots each.
+template <bool kFirst>
+HWY_INLINE void AddKeyProducts(const Int8Queries& qi, size_t d,
+                               const uint8_t* const* kr, size_t x,
+                               v128_t (*acc)[4]) {
+  v128_t kv[2][2];
+  for (size_t t = 0; t < 2; ++t) {
+    const v128_t raw = wasm_v128_load(kr[t] + x);
+    kv[t][0] = wasm_i16x8_extend_low_i8x16(raw);
+    kv[t][1] = wasm_i16x8_extend_high_i8x16(raw);
+  }
+  for (size_t r = 0; r < 4; ++r) {
+    const int16_t* qr = qi.q + r * d + x;
+    const v128_t q0 = wasm_v128_load(qr), q1 = wasm_v128_load(qr + 8);
+    for (size_t t = 0; t < 2; ++t) {
+      const v128_t sum = wasm_i32x4_add(wasm_i32x4_dot_i16x8(q0, kv[t][0]),
+                                        wasm_i32x4_dot_i16x8(q1, kv[t][1]));
+      acc[t][r] = kFirst ? sum : wasm_i32x4_add(acc[t][r], sum);
+    }
+  }
+}
+
+// Pass 2: c[r][j] = (query row r) · key j for r < 4 and the stored int8 key
+// rows k + j·row_bytes, j < nb (written up to a multiple of 2). d is a
+// multiple of 16. Two keys at a time share each query load.
+HWY_NOINLINE inline void DotFourRowsInt8(const Int8Queries& qi,
+                                         const uint8_t* HWY_RESTRICT k,
+                                         size_t row_bytes, size_t nb, size_t d,
+                                         float* HWY_RESTRICT c, size_t ldc) {
+  for (size_t j = 0; j < nb; j += 2) {
+    const uint8_t* kr[2] = {k + j * row_bytes,
+                            k + (j + 1 < nb ? j + 1 : j) * row_bytes};
+    v128_t score[2] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f)};
+    for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
+      const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
+      // The block's 16 or 32 values, 16 at a time (so that keys, sums and
+      // queries fit x86's 16 vector registers).
+      v128_t acc[2][4];
+      AddKeyProducts<true>(qi, d, kr, b0, acc);
+      if (b1 - b0 > 16) AddKeyProducts<false>(qi, d, kr, b0 + 16, acc);
+      for (size_t t = 0; t < 2; ++t) {
+        const v128_t sum =
+            SumOfFourI32(acc[t][0], acc[t][1], acc[t][2], acc[t][3]);
+        const v128_t ks = wasm_v128_load32_splat(
+            kr[t] + d + b0 / kInt8Block * sizeof(float));
+        score[t] = wasm_f32x4_add(
+            score[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum), ks));
+      }
+    }
+    // Lanes r of score[t]: row r's score of key j + t.
+    const v128_t qs = wasm_v128_load(qi.scale);
+    const v128_t s0 = wasm_f32x4_mul(score[0], qs);
+    const v128_t s1 = wasm_f32x4_mul(score[1], qs);
+    const v128_t lo = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5);  // rows 0, 1
+    const v128_t hi = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);  // rows 2, 3
+    wasm_v128_store64_lane(c + j, lo, 0);
+    wasm_v128_store64_lane(c + ldc + j, lo, 1);
+    wasm_v128_store64_lane(c + 2 * ldc + j, hi, 0);
+    wasm_v128_store64_lane(c + 3 * ldc + j, hi, 1);
+  }
+}
+
+// c[r][j, j + 8) += sum_{i < n} wq[r][i] · v_i[j, j + 8) in int32 for the
+// four rows r of wq (row stride ldw, n even: the pairs' weights as one
+// 32-bit lane each), then times scale[r] into c (float, stride ldc). Two
+// keys' 8 values interleaved byte by byte and widened: the int16 pairs
+// (v_i[c], v_i+1[c]) that dot_i16x8 multiplies with (w_i, w_i+1).
+HWY_INLINE void AccumulateInt8(const int16_t* HWY_RESTRICT wq, size_t ldw,
+                               const float* scale, size_t n,
+                               const uint8_t* HWY_RESTRICT v, size_t row_bytes,
+                               size_t last, size_t j, float* HWY_RESTRICT c,
+                               size_t ldc) {
+  v128_t acc[4][2];
+  for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
+  for (size_t i = 0; i < n; i += 2) {
+    // An odd tile's last pair reads its key twice (the weight of the second
+    // is 0).
+    const v128_t a = wasm_v128_load64_zero(v + i * row_bytes + j);
+    const v128_t b =
+        wasm_v128_load64_zero(v + HWY_MIN(i + 1, last) * row_bytes + j);
+    const v128_t ab = wasm_i8x16_shuffle(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4,
+                                         20, 5, 21, 6, 22, 7, 23);
+    const v128_t x0 = wasm_i16x8_extend_low_i8x16(ab);
+    const v128_t x1 = wasm_i16x8_extend_high_i8x16(ab);
+    for (size_t r = 0; r < 4; ++r) {
+      const v128_t w = wasm_v128_load32_splat(wq + r * ldw + i);
+      acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(x0, w));
+      acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(x1, w));
+    }
+  }
+  for (size_t r = 0; r < 4; ++r) {
+    const v128_t s = wasm_f32x4_splat(scale[r]);
+    for (size_t u = 0; u < 2; ++u) {
+      float* o = c + r * ldc + j + 4 * u;
+      wasm_v128_store(
+          o, wasm_f32x4_add(wasm_v128_load(o),
+                            wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc[r][u]),
+                                           s)));
+    }
+  }
+}
+
+// Pass 3: c[r][0, dv) += sum_{i < n} p[r][i] · v_i for four rows of p
+// (stride ldp, at least 64 floats each, p >= 0) and the stored int8 value
+// rows v + i·row_bytes, 0 < n <= 64; dv a multiple of 16. work: 16-byte
+// aligned, (blocks · 788 + 1024) bytes for blocks = ceil(dv / 32) (within a
+// 64-row float tile of dv values). Returns false (nothing done) when a value
+// block's scale is not finite (a stored NaN or Inf): the float32 route then
+// gives its NaN.
+// The weight of key i in column block b, p_i · s_ib, is quantised against
+// the bound max_i p_i · max_i s_ib (the row's largest weight times the
+// block's largest scale) rather than its own largest magnitude: one
+// multiply per weight instead of a pass for each (row, block)'s maximum.
+HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
+                                            size_t ldp, size_t n,
+                                            const uint8_t* HWY_RESTRICT v,
+                                            size_t row_bytes, size_t dv,
+                                            void* work, float* HWY_RESTRICT c,
+                                            size_t ldc) {
+  constexpr size_t kMaxKeys = 64;
+  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
+  const size_t n8 = (n + 7) & ~size_t{7};  // <= 64: p's rows hold 64
+  float* sv = static_cast<float*>(work);        // [blocks][64] value scales
+  float* pr = sv + blocks * kMaxKeys;           // [4][64] p, zero past n
+  float* wscale = pr + 4 * kMaxKeys;            // [blocks][4]
+  float* smax = wscale + 4 * blocks;            // [blocks]
+  int16_t* wq = reinterpret_cast<int16_t*>(smax + blocks);  // [4·blocks][64]
+  // The tile's value scales by block (zeros past n), checked and maxed:
+  // four blocks of four keys at a time, transposed in registers (the
+  // scalar loop of 4·64 loads per tile cost a tenth of the step).
+  size_t b4 = 0;
+  if (blocks % 4 == 0 && n % 4 == 0) {
+    const v128_t big = wasm_f32x4_splat(3.4e38f);
+    v128_t finite = wasm_i32x4_splat(-1);
+    for (; b4 < blocks; b4 += 4) {
+      v128_t m = wasm_f32x4_splat(0.0f);
+      for (size_t i = 0; i < n; i += 4) {
+        const uint8_t* src = v + i * row_bytes + dv + b4 * sizeof(float);
+        v128_t x[4];
+        for (size_t t = 0; t < 4; ++t) {
+          x[t] = wasm_v128_load(src + t * row_bytes);  // key i + t's blocks
+          finite = wasm_v128_and(finite, wasm_f32x4_le(x[t], big));
+          m = wasm_f32x4_pmax(m, x[t]);
+        }
+        const v128_t lo01 = wasm_i32x4_shuffle(x[0], x[1], 0, 4, 1, 5);
+        const v128_t hi01 = wasm_i32x4_shuffle(x[0], x[1], 2, 6, 3, 7);
+        const v128_t lo23 = wasm_i32x4_shuffle(x[2], x[3], 0, 4, 1, 5);
+        const v128_t hi23 = wasm_i32x4_shuffle(x[2], x[3], 2, 6, 3, 7);
+        float* dst = sv + b4 * kMaxKeys + i;
+        wasm_v128_store(dst, wasm_i64x2_shuffle(lo01, lo23, 0, 2));
+        wasm_v128_store(dst + kMaxKeys, wasm_i64x2_shuffle(lo01, lo23, 1, 3));
+        wasm_v128_store(dst + 2 * kMaxKeys, wasm_i64x2_shuffle(hi01, hi23, 0, 2));
+        wasm_v128_store(dst + 3 * kMaxKeys, wasm_i64x2_shuffle(hi01, hi23, 1, 3));
+      }
+      wasm_v128_store(smax + b4, m);
+      for (size_t t = 0; t < 4; ++t) {
+        for (size_t i = n; i < n8; ++i) sv[(b4 + t) * kMaxKeys + i] = 0.0f;
+      }
+    }
+    if (!wasm_i32x4_all_true(finite)) return false;
+  }
+  for (size_t b = b4; b < blocks; ++b) {
+    const uint8_t* src = v + dv + b * sizeof(float);
+    float* dst = sv + b * kMaxKeys;
+    float m = 0.0f;
+    bool finite = true;
+    for (size_t i = 0; i < n; ++i, src += row_bytes) {
+      float x;
+      memcpy(&x, src, sizeof(x));
+      finite &= x <= 3.4e38f;  // scales are >= 0 or NaN
+      m = HWY_MAX(m, x);
+      dst[i] = x;
+    }
+    if (!finite) return false;
+    for (size_t i = n; i < n8; ++i) dst[i] = 0.0f;
+    smax[b] = m;
+  }
+  // p's rows, zero past n, and their largest values.
+  const v128_t tail = wasm_i32x4_lt(
+      wasm_i32x4_make(0, 1, 2, 3),
+      wasm_i32x4_splat(static_cast<int32_t>(n % 4)));
+  const size_t n4 = n & ~size_t{3};
+  float pmax[4];
+  for (size_t r = 0; r < 4; ++r) {
+    const float* HWY_RESTRICT src = p + r * ldp;
+    float* HWY_RESTRICT dst = pr + r * kMaxKeys;
+    v128_t m = wasm_f32x4_splat(0.0f);
+    size_t i = 0;
+    for (; i < n4; i += 4) {
+      const v128_t x = wasm_v128_load(src + i);
+      wasm_v128_store(dst + i, x);
+      m = wasm_f32x4_pmax(m, x);  // maxps: p is finite
+    }
+    if (i < n) {
+      const v128_t x = wasm_v128_and(wasm_v128_load(src + i), tail);
+      wasm_v128_store(dst + i, x);
+      m = wasm_f32x4_pmax(m, x);
+      i += 4;
+    }
+    if (i < n8) wasm_v128_store(dst + i, wasm_f32x4_splat(0.0f));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
+    pmax[r] = wasm_f32x4_extract_lane(m, 0);
+  }
+  // wq = round(p_i · s_ib · 32767 / (pmax_r · smax_b)) (RoundedInt16):
+  // |.| <= 32767.
+  for (size_t b = 0; b < blocks; ++b) {
+    const float* HWY_RESTRICT s = sv + b * kMaxKeys;
+    for (size_t r = 0; r < 4; ++r) {
+      const float bound = pmax[r] * smax[b];
+      float inv = kInt16Max / bound;
+      if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
+      wscale[b * 4 + r] = bound / kInt16Max;
+      const v128_t vi = wasm_f32x4_splat(inv);
+      const float* HWY_RESTRICT x = pr + r * kMaxKeys;
+      int16_t* HWY_RESTRICT out = wq + (b * 4 + r) * kMaxKeys;
+      for (size_t i = 0; i < n8; i += 8) {
+        const v128_t lo = wasm_f32x4_mul(
+            wasm_f32x4_mul(wasm_v128_load(x + i), wasm_v128_load(s + i)), vi);
+        const v128_t hi = wasm_f32x4_mul(
+            wasm_f32x4_mul(wasm_v128_load(x + i + 4),
+                           wasm_v128_load(s + i + 4)),
+            vi);
+        wasm_v128_store(out + i, RoundedInt16(lo, hi));
+      }
+    }
+  }
+  const size_t n2 = (n + 1) & ~size_t{1};
+  for (size_t j = 0; j < dv; j += 8) {
+    const size_t b = j / kInt8Block;
+    AccumulateInt8(wq + b * 4 * kMaxKeys, kMaxKeys, wscale + b * 4, n2, v,
+                   row_bytes, n - 1, j, c, ldc);
+  }
+  return true;
+}
+
+#endif  // HWY_TARGET == HWY_WASM
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace causal_attention
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
