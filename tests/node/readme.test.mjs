@@ -1,9 +1,11 @@
-// The README's JavaScript examples run as written against the built package
-// and print the book's numbers; its links and images work on the npm
-// registry page (absolute URLs into the repository, or anchors).
+// The README's and the guides' JavaScript examples run as written against the
+// built package and print the book's numbers; the README's links and images
+// work on the npm registry page (absolute URLs into the repository, or
+// anchors), the guides' relative links reach files that exist, and the README
+// stays a front door.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -11,8 +13,14 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+const guides = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort()
+  .map((f) => ({ path: `docs/${f}`, text: readFileSync(join(root, 'docs', f), 'utf8') }));
+/** Every ```js block that imports the package, in order. */
+const runnable = (text) => [...text.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
   .filter((code) => code.includes("from 'causal-attention'"));
+const readmeBlocks = runnable(readme);
+// The README's first, then the guides': a marker names one example wherever it lives.
+const blocks = [...readmeBlocks, ...guides.flatMap((g) => runnable(g.text))];
 
 /** Runs a block as an ES module inside the repository (self-reference). */
 function run(code) {
@@ -26,13 +34,18 @@ const numbers = (text) => (text.match(/-?\d+\.\d+(e-?\d+)?/g) ?? [])
 
 const block = (marker) => {
   const found = blocks.find((b) => b.includes(marker));
-  assert.ok(found, `a README block with ${marker}`);
+  assert.ok(found, `an example with ${marker} in the README or docs/`);
   return found;
 };
 
 describe('README examples', () => {
   it('has the examples this test expects', () => {
-    assert.ok(blocks.length >= 5, `found ${blocks.length} runnable blocks`);
+    assert.ok(readmeBlocks.length >= 5, `found ${readmeBlocks.length} runnable blocks in the README`);
+    assert.ok(blocks.length >= 12, `found ${blocks.length} runnable blocks in all`);
+  });
+
+  it('the README\'s generation example continues the prompt through the module\'s cache', () => {
+    assert.equal(run(block('{ useCache: true });           // the prompt')).trim(), '7 64');
   });
 
   it("runs the masks example: a sink takes part of a row's weight, every option returns its output", () => {
@@ -50,7 +63,7 @@ describe('README examples', () => {
   it('opens with npm install and a short example that prints the book\'s context vectors', () => {
     const intro = readme.slice(0, readme.indexOf('\n## '));
     assert.match(intro, /```sh\nnpm install causal-attention\n```/);
-    const example = blocks[0];
+    const example = readmeBlocks[0];
     assert.ok(intro.includes(example), 'the first example is in the opening');
     assert.ok(example.trim().split('\n').length <= 6, 'a few lines');
     assert.ok(numbers(run(example)).startsWith('-0.4519,0.2216,-0.5874,0.0058'));
@@ -122,5 +135,47 @@ describe('README links', () => {
     for (const link of ours) assert.ok(link.startsWith(repository) || link.startsWith(raw), link);
     assert.equal(pkg.homepage, `${repository}#readme`);
     assert.equal(pkg.bugs.url, `${repository}/issues`);
+  });
+});
+
+describe('README size and the guides\' links', () => {
+  const repository = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+  const linksOf = (text) => [...text.replace(/```[\s\S]*?```/g, '').matchAll(/!?\[[^\]]*\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1]);
+
+  it('the README is a front door: at most 300 lines', () => {
+    const lines = readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0);
+    assert.ok(lines <= 300, `README.md has ${lines} lines`);
+  });
+
+  it('the README\'s links into the repository name files that exist', () => {
+    const prefixes = [`${repository}/blob/main/`, `${repository.replace('https://github.com/', 'https://raw.githubusercontent.com/')}/main/`];
+    let checked = 0;
+    for (const link of linksOf(readme)) {
+      const prefix = prefixes.find((p) => link.startsWith(p));
+      if (!prefix) continue;
+      const path = link.slice(prefix.length).split('#')[0];
+      assert.ok(existsSync(join(root, path)), `${link}: ${path} exists`);
+      checked++;
+    }
+    assert.ok(checked >= 10, `checked ${checked}`);
+  });
+
+  it('every relative link in docs/*.md and CHANGELOG.md points to an existing file', () => {
+    const files = [...guides, { path: 'CHANGELOG.md', text: readFileSync(join(root, 'CHANGELOG.md'), 'utf8') }];
+    let checked = 0;
+    for (const { path, text } of files) {
+      for (const link of linksOf(text)) {
+        if (/^(https?:|mailto:|#)/.test(link)) continue;
+        const target = join(root, dirname(path), link.split('#')[0]);
+        assert.ok(existsSync(target), `${path}: ${link} points to a file that exists`);
+        checked++;
+      }
+    }
+    assert.ok(checked >= 10, `checked ${checked}`);
+  });
+
+  it('the tarball ships the README but not docs/ (package.json "files")', () => {
+    assert.deepEqual([...pkg.files].sort(), ['LICENSE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'dist/']);
   });
 });
