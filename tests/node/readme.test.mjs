@@ -161,8 +161,9 @@ describe('README size and the guides\' links', () => {
     assert.ok(checked >= 10, `checked ${checked}`);
   });
 
-  it('every relative link in docs/*.md and CHANGELOG.md points to an existing file', () => {
-    const files = [...guides, { path: 'CHANGELOG.md', text: readFileSync(join(root, 'CHANGELOG.md'), 'utf8') }];
+  it('every relative link in docs/*.md, CHANGELOG.md and bench/README.md points to an existing file', () => {
+    const files = [...guides, ...['CHANGELOG.md', 'bench/README.md']
+      .map((path) => ({ path, text: readFileSync(join(root, path), 'utf8') }))];
     let checked = 0;
     for (const { path, text } of files) {
       for (const link of linksOf(text)) {
