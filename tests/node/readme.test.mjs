@@ -22,8 +22,10 @@ const readmeBlocks = runnable(readme);
 // The README's first, then the guides': a marker names one example wherever it lives.
 const blocks = [...readmeBlocks, ...guides.flatMap((g) => runnable(g.text))];
 
+const ran = new Set();
 /** Runs a block as an ES module inside the repository (self-reference). */
 function run(code) {
+  ran.add(code);
   return execFileSync(process.execPath, ['--input-type=module', '-e', code],
     { cwd: root, encoding: 'utf8', timeout: 60000 });
 }
@@ -111,6 +113,11 @@ describe('README examples', () => {
 
   it('the worker mode example runs and prints what its comment says', () => {
     assert.match(run(block('init({ worker: true })')), /^threads true 12 36$/m);
+  });
+
+  it('every other example in the README and the guides runs', () => {
+    const rest = [...new Set(blocks)].filter((code) => !ran.has(code));
+    for (const code of rest) run(code);
   });
 });
 
