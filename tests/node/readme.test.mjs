@@ -147,6 +147,9 @@ describe('README links', () => {
 
 describe('README size and the guides\' links', () => {
   const repository = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+  /** GitHub's anchors for a Markdown file's headings (outside code blocks). */
+  const slugs = (text) => [...text.replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.*)$/gm)]
+    .map((m) => m[1].toLowerCase().replace(/[^\w\s-]/g, '').trim().replace(/\s+/g, '-'));
   const linksOf = (text) => [...text.replace(/```[\s\S]*?```/g, '').matchAll(/!?\[[^\]]*\]\(([^)\s]+)\)/g)]
     .map((m) => m[1]);
 
@@ -168,15 +171,19 @@ describe('README size and the guides\' links', () => {
     assert.ok(checked >= 10, `checked ${checked}`);
   });
 
-  it('every relative link in docs/*.md, CHANGELOG.md and bench/README.md points to an existing file', () => {
+  it('every relative link in docs/*.md, CHANGELOG.md and bench/README.md points to an existing file (and heading)', () => {
     const files = [...guides, ...['CHANGELOG.md', 'bench/README.md']
       .map((path) => ({ path, text: readFileSync(join(root, path), 'utf8') }))];
     let checked = 0;
     for (const { path, text } of files) {
       for (const link of linksOf(text)) {
-        if (/^(https?:|mailto:|#)/.test(link)) continue;
-        const target = join(root, dirname(path), link.split('#')[0]);
+        if (/^(https?:|mailto:)/.test(link)) continue;
+        const [file, anchor] = link.split('#');
+        const target = join(root, dirname(path), file);
         assert.ok(existsSync(target), `${path}: ${link} points to a file that exists`);
+        if (anchor && (!file || target.endsWith('.md'))) {
+          assert.ok(slugs(file ? readFileSync(target, 'utf8') : text).includes(anchor), `${path}: ${link} names a heading`);
+        }
         checked++;
       }
     }
