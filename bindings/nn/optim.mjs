@@ -146,13 +146,19 @@ class Optimizer {
    * replaced only once all are read, so a refused dict changes nothing.
    * `checkGroup` checks the group's hyperparameters first and returns them
    * for the caller to set.
+   * The group must hold exactly this optimizer's hyperparameters (`keys`)
+   * and `params`, plus where present the flags PyTorch's own state dict
+   * carries (`torchFlags`: each with the values that mean what this
+   * optimizer does); a missing or unknown key is refused, so a dict of
+   * another optimizer never loads with defaults filled in.
    * @template H
    * @param {unknown} dict
+   * @param {{ name: string, keys: readonly string[], torchFlags: Readonly<Record<string, readonly unknown[]>> }} kind
    * @param {(group: Record<string, unknown>) => H} checkGroup
    * @param {(state: Record<string, unknown>, length: number, name: string) => S} load
    * @returns {H}
    */
-  loadStateDict(dict, checkGroup, load) {
+  loadStateDict(dict, kind, checkGroup, load) {
     const d = /** @type {{ state?: unknown, param_groups?: unknown }} */ (dict);
     if (d === null || typeof d !== 'object' || typeof d.state !== 'object' || d.state === null ||
       !Array.isArray(d.param_groups)) {
@@ -167,6 +173,7 @@ class Optimizer {
     if (!Array.isArray(indices) || indices.length !== n || indices.some((x, i) => x !== i)) {
       throw new RangeError(`stateDict.param_groups[0].params must be the ${n} indices 0 … ${n - 1}, got ${describe(indices)}`);
     }
+    checkGroupKeys(group, kind);
     const hyper = checkGroup(group);
     /** @type {Map<Float32Array, S>} */
     const states = new Map();
@@ -213,6 +220,53 @@ class Optimizer {
     });
   }
 }
+
+/**
+ * A param group's keys against an optimizer's: every hyperparameter there,
+ * nothing unknown, PyTorch's flags only with values this optimizer honours.
+ * @param {Record<string, unknown>} group
+ * @param {{ name: string, keys: readonly string[], torchFlags: Readonly<Record<string, readonly unknown[]>> }} kind
+ */
+function checkGroupKeys(group, kind) {
+  const where = 'stateDict.param_groups[0]';
+  const missing = kind.keys.filter((k) => !(k in group));
+  if (missing.length) {
+    throw new RangeError(`${where} is missing ${missing.join(', ')}: a ${kind.name} state dict holds ` +
+      `${kind.keys.join(', ')} and params`);
+  }
+  const unknown = Object.keys(group).filter((k) => k !== 'params' && !kind.keys.includes(k) &&
+    !Object.hasOwn(kind.torchFlags, k));
+  if (unknown.length) {
+    throw new RangeError(`${where} has ${unknown.join(', ')}, which ${kind.name} does not have ` +
+      `(its keys: ${kind.keys.join(', ')}, params): is this another optimizer's state dict?`);
+  }
+  for (const [flag, allowed] of Object.entries(kind.torchFlags)) {
+    if (flag in group && !allowed.includes(group[flag])) {
+      throw new RangeError(`${where}.${flag} must be ${allowed.map((v) => JSON.stringify(v)).join(' or ')} ` +
+        `(what ${kind.name} here does), got ${describe(group[flag])}`);
+    }
+  }
+}
+
+/** PyTorch's flags that change nothing in the update's arithmetic: any value. */
+const ANY_FLAG = [null, false, true];
+
+/** What SGD's state dict holds: its hyperparameters and PyTorch's flags. */
+const SGD_KIND = Object.freeze({
+  name: 'SGD',
+  keys: Object.freeze(['lr', 'momentum', 'dampening', 'weight_decay', 'nesterov']),
+  torchFlags: Object.freeze({ maximize: [false], foreach: ANY_FLAG, differentiable: [false], fused: [null, false] }),
+});
+
+/** What AdamW's state dict holds: its hyperparameters and PyTorch's flags. */
+const ADAMW_KIND = Object.freeze({
+  name: 'AdamW',
+  keys: Object.freeze(['lr', 'betas', 'eps', 'weight_decay']),
+  torchFlags: Object.freeze({
+    amsgrad: [false], maximize: [false], foreach: ANY_FLAG, capturable: ANY_FLAG, differentiable: [false],
+    fused: [null, false], decoupled_weight_decay: [true],
+  }),
+});
 
 /**
  * torch.optim.SGD(params, lr = 1e-3, momentum = 0, dampening = 0,
@@ -270,7 +324,7 @@ export class SGD {
    * @returns {this}
    */
   loadStateDict(dict) {
-    const hyper = this.#opt.loadStateDict(dict, (g) => sgdOptions('stateDict.param_groups[0]', {
+    const hyper = this.#opt.loadStateDict(dict, SGD_KIND, (g) => sgdOptions('stateDict.param_groups[0]', {
       lr: g.lr, momentum: g.momentum, dampening: g.dampening, weightDecay: g.weight_decay, nesterov: g.nesterov,
     }), (s, n, name) => ({
       buffer: s.momentum_buffer === null || s.momentum_buffer === undefined ? null : stateTensor(s, 'momentum_buffer', n, name),
@@ -380,7 +434,7 @@ export class AdamW {
    * @returns {this}
    */
   loadStateDict(dict) {
-    const hyper = this.#opt.loadStateDict(dict, (g) => adamWOptions('stateDict.param_groups[0]', {
+    const hyper = this.#opt.loadStateDict(dict, ADAMW_KIND, (g) => adamWOptions('stateDict.param_groups[0]', {
       lr: g.lr, betas: g.betas, eps: g.eps, weightDecay: g.weight_decay,
     }), (s, n, name) => ({
       step: checkInteger(`${name}.step`, s.step),
