@@ -32,7 +32,7 @@ export class Embedding extends Module {
     this.weight = this.#engine.generator.normalFloats(numEmbeddings * embeddingDim);
     /** @type {Float32Array | null} Gradient [numEmbeddings, embeddingDim]: null until a backward. */
     this.weightGrad = null;
-    this.registerParameter('weight');
+    this.registerParameter('weight', 'weight', [numEmbeddings, embeddingDim]);
   }
 
   /**

@@ -7,7 +7,7 @@ import {
   checkBoolean, checkFinite, checkInteger, checkOptionNames, checkSoftcap, describe,
 } from '../api/validate.mjs';
 import { ProjectedAttention } from './attention.mjs';
-import { bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { absentParameter, bindingOf, gradOrZeros, keepGrad } from './module.mjs';
 
 /** @import { LayerGrads, LayerParams } from './module.mjs' */
 
@@ -87,6 +87,8 @@ export class GroupedQueryAttention extends ProjectedAttention {
     if (sinks) {
       this.sinks = new Float32Array(numHeads);
       this.registerParameter('sinks');
+    } else {
+      absentParameter(this, 'sinks', 'it was constructed without options.sinks');
     }
   }
 
