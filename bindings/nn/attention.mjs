@@ -240,8 +240,13 @@ class AttentionLayer extends Module {
     this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
     // make() runs only after a training forward without cache: keep was true.
+    // The backward reads x and the mask again: copies of the caller's arrays,
+    // so that changing them after forward() changes no gradient (keyLengths
+    // and headMask are copies already).
     this.#kept.set(this.training, () => ({
-      x: copyInto(spare?.x, x), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved),
+      x: copyInto(spare?.x, x),
+      options: { ...layerOptions, arrays: visibility.arrays && { ...visibility.arrays, mask: visibility.arrays.mask?.slice() ?? null } },
+      saved: /** @type {LayerSaved} */ (result.saved),
     }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
     return returnWeights || returnScores || returnQKV ? result : result.output;
