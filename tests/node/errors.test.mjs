@@ -179,6 +179,12 @@ const cases = [
   ['SGD.loadStateDict of an AdamW', (ca, q, k, v, ctx) => new ca.optim.SGD(ctx.linear).loadStateDict(new ca.optim.AdamW(ctx.linear).stateDict()), RangeError, /^stateDict.param_groups\[0\] is missing momentum, dampening, nesterov: a SGD state dict holds/],
   ['AdamW.loadStateDict with a misspelt key', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.linear).loadStateDict({ state: {}, param_groups: [{ lr: 0.1, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0.01, weightDecay: 0.01, params: [0, 1] }] }), RangeError, /^stateDict.param_groups\[0\] has weightDecay, which AdamW does not have \(its keys: lr, betas, eps, weight_decay, params\): is this another optimizer's state dict\?$/],
   ['AdamW.loadStateDict with PyTorch amsgrad true', (ca, q, k, v, ctx) => new ca.optim.AdamW(ctx.linear).loadStateDict({ state: {}, param_groups: [{ lr: 0.1, betas: [0.9, 0.999], eps: 1e-8, weight_decay: 0.01, amsgrad: true, params: [0, 1] }] }), RangeError, /^stateDict.param_groups\[0\].amsgrad must be false \(what AdamW here does\), got true$/],
+  ['out and weightsOut the same array', (ca, q, k, v) => { const a = new Float32Array(24); return ca.attention(q, k, v, { ...shape, returnWeights: true, out: a, weightsOut: a.subarray(0, 18) }); }, RangeError, /^options\.out and options\.weightsOut must not share memory: options\.out covers bytes \[0, 96\) and options\.weightsOut bytes \[0, 72\) of the same buffer$/],
+  ['maskShape beyond any array', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: new Float32Array(9), maskShape: [2 ** 20, 2 ** 20, 2 ** 20, 2 ** 20] }), RangeError, /^options\.mask would need maskShape \[1048576, 1048576, 1048576, 1048576\] elements, more than 2\^53: no array can be that long$/],
+  ['loadStateDict with a transposed nested weight', (ca, q, k, v, ctx) => ctx.linear.loadStateDict({ weight: [[1, 2], [3, 4], [5, 6]], bias: [0, 0] }), RangeError, /^loadStateDict: 1 problem: size mismatch for 'weight': copying a param with shape \[3, 2\] from the state dict, the shape in the current model is \[2, 3\]$/],
+  ['Linear.weight set to the wrong length', (ca, q, k, v, ctx) => { ctx.linear.weight = new Float32Array(3); }, RangeError, /^Linear\.weight must have length 6 \(shape \[2, 3\]\), got length 3$/],
+  ['Linear.bias set to a Float64Array', (ca, q, k, v, ctx) => { ctx.linear.bias = new Float64Array(2); }, TypeError, /^Linear\.bias must be a Float32Array, got a Float64Array of length 2$/],
+  ['GroupedQueryAttention.sinks set without sinks', (ca) => { new ca.GroupedQueryAttention(4, 4, 2, 1, { contextLength: 4 }).sinks = new Float32Array(2); }, TypeError, /^GroupedQueryAttention\.sinks cannot be set: it was constructed without options\.sinks, so it has no sinks \(got a Float32Array of length 2\)$/],
   ['SGD nesterov without momentum', (ca, q, k, v, ctx) => new ca.optim.SGD(ctx.module, { lr: 0.1, nesterov: true }), RangeError, /^options.nesterov needs momentum > 0 and dampening 0, got momentum 0 and dampening 0$/],
   ['SGD with no parameters', (ca) => new ca.optim.SGD([]), RangeError, /^params must hold at least one parameter, got none$/],
   ['SGD params a Float32Array', (ca) => new ca.optim.SGD(new Float32Array(3)), TypeError, /^params must be a module or a parameter \(\{ data: Float32Array, grad \}\), got a Float32Array of length 3$/],
@@ -503,6 +509,15 @@ const remoteCases = [
     await e.forward([1, 2], [2]);
     return e.backward([1, 2, 3, 4, 5, 6]);
   }],
+  ['attention with out and weightsOut sharing memory', (ca, q, k, v) => { const a = f32(24); return ca.attention(q, k, v, { ...shape, returnWeights: true, out: a, weightsOut: a.subarray(0, 18) }); }],
+  ['attention with a maskShape beyond any array', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, mask: f32(9), maskShape: [2 ** 20, 2 ** 20, 2 ** 20, 2 ** 20] })],
+  ['loadStateDict with a transposed nested weight', async (ca, q, k, v, ctx) => {
+    const d = await ctx.module.stateDict();
+    const w = d['W_query.weight'];
+    d['W_query.weight'] = [0, 1, 2].map((i) => [0, 1, 2, 3].map((o) => w[o * 3 + i]));
+    return ctx.module.loadStateDict(d);
+  }],
+  ['SGD.loadStateDict of an AdamW', async (ca, q, k, v, ctx) => (await new ca.optim.SGD(ctx.module)).loadStateDict(await (await new ca.optim.AdamW(ctx.module)).stateDict())],
   ['SGD with no parameters', (ca) => new ca.optim.SGD([])],
   ['SGD nesterov without momentum', (ca, q, k, v, ctx) => new ca.optim.SGD(ctx.module, { lr: 0.1, nesterov: true })],
   ['SGD.step with a gradient of the wrong length', async (ca) => (await new ca.optim.SGD([{ data: f32(3), grad: f32(2) }])).step()],
