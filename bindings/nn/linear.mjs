@@ -2,7 +2,7 @@
 // the runtime's mt19937), forward and backward through the engine's GEMM.
 
 import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../api/validate.mjs';
-import { Kept, Module, absentParameter, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, absentParameter, bindingOf, fixFields, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * The nn.Linear weight bound, computed in double exactly as PyTorch does.
@@ -50,6 +50,7 @@ export class Linear extends Module {
     this.weightGrad = null;
     /** @type {Float32Array | null} */
     this.biasGrad = null;
+    fixFields(this, 'inFeatures', 'outFeatures');
     this.registerParameter('weight', 'weight', [outFeatures, inFeatures]);
     if (bias) this.registerParameter('bias');
     else absentParameter(this, 'bias', 'it was constructed with bias false');

@@ -388,6 +388,30 @@ export function copyInto(spare, a) {
 }
 
 /**
+ * Makes a module's sizes and submodules read-only after its constructor
+ * set them (as the declarations say): a forward reads them to size its
+ * arrays, so a changed inFeatures or contextLength would read past the
+ * parameters. Assigning one is a TypeError naming it.
+ * @param {object} module
+ * @param {...string} keys
+ */
+export function fixFields(module, ...keys) {
+  for (const key of keys) {
+    const value = /** @type {Record<string, unknown>} */ (module)[key];
+    const label = `${module.constructor.name}.${key}`;
+    Object.defineProperty(module, key, {
+      enumerable: true,
+      configurable: false,
+      get: () => value,
+      set: (/** @type {unknown} */ other) => {
+        throw new TypeError(`${label} is fixed when the module is constructed (${describe(value)}), got ${describe(other)}: ` +
+          'construct a new module instead');
+      },
+    });
+  }
+}
+
+/**
  * A parameter a module was constructed without (a Linear's bias with
  * bias false, sinks without options.sinks): `module[key]` stays null, and
  * setting it is a TypeError saying why (`reason`), as no forward, backward,

@@ -279,11 +279,21 @@ const ADAMW_KIND = Object.freeze({
 export class SGD {
   /** @type {Optimizer<{ buffer: Float32Array | null }>} */
   #opt;
-  /** @type {number} */ lr = 0;
-  /** @type {number} */ momentum = 0;
-  /** @type {number} */ dampening = 0;
-  /** @type {number} */ weightDecay = 0;
-  /** @type {boolean} */ nesterov = false;
+  /** @type {ReturnType<typeof sgdOptions>} The hyperparameters, checked together (sgdOptions). */
+  #h = { lr: 0, momentum: 0, dampening: 0, weightDecay: 0, nesterov: false };
+
+  // Settable (a learning-rate schedule), and checked where set: a value the
+  // constructor would refuse is refused here, and the others stay.
+  get lr() { return this.#h.lr; }
+  set lr(value) { this.#h = sgdOptions('SGD', { ...this.#h, lr: value }); }
+  get momentum() { return this.#h.momentum; }
+  set momentum(value) { this.#h = sgdOptions('SGD', { ...this.#h, momentum: value }); }
+  get dampening() { return this.#h.dampening; }
+  set dampening(value) { this.#h = sgdOptions('SGD', { ...this.#h, dampening: value }); }
+  get weightDecay() { return this.#h.weightDecay; }
+  set weightDecay(value) { this.#h = sgdOptions('SGD', { ...this.#h, weightDecay: value }); }
+  get nesterov() { return this.#h.nesterov; }
+  set nesterov(value) { this.#h = sgdOptions('SGD', { ...this.#h, nesterov: value }); }
 
   /**
    * @param {Parameters} params
@@ -297,11 +307,7 @@ export class SGD {
 
   /** @param {ReturnType<typeof sgdOptions>} h */
   #set(h) {
-    this.lr = h.lr;
-    this.momentum = h.momentum;
-    this.dampening = h.dampening;
-    this.weightDecay = h.weightDecay;
-    this.nesterov = h.nesterov;
+    this.#h = h;
   }
 
   /**
@@ -389,10 +395,18 @@ export class AdamW {
   #opt;
   /** @type {AdamWUpdate} */
   #update;
-  /** @type {number} */ lr = 0;
-  /** @type {readonly [number, number]} */ betas = Object.freeze([0, 0]);
-  /** @type {number} */ eps = 0;
-  /** @type {number} */ weightDecay = 0;
+  /** @type {ReturnType<typeof adamWOptions>} The hyperparameters, checked (adamWOptions). */
+  #h = { lr: 0, betas: /** @type {readonly [number, number]} */ (Object.freeze([0, 0])), eps: 0, weightDecay: 0 };
+
+  // Settable (a learning-rate schedule), and checked where set, as SGD's.
+  get lr() { return this.#h.lr; }
+  set lr(value) { this.#h = adamWOptions('AdamW', { ...this.#h, lr: value }); }
+  get betas() { return this.#h.betas; }
+  set betas(value) { this.#h = adamWOptions('AdamW', { ...this.#h, betas: value }); }
+  get eps() { return this.#h.eps; }
+  set eps(value) { this.#h = adamWOptions('AdamW', { ...this.#h, eps: value }); }
+  get weightDecay() { return this.#h.weightDecay; }
+  set weightDecay(value) { this.#h = adamWOptions('AdamW', { ...this.#h, weightDecay: value }); }
 
   /**
    * @param {Parameters} params
@@ -409,10 +423,7 @@ export class AdamW {
 
   /** @param {ReturnType<typeof adamWOptions>} h */
   #set(h) {
-    this.lr = h.lr;
-    this.betas = h.betas;
-    this.eps = h.eps;
-    this.weightDecay = h.weightDecay;
+    this.#h = h;
   }
 
   /**

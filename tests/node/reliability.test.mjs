@@ -186,3 +186,37 @@ describe('worker mode reads as locally', () => {
     }
   });
 });
+
+describe('sizes and hyperparameters are checked where they are set', () => {
+  it("a module's sizes and submodules are fixed at construction (a changed one read past the weights)", () => {
+    ca.manualSeed(1);
+    const linear = new ca.Linear(3, 2);
+    assert.throws(() => { linear.inFeatures = 6; }, {
+      name: 'TypeError', message: 'Linear.inFeatures is fixed when the module is constructed (3), got 6: construct a new module instead',
+    });
+    const embedding = new ca.Embedding(4, 2);
+    assert.throws(() => { embedding.numEmbeddings = 400; }, { name: 'TypeError', message: /^Embedding\.numEmbeddings is fixed/ });
+    assert.throws(() => embedding.forward([300], [1]), { name: 'RangeError' });
+    const gqa = new ca.GroupedQueryAttention(4, 4, 2, 1, { contextLength: 4 });
+    for (const key of ['contextLength', 'numHeads', 'headDim', 'numKVGroups', 'ropeBase', 'W_query', 'outProj']) {
+      assert.throws(() => { gqa[key] = 400; }, { name: 'TypeError', message: new RegExp(`^GroupedQueryAttention\\.${key} is fixed`) });
+    }
+    const mha = new ca.MultiHeadAttention(4, 4, 6, 0.0, 2);
+    assert.throws(() => { mha.W_query = new ca.Linear(4, 4); }, { name: 'TypeError', message: /^MultiHeadAttention\.W_query is fixed/ });
+    assert.equal(gqa.forward(new Float32Array(16), [4, 4]).length, 16, 'the module still works');
+  });
+
+  it("an optimizer's hyperparameters: settable for a schedule, checked as the constructor checks them", () => {
+    const linear = new ca.Linear(2, 2);
+    const sgd = new ca.optim.SGD(linear, { lr: 0.1, momentum: 0.9 });
+    sgd.lr = 0.05;
+    assert.equal(sgd.lr, 0.05);
+    assert.throws(() => { sgd.lr = NaN; }, { name: 'RangeError', message: 'SGD.lr must be a finite number >= 0, got NaN' });
+    assert.throws(() => { sgd.dampening = 0.5; sgd.nesterov = true; }, { name: 'RangeError', message: /^SGD\.nesterov needs momentum > 0 and dampening 0/ });
+    assert.equal(sgd.lr, 0.05, 'a refused value changes nothing');
+    const adamW = new ca.optim.AdamW(linear);
+    assert.throws(() => { adamW.betas = [1, 0.5]; }, { name: 'RangeError', message: /^AdamW\.betas\[0\] must be a number in \[0, 1\)/ });
+    assert.deepEqual(adamW.betas, [0.9, 0.999]);
+    assert.equal(adamW.stateDict().param_groups[0].lr, 1e-3);
+  });
+});
