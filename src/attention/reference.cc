@@ -165,7 +165,11 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
         if (stage == ScoreStage::kSoftcapped) {
           score_row[j] = static_cast<float>(x);
         }
-        if (vis.HasAdditiveMask()) x += vis.MaskAdd(mrow, j);
+        if (vis.HasAdditiveMask()) {
+          x += vis.MaskAdd(mrow, j);
+          // The mask's NaN or +inf on a seen key: the row's softmax is NaN.
+          if (seen[j] && !(x < inf)) non_finite = true;
+        }
         if (stage == ScoreStage::kMasked) {
           score_row[j] = static_cast<float>(seen[j] ? x : -inf);
         }

@@ -175,8 +175,13 @@ struct Rules {
                                                     : 1 + (kind & 1));
       if (o->mask.kind == MaskKind::kAdditive) {
         additive = in.Floats(n, raw);
+        // -inf hides a key; NaN and +inf make the row NaN (the rule every
+        // path must follow, checked against the reference's NaN).
         for (float& x : additive) {
-          if (in.Byte() < 24) x = -INFINITY;
+          const uint8_t special = in.Byte();
+          if (special < 24) x = -INFINITY;
+          else if (special < 27) x = NAN;
+          else if (special < 30) x = INFINITY;
         }
         o->mask.data = additive.data();
       } else if (in.Byte() >= 4) {  // else a null mask
