@@ -305,8 +305,9 @@ Status AttentionBackwardReference(const AttentionShape& shape,
         for (size_t c = 0; c < dv; ++c) {
           di += static_cast<double>(doi[c]) * static_cast<double>(oi[c]);
         }
-        // d L_i / d sink_h = exp(sink_h - L_i), and dLoss/dL_i = D_i.
-        if (options.sinks && lse > -std::numeric_limits<double>::infinity()) {
+        // d L_i / d sink_h = exp(sink_h - L_i), and dLoss/dL_i = D_i. A row
+        // that saw no key (L = -inf) adds nothing; a NaN row adds NaN.
+        if (options.sinks && lse != -std::numeric_limits<double>::infinity()) {
           dsink[h] -= std::exp(options.sinks[h] - lse) * di;
         }
         const dropout::RowKey key = dropout::MakeRowKey(options.seed, row);
