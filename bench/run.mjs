@@ -26,6 +26,8 @@
 // bench/out/training.json.
 // --learn: only the Learn rows (the demo's default model trained step by
 // step, Node and Chromium; bench/learn.mjs); prints them, writes nothing.
+// --frames: only the demo page's frame budget in Chromium (the longest frame
+// gap while it computes and while it trains; bench/browser/frames.mjs).
 //
 // Method: every case (implementation, threads, shape, variant) lives in its
 // own worker thread. Per shape, ours single and ours threads stay open, and
@@ -38,6 +40,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderFrames, runFrameBudget } from './browser/frames.mjs';
 import { runBrowserBench } from './browser/run.mjs';
 import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
@@ -121,6 +124,13 @@ const started = new Date();
 if (flag('learn')) {
   for (const line of machineLines(machineInfo(root))) log(line);
   console.log(renderLearnText(await runLearnTable({ log, browser: !flag('no-browser') })));
+  process.exit(0);
+}
+
+// The demo page's frame budget alone.
+if (flag('frames')) {
+  for (const line of machineLines(machineInfo(root))) log(line);
+  console.log(renderFrames(await runFrameBudget({ log })));
   process.exit(0);
 }
 
@@ -374,12 +384,17 @@ simd.fma = withEndReading(fmaStart,
 // onnxruntime-web there, and the cold start (bench/browser/run.mjs).
 
 let browser = null;
+let frames = null;
 if (!flag('no-browser') && !only) {
   log('Chromium (bench/browser/run.mjs)...');
   try {
     browser = await runBrowserBench({ quick });
   } catch (e) {
     browser = { error: String(e?.message ?? e).split('\n')[0] };
+  }
+  if (!quick) {
+    log('The demo page\'s frame budget (bench/browser/frames.mjs)...');
+    frames = await runFrameBudget({ log });
   }
 }
 
@@ -441,6 +456,7 @@ const results = {
   native,
   training,
   learn,
+  frames,
   options,
 };
 console.log(renderReport(results));

@@ -135,9 +135,12 @@ export interface CausalAttentionRuntime {
   /**
    * Scaled dot-product attention (SIMD kernels) with weights: q [B, H, Tq, D],
    * k [B, kvHeads, Tk, D], v [B, kvHeads, Tk, Dv] → `{ output, weights }`.
-   * Non-finite inputs: a query row that sees a NaN or ±∞ score gets NaN
-   * weights and output; NaN/∞ in a value row reaches exactly the outputs of
-   * the queries that see that key; other rows are unaffected.
+   * Non-finite inputs, one rule on every path (the kernels, the KV cache in
+   * every dtype, the references, with or without returnWeights): a query row
+   * that sees a NaN or ±∞ score (scale·q·k) gets NaN weights, output and
+   * logSumExp; an additive mask's -∞ hides its key, its NaN or +∞ makes the
+   * row NaN; NaN/∞ in a value row reaches exactly the outputs of the queries
+   * that see that key; other rows are unaffected.
    */
   attention(
     q: Float32Array, k: Float32Array, v: Float32Array,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Installs what the build, tests, demo and benchmark need on a fresh Debian 12
 // machine with Node 20, then `npm ci` when node_modules is missing or stale.
-//   node scripts/setup.mjs [--for=test|start|bench] [--only=system|npm]
+//   node scripts/setup.mjs [--for=test|deep|start|bench] [--only=system|npm]
 // As root, missing system packages are installed with apt-get; otherwise
 // the script lists them and exits 1. Node built-ins only (runs before npm ci).
 // --only does one half (scripts/test.mjs runs npm ci beside the wasm build).
@@ -33,7 +33,7 @@ const requirements = [
   ['clang 19 (GEMM side modules)', 'clang-19', () => has('clang++-19')],
   ['wasm-ld 19 (GEMM side modules)', 'lld-19', () => has('wasm-ld-19')],
 ];
-if (purpose === 'test') {
+if (purpose === 'deep') {
   requirements.push(
     ['clang (libFuzzer build)', 'clang', () => has('clang++')],
     ['libFuzzer and sanitizer runtimes', 'libclang-rt-14-dev',

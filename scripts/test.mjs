@@ -1,34 +1,33 @@
 #!/usr/bin/env node
-// `npm test`: set-up (system packages, npm ci), native and wasm builds, then
-// every suite: native GoogleTest (ctest), the same under ASan + UBSan, a
-// bounded libFuzzer run, Node tests against the built package and of the
-// demo page's pure modules, the TypeScript usage check, the API reference
-// (TypeDoc), the browser tests, and the consumer tests (the packed package
-// installed into apps built by each bundler).
+// `npm test` and `npm run test:deep`: set-up (system packages, npm ci), the
+// builds, then the suites, on two lanes of a small graph; a table of times
+// closes the run.
+//   node scripts/test.mjs          (npm test) the wasm build and dist/, the
+//     native Release build and its GoogleTest suite on every SIMD target,
+//     Node tests against the built package and of the demo page's pure
+//     modules, the TypeScript usage check, the API reference (TypeDoc), the
+//     browser tests and the consumer tests (the packed package installed into
+//     apps built by each bundler).
+//   node scripts/test.mjs --deep   (npm run test:deep) the checks that take
+//     longest: the ASan + UBSan build, the GoogleTest suite under it, and a
+//     bounded libFuzzer run. .ci/run runs both, then the clients.
 //   FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips it.
 //
-// The suites run as a small graph on two lanes, so that a 2-core machine is
-// kept busy without the lanes slowing each other where it matters (the Node
-// suites run two test files at a time: node --test runs one at a time on 2
-// cores, and took 125 s of the JS lane, which the Release build waits on):
+// The lanes keep a 2-core machine busy without slowing each other where it
+// matters (the Node suites run two test files at a time: node --test runs
+// one at a time otherwise):
 // - the JS lane: npm ci and the wasm build side by side, then the suites
-//   that need dist/ one after the other (browser tests alone in it:
-//   tests/browser/learn.test.mjs asserts frame gaps);
-// - the native lane: the sanitizer build (which also links the libFuzzer
-//   target, CMakeLists.txt) → ctest under ASan + UBSan, and beside that
-//   ctest, once the browser tests are over (not to crowd them), the Release
-//   build → ctest: the compiler fills the cores that the ASan suite's few
-//   long tests leave idle at its end. It runs at nice 10 while a suite of
-//   the JS lane (or the fuzzer) runs, so it takes mostly the CPU they leave,
-//   and at normal priority when it runs alone (renice of its process
-//   groups; as root only).
-// The fuzzer runs at normal priority once its target is built and the JS
-// lane is over: its budget is seconds of wall time, so it must have a core
-// to itself (beside the niced native lane), not share one with the
-// frame-timed browser tests or the bundlers of the consumer tests.
+//   that need dist/ one after the other;
+// - the native lane: the Release build → ctest (the deep run: the sanitizer
+//   build, which also links the libFuzzer target → ctest under ASan +
+//   UBSan), at nice 10 while a suite of the JS lane runs, so it takes mostly
+//   the CPU they leave, and at normal priority when it runs alone (renice of
+//   its process groups; as root only).
+// The fuzzer runs at normal priority once its target is built: its budget is
+// seconds of wall time, so it must have a core to itself.
 // Each suite's output goes to build/test-logs/<suite>.log and is printed
 // whole when the suite ends; a failed suite fails the run (the suites that
-// need it are skipped), and a table of times closes the run.
+// need it are skipped).
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -55,77 +54,82 @@ function suite(name, { needs = [], after = [], nice = false, steps }) {
   suites.set(name, { name, needs, after, nice, steps, state: 'waiting' });
 }
 
-suite('set-up: system packages', {
-  steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=system']]],
-});
-suite('set-up: npm ci', {
-  needs: ['set-up: system packages'],
-  steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=npm']]],
-});
-// The wasm beside npm ci; dist/ once esbuild (its CommonJS bundle) is installed.
-suite('build: wasm', {
-  needs: ['set-up: system packages'],
-  steps: [[node, ['scripts/build.mjs', '--wasm', '--no-dist']]],
-});
-suite('build: wasm + dist/', {
-  needs: ['set-up: npm ci', 'build: wasm'],
-  steps: [[node, ['scripts/build.mjs', '--dist']]],
-});
-suite('build: ASan + UBSan (tests and fuzz target)', {
-  needs: ['set-up: system packages'], nice: true,
-  steps: [[node, ['scripts/build.mjs', '--sanitize']]],
-});
-suite('native tests under AddressSanitizer + UndefinedBehaviorSanitizer', {
-  needs: ['build: ASan + UBSan (tests and fuzz target)'], nice: true,
-  steps: [['ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2']]],
-});
-suite('build: native (Release)', {
-  needs: ['set-up: system packages'],
-  after: ['build: ASan + UBSan (tests and fuzz target)', 'browser tests (headless Chromium)'],
-  nice: true,
-  steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],
-});
-suite('native tests (GoogleTest, every SIMD target)', {
-  needs: ['build: native (Release)'], nice: true,
-  steps: [['ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2']]],
-});
-suite('API reference (TypeDoc: every export documented)', {
-  needs: ['set-up: npm ci'], after: ['build: wasm + dist/'],
-  steps: [[node, ['scripts/build.mjs', '--docs']]],
-});
-suite('Node tests (the built package)', {
-  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['API reference (TypeDoc: every export documented)'],
-  steps: [[node, ['--test', '--test-concurrency=2', 'tests/node/']]],
-});
-suite('Node tests (the demo page\'s pure modules)', {
-  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the built package)'],
-  steps: [[node, ['--test', '--test-concurrency=2', 'tests/web/']]],
-});
-suite('TypeScript types', {
-  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the demo page\'s pure modules)'],
-  // The usage file against the declarations, then the package's JS against
-  // itself and against them (checkJs; scripts/typecheck.mjs).
-  steps: [[node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types']], [node, ['scripts/typecheck.mjs']]],
-});
-suite('browser tests (headless Chromium)', {
-  needs: ['set-up: npm ci', 'build: wasm + dist/', 'API reference (TypeDoc: every export documented)'],
-  after: ['TypeScript types'],
-  steps: [[node, ['--test', 'tests/browser/']]],
-});
-suite('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)', {
-  needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium)'],
-  steps: [[node, ['--test', 'tests/consumers/']]],
-});
-if (fuzzSeconds > 0) {
-  // New corpus entries go to build/; a crash writes build/fuzz-artifacts/crash-*:
-  // copy it into tests/fuzz/corpus/ so the native suite replays it for good.
-  for (const dir of ['build/fuzz-corpus', 'build/fuzz-artifacts']) mkdirSync(join(root, dir), { recursive: true });
-  suite(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`, {
-    needs: ['build: ASan + UBSan (tests and fuzz target)'],
-    after: ['consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)'],
-    steps: [['build/sanitize/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
-      '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
-      'build/fuzz-corpus', 'tests/fuzz/corpus']]],
+const deep = process.argv.includes('--deep');
+
+if (deep) {
+  suite('set-up: system packages', {
+    steps: [[node, ['scripts/setup.mjs', '--for=deep', '--only=system']]],
+  });
+  suite('build: ASan + UBSan (tests and fuzz target)', {
+    needs: ['set-up: system packages'],
+    steps: [[node, ['scripts/build.mjs', '--sanitize']]],
+  });
+  suite('native tests under AddressSanitizer + UndefinedBehaviorSanitizer', {
+    needs: ['build: ASan + UBSan (tests and fuzz target)'], nice: true,
+    steps: [['ctest', ['--test-dir', 'build/sanitize', '--output-on-failure', '-j', '2']]],
+  });
+  if (fuzzSeconds > 0) {
+    // New corpus entries go to build/; a crash writes build/fuzz-artifacts/crash-*:
+    // copy it into tests/fuzz/corpus/ so the native suite replays it for good.
+    for (const dir of ['build/fuzz-corpus', 'build/fuzz-artifacts']) mkdirSync(join(root, dir), { recursive: true });
+    suite(`libFuzzer, ${fuzzSeconds} s (ASan + UBSan)`, {
+      needs: ['build: ASan + UBSan (tests and fuzz target)'],
+      steps: [['build/sanitize/attention_fuzz', [`-max_total_time=${fuzzSeconds}`, '-max_len=4096',
+        '-artifact_prefix=build/fuzz-artifacts/', '-print_final_stats=1',
+        'build/fuzz-corpus', 'tests/fuzz/corpus']]],
+    });
+  }
+} else {
+  suite('set-up: system packages', {
+    steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=system']]],
+  });
+  suite('set-up: npm ci', {
+    needs: ['set-up: system packages'],
+    steps: [[node, ['scripts/setup.mjs', '--for=test', '--only=npm']]],
+  });
+  // The wasm beside npm ci; dist/ once esbuild (its CommonJS bundle) is installed.
+  suite('build: wasm', {
+    needs: ['set-up: system packages'],
+    steps: [[node, ['scripts/build.mjs', '--wasm', '--no-dist']]],
+  });
+  suite('build: wasm + dist/', {
+    needs: ['set-up: npm ci', 'build: wasm'],
+    steps: [[node, ['scripts/build.mjs', '--dist']]],
+  });
+  suite('build: native (Release)', {
+    needs: ['set-up: system packages'], after: ['build: wasm'], nice: true,
+    steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],
+  });
+  suite('native tests (GoogleTest, every SIMD target)', {
+    needs: ['build: native (Release)'], nice: true,
+    steps: [['ctest', ['--test-dir', 'build/native', '--output-on-failure', '-j', '2']]],
+  });
+  suite('API reference (TypeDoc: every export documented)', {
+    needs: ['set-up: npm ci'], after: ['build: wasm + dist/'],
+    steps: [[node, ['scripts/build.mjs', '--docs']]],
+  });
+  suite('Node tests (the built package)', {
+    needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['API reference (TypeDoc: every export documented)'],
+    steps: [[node, ['--test', '--test-concurrency=2', 'tests/node/']]],
+  });
+  suite('Node tests (the demo page\'s pure modules)', {
+    needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the built package)'],
+    steps: [[node, ['--test', '--test-concurrency=2', 'tests/web/']]],
+  });
+  suite('TypeScript types', {
+    needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['Node tests (the demo page\'s pure modules)'],
+    // The usage file against the declarations, then the package's JS against
+    // itself and against them (checkJs; scripts/typecheck.mjs).
+    steps: [[node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types']], [node, ['scripts/typecheck.mjs']]],
+  });
+  suite('browser tests (headless Chromium)', {
+    needs: ['set-up: npm ci', 'build: wasm + dist/', 'API reference (TypeDoc: every export documented)'],
+    after: ['TypeScript types'],
+    steps: [[node, ['--test', 'tests/browser/']]],
+  });
+  suite('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)', {
+    needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium)'],
+    steps: [[node, ['--test', 'tests/consumers/']]],
   });
 }
 

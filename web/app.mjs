@@ -371,6 +371,7 @@ function wireControls() {
 }
 
 async function main() {
+  document.documentElement.dataset.started = 'true';  // boot.js: the modules loaded
   document.documentElement.style.setProperty('--masked', MASKED.css);
   document.documentElement.style.setProperty('--masked-hatch', MASKED.hatch);
   createPanels();

@@ -7,6 +7,7 @@ import {
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
 import { renderOptions } from './options.mjs';
+import { renderFrames } from '../browser/frames.mjs';
 import { renderLearnText } from './learn-steps.mjs';
 import { renderTrainingText } from './training.mjs';
 import { flops, shapeName } from './shapes.mjs';
@@ -426,6 +427,7 @@ export function renderReport(results) {
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
     ...(results.learn ? ['', renderLearnText(results.learn)] : []),
+    ...(results.frames ? ['', renderFrames(results.frames)] : []),
     ...(results.options ? ['', 'Attention options against our plain call, one thread, wasm:', '', renderOptions(results.options)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
@@ -506,6 +508,7 @@ function generatedResultsMd(results) {
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
     ...(results.learn ? ['', '## The Learn section\'s model, step by step', '', renderLearnText(results.learn, { fence: true })] : []),
+    ...(results.frames ? ['', '## The demo page\'s frame budget', '', renderFrames(results.frames)] : []),
     ...(results.options ? ['', '## Attention options (masks, padding, windows, softcap, sinks, layout) against our plain call, one thread, wasm', '',
       renderOptions(results.options)] : []),
     '',
@@ -519,6 +522,7 @@ function generatedResultsMd(results) {
     'node bench/run.mjs --decode --rows=ragged,window   # only its issue 20 rows (many sequences, the window cache)',
     'node bench/run.mjs --training   # the training table alone (forward + backward)',
     'node bench/run.mjs --learn      # the Learn model\'s steps/s alone (Node and Chromium)',
+    'node bench/run.mjs --frames     # the demo page\'s frame budget alone (Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',
     'node bench/run.mjs --render     # this file again from bench/out/results.json (report changes only)',
     '# Hand-written parts of this file survive a run between a "<!-- kept -->" and a "<!-- /kept -->" line.',

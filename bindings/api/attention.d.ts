@@ -111,7 +111,9 @@ export interface AttentionComputation {
   window?: AttentionWindow;
   /**
    * A Uint8Array (non-zero: may attend) or a Float32Array (added to the
-   * scores after scale and softcap; -Infinity allowed), shaped maskShape and
+   * scores after scale and softcap: -Infinity hides its key; NaN or +Infinity
+   * on a key a row sees makes that row's weights, output and logSumExp NaN,
+   * as a softmax over it gives in PyTorch and ONNX), shaped maskShape and
    * broadcast right-aligned to [batch, heads, queryLength, keyLength] as NumPy
    * does: a rank-2 mask is [Tq, Tk], rank 3 [H, Tq, Tk], each size 1 or the
    * full one. Read tile by tile, never expanded.

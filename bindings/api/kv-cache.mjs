@@ -152,7 +152,7 @@ export class KVCache {
   /** @returns {number} the longest sequence's length */
   get length() {
     this.#live();
-    return Math.max(...this.#lengths());
+    return longest(this.#lengths());
   }
 
   /** @returns {Int32Array} each sequence's length (a copy) */
@@ -276,7 +276,7 @@ export class KVCache {
     const heads = checkInteger('options.heads', o.heads);
     const queryLength = checkInteger('options.queryLength', o.queryLength);
     checkKvGroups("options.heads must be a multiple of the cache's kvHeads", heads, kvHeads);
-    const keyLength = Math.max(...this.#rows);
+    const keyLength = longest(this.#rows);
     if (keyLength === 0) {
       throw new RangeError('the cache is empty (length 0): append keys and values before attention');
     }
@@ -490,4 +490,16 @@ export class KVCache {
     }
     return this.#block;
   }
+}
+
+/**
+ * The largest of `lengths` (0 for none): a loop, not `Math.max(...lengths)`,
+ * which passes every element as an argument and overflows the stack for a
+ * batch of a few hundred thousand sequences.
+ * @param {ArrayLike<number>} lengths
+ */
+function longest(lengths) {
+  let max = 0;
+  for (let i = 0; i < lengths.length; i++) if (lengths[i] > max) max = lengths[i];
+  return max;
 }

@@ -60,11 +60,25 @@ function checkFloat32Array(name, value) {
  */
 export function checkTensor(name, value, length, how) {
   const tensor = checkFloat32Array(name, value);
+  checkCount(name, length, how);
   if (tensor.length !== length) {
     throw new RangeError(
       `${name} must have length ${length} (${how}), got length ${tensor.length}`);
   }
   return tensor;
+}
+
+/**
+ * A length that product() could not give exactly (Infinity: more than
+ * 2^53 elements) is named by its sizes, not as a number no array has.
+ * @param {string} name
+ * @param {number} length
+ * @param {string} how  the sizes it is the product of
+ */
+function checkCount(name, length, how) {
+  if (!Number.isSafeInteger(length)) {
+    throw new RangeError(`${name} would need ${how} elements, more than 2^53: no array can be that long`);
+  }
 }
 
 /**
@@ -316,8 +330,27 @@ export function resolveAttentionOutputs(prefix, o, s, generator) {
     }
     weightsOut = checkTensor(`${prefix}.weightsOut`, o.weightsOut, weightsLength,
       `batch ${s.batch} × heads ${s.heads} × queryLength ${s.queryLength} × keyLength ${s.keyLength}`);
+    if (out) checkDisjoint(`${prefix}.out`, out, `${prefix}.weightsOut`, weightsOut);
   }
   return { shape: s, options, outLength, weightsLength, returnWeights, out, weightsOut, arrays };
+}
+
+/**
+ * Two output arrays must not share memory: each is written whole, and the
+ * second write would replace what the first holds.
+ * @param {string} nameA
+ * @param {ArrayBufferView} a
+ * @param {string} nameB
+ * @param {ArrayBufferView} b
+ */
+export function checkDisjoint(nameA, a, nameB, b) {
+  if (a.buffer !== b.buffer) return;
+  const aEnd = a.byteOffset + a.byteLength;
+  const bEnd = b.byteOffset + b.byteLength;
+  if (a.byteOffset < bEnd && b.byteOffset < aEnd) {
+    throw new RangeError(`${nameA} and ${nameB} must not share memory: ${nameA} covers bytes ` +
+      `[${a.byteOffset}, ${aEnd}) and ${nameB} bytes [${b.byteOffset}, ${bEnd}) of the same buffer`);
+  }
 }
 
 /**
@@ -551,6 +584,7 @@ function resolveMask(prefix, mask, maskShape, s) {
   }
   const dims = checkShape(`${prefix}.maskShape`, maskShape, 1, 4);
   const length = product(...dims);
+  checkCount(`${prefix}.mask`, length, `maskShape [${dims.join(', ')}]`);
   if (mask.length !== length) {
     throw new RangeError(`${prefix}.mask must have length ${length} (maskShape [${dims.join(', ')}]), got length ${mask.length}`);
   }

@@ -170,11 +170,11 @@ export interface SelfAttention extends AttentionModule {
   /** Output width: numHeads · head size. */
   readonly dOut: number;
   /** The query projection (`W_query.weight` is [dOut, dIn]). */
-  W_query: Linear;
+  readonly W_query: Linear;
   /** The key projection. */
-  W_key: Linear;
+  readonly W_key: Linear;
   /** The value projection. */
-  W_value: Linear;
+  readonly W_value: Linear;
 }
 /** The book's CausalAttention (listing 3.3): SelfAttention with the causal mask and dropout. */
 export interface CausalAttention extends SelfAttention {}
@@ -190,7 +190,7 @@ export interface MultiHeadAttention extends SelfAttention {
   /** dOut / numHeads. */
   readonly headDim: number;
   /** The output projection `out_proj` (a Linear with bias). */
-  outProj: Linear;
+  readonly outProj: Linear;
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   checkBoolean, checkHeadMask, checkInteger, checkOptionNames, checkProbability, checkShape, checkTensor,
   product, renormalizes, resolveAttentionOptions, resolveVisibility,
 } from '../api/validate.mjs';
-import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, bindingOf, copyInto, fixFields, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * @import {
@@ -81,6 +81,7 @@ class AttentionLayer extends Module {
     this.#causal = causal;
     this.dIn = dIn;
     this.contextLength = contextLength;
+    fixFields(this, 'dIn', 'contextLength');
     this.#dropout = dropout;
   }
 
@@ -240,8 +241,13 @@ class AttentionLayer extends Module {
     this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
     // make() runs only after a training forward without cache: keep was true.
+    // The backward reads x and the mask again: copies of the caller's arrays,
+    // so that changing them after forward() changes no gradient (keyLengths
+    // and headMask are copies already).
     this.#kept.set(this.training, () => ({
-      x: copyInto(spare?.x, x), options: layerOptions, saved: /** @type {LayerSaved} */ (result.saved),
+      x: copyInto(spare?.x, x),
+      options: { ...layerOptions, arrays: visibility.arrays && { ...visibility.arrays, mask: visibility.arrays.mask?.slice() ?? null } },
+      saved: /** @type {LayerSaved} */ (result.saved),
     }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
     return returnWeights || returnScores || returnQKV ? result : result.output;
@@ -407,6 +413,7 @@ export class ProjectedAttention extends AttentionLayer {
       this.W_query = this.registerModule('W_query', new Linear(dIn, dOut, qkvBias));
       this.W_key = this.registerModule('W_key', new Linear(dIn, dOut, qkvBias));
       this.W_value = this.registerModule('W_value', new Linear(dIn, dOut, qkvBias));
+      fixFields(this, 'dOut', 'numHeads', 'headDim', 'outputDim', 'W_query', 'W_key', 'W_value');
       return;
     }
     // The Llama chapter's GroupedQueryAttention.__init__ order, without
@@ -417,6 +424,8 @@ export class ProjectedAttention extends AttentionLayer {
     this.W_value = this.registerModule('W_value', new Linear(dIn, numKVGroups * this.headDim, false));
     this.W_query = this.registerModule('W_query', new Linear(dIn, dOut, false));
     this.outProj = this.registerModule('out_proj', new Linear(dOut, dOut, false));
+    fixFields(this, 'dOut', 'numHeads', 'headDim', 'outputDim', 'numKVGroups', 'groupSize',
+      'W_key', 'W_value', 'W_query', 'outProj');
   }
 
   /** @returns {LayerParams} */
@@ -522,6 +531,7 @@ export class MultiHeadAttentionWrapper extends AttentionLayer {
     this.heads = Array.from({ length: numHeads },
       () => new CausalAttention(dIn, dOut, contextLength, dropout, qkvBias));
     this.registerModule('heads', new ModuleList(this.heads));
+    fixFields(this, 'dOut', 'numHeads', 'outputDim', 'heads');
   }
 
   /** @returns {LayerParams} */
@@ -593,6 +603,7 @@ export class MultiHeadAttention extends ProjectedAttention {
     super(dIn, dOut, contextLength, dropout, true, qkvBias, numHeads);
     const { Linear } = bindingOf(new.target).classes;
     this.outProj = this.registerModule('out_proj', new Linear(dOut, dOut, true));
+    fixFields(this, 'outProj');
   }
 }
 

@@ -2,7 +2,7 @@
 // the rows its forward read.
 
 import { checkIndices, checkInteger, checkShape, checkTensor, product } from '../api/validate.mjs';
-import { Kept, Module, bindingOf, gradOrZeros } from './module.mjs';
+import { Kept, Module, bindingOf, fixFields, gradOrZeros } from './module.mjs';
 
 /**
  * nn.Embedding(numEmbeddings, embeddingDim): a lookup table [numEmbeddings,
@@ -29,10 +29,11 @@ export class Embedding extends Module {
     }
     this.numEmbeddings = numEmbeddings;
     this.embeddingDim = embeddingDim;
+    fixFields(this, 'numEmbeddings', 'embeddingDim');
     this.weight = this.#engine.generator.normalFloats(numEmbeddings * embeddingDim);
     /** @type {Float32Array | null} Gradient [numEmbeddings, embeddingDim]: null until a backward. */
     this.weightGrad = null;
-    this.registerParameter('weight');
+    this.registerParameter('weight', 'weight', [numEmbeddings, embeddingDim]);
   }
 
   /**

@@ -7,7 +7,7 @@ import {
   checkBoolean, checkFinite, checkInteger, checkOptionNames, checkSoftcap, describe,
 } from '../api/validate.mjs';
 import { ProjectedAttention } from './attention.mjs';
-import { bindingOf, gradOrZeros, keepGrad } from './module.mjs';
+import { absentParameter, bindingOf, fixFields, gradOrZeros, keepGrad } from './module.mjs';
 
 /** @import { LayerGrads, LayerParams } from './module.mjs' */
 
@@ -73,6 +73,7 @@ export class GroupedQueryAttention extends ProjectedAttention {
     this.slidingWindow = slidingWindow;
     /** The attention logits' softcap (Gemma 2: 50), or null. */
     this.softcap = softcap;
+    fixFields(this, 'ropeBase', 'freqConfig', 'slidingWindow', 'softcap');
     /**
      * gpt-oss's learned sink logit per head [numHeads] (state-dict name
      * `sinks`), or null. Zeros: gpt-oss's reference allocates it empty for
@@ -87,6 +88,8 @@ export class GroupedQueryAttention extends ProjectedAttention {
     if (sinks) {
       this.sinks = new Float32Array(numHeads);
       this.registerParameter('sinks');
+    } else {
+      absentParameter(this, 'sinks', 'it was constructed without options.sinks');
     }
   }
 

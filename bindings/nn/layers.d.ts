@@ -12,6 +12,8 @@ export type StateDictInput = Record<string, Float32Array | number[] | number[][]
 export interface Parameter {
   /** Its state-dict name. */
   readonly name: string;
+  /** PyTorch's shape of the flat array (e.g. [outFeatures, inFeatures] for a Linear's weight). */
+  readonly shape: readonly number[];
   /** The parameter's values (live: writes change the module). */
   readonly data: Float32Array;
   /** Its gradient (live), or null before a backward reaches it and after zeroGrad(). */
@@ -41,8 +43,12 @@ export interface Module {
    * this module's own and earlier children's. Returns the module (`this.fc = this.registerModule('fc', new ca.Linear(3, 4))`).
    */
   registerModule<M extends Module>(name: string, module: M): M;
-  /** Registers the Float32Array at `this[key]` as a parameter named `name` (default key); its gradient lives at `${key}Grad`. */
-  registerParameter(name: string, key?: string): void;
+  /**
+   * Registers the Float32Array at `this[key]` as a parameter named `name` (default key) of shape
+   * `shape` (default [its length]); its gradient lives at `${key}Grad`. From then on `this[key]`
+   * takes only a Float32Array of that length (TypeError / RangeError naming it otherwise).
+   */
+  registerParameter(name: string, key?: string, shape?: readonly number[]): void;
   /** The direct children, in registration order. */
   children(): Module[];
   /** [name, child] of each direct child, in registration order. */

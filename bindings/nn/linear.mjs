@@ -2,7 +2,7 @@
 // the runtime's mt19937), forward and backward through the engine's GEMM.
 
 import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../api/validate.mjs';
-import { Kept, Module, bindingOf, copyInto, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, Module, absentParameter, bindingOf, fixFields, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * The nn.Linear weight bound, computed in double exactly as PyTorch does.
@@ -50,8 +50,10 @@ export class Linear extends Module {
     this.weightGrad = null;
     /** @type {Float32Array | null} */
     this.biasGrad = null;
-    this.registerParameter('weight');
+    fixFields(this, 'inFeatures', 'outFeatures');
+    this.registerParameter('weight', 'weight', [outFeatures, inFeatures]);
     if (bias) this.registerParameter('bias');
+    else absentParameter(this, 'bias', 'it was constructed with bias false');
   }
 
   /**

@@ -13,7 +13,7 @@
 // ca.Linear`), and a user's `class Mine extends ca.CausalAttention`
 // inherits the binding.
 
-import { checkBoolean, describe } from '../api/validate.mjs';
+import { checkBoolean, checkTensor, describe, product } from '../api/validate.mjs';
 
 /**
  * @import {
@@ -125,9 +125,11 @@ export class Parameter {
    * @param {string} name
    * @param {Module} owner  holds the array at `key` and its gradient at `${key}Grad`
    * @param {string} key
+   * @param {readonly number[]} shape  PyTorch's shape of the flat array
    */
-  constructor(name, owner, key) {
+  constructor(name, owner, key, shape) {
     this.name = name;
+    this.shape = shape;
     this.#owner = owner;
     this.#key = key;
     Object.freeze(this);
@@ -155,7 +157,7 @@ export class Module {
   #engine;
   /** @type {Map<string, Module>} Child modules by state-dict name, in registration order. */
   #children = new Map();
-  /** @type {[string, string][]} Own parameters: [state-dict name, property] (its gradient is property + 'Grad'). */
+  /** @type {[string, string, readonly number[]][]} Own parameters: [state-dict name, property, shape] (its gradient is property + 'Grad'). */
   #parameters = [];
 
   constructor() {
@@ -189,17 +191,36 @@ export class Module {
 
   /**
    * Registers the Float32Array at property `key` as a parameter named
-   * `name` (default `key`); its gradient lives at `${key}Grad` (null until
-   * a backward).
+   * `name` (default `key`) of shape `shape` (default [its length]); its
+   * gradient lives at `${key}Grad` (null until a backward). From then on
+   * the property is checked where it is set: only a Float32Array of the
+   * same length is taken, so no forward reads past a user's array.
    * @param {string} name
    * @param {string} [key]
+   * @param {readonly number[]} [shape]
    */
-  registerParameter(name, key = name) {
+  registerParameter(name, key = name, shape) {
     const own = props(this);
-    if (!(own[key] instanceof Float32Array)) {
-      throw new TypeError(`this.${key} must be a Float32Array, got ${describe(own[key])}`);
+    const initial = own[key];
+    if (!(initial instanceof Float32Array)) {
+      throw new TypeError(`this.${key} must be a Float32Array, got ${describe(initial)}`);
     }
-    this.#parameters.push([name, key]);
+    const dims = Object.freeze(shape === undefined ? [initial.length] : [...shape]);
+    if (!dims.every((d) => Number.isInteger(d) && d >= 0) || product(...dims) !== initial.length) {
+      throw new RangeError(`shape must be whole numbers whose product is this.${key}'s length ${initial.length}, ` +
+        `got ${describe(shape)}`);
+    }
+    const label = `${this.constructor.name}.${key}`;
+    let data = initial;
+    Object.defineProperty(this, key, {
+      configurable: true,
+      enumerable: true,
+      get: () => data,
+      set: (value) => {
+        data = checkTensor(label, value, data.length, `shape [${dims.join(', ')}]`);
+      },
+    });
+    this.#parameters.push([name, key, dims]);
     own[`${key}Grad`] ??= null;
   }
 
@@ -242,7 +263,7 @@ export class Module {
    */
   namedParameters(prefix = '') {
     /** @type {[string, Parameter][]} */
-    const own = this.#parameters.map(([name, key]) => [`${prefix}${name}`, new Parameter(`${prefix}${name}`, this, key)]);
+    const own = this.#parameters.map(([name, key, shape]) => [`${prefix}${name}`, new Parameter(`${prefix}${name}`, this, key, shape)]);
     const nested = [...this.#children].flatMap(([name, child]) => child.namedParameters(`${prefix}${name}.`));
     return [...own, ...nested];
   }
@@ -287,9 +308,15 @@ export class Module {
         continue;
       }
       const values = toFloat32(dict[name]);
+      const nested = nestedShape(dict[name]);
       if (!values) {
         typeProblem = true;
         problems.push(`'${name}' must be a Float32Array or an array of numbers, got ${describe(dict[name])}`);
+      } else if (nested?.length === 0) {
+        problems.push(`'${name}' is a nested array whose rows differ in length or depth`);
+      } else if (nested && nested.join() !== p.shape.join()) {
+        problems.push(`size mismatch for '${name}': copying a param with shape [${nested.join(', ')}] ` +
+          `from the state dict, the shape in the current model is [${p.shape.join(', ')}]`);
       } else if (values.length !== length) {
         problems.push(`'${name}' has ${values.length} values, expected ${length}`);
       } else {
@@ -361,6 +388,52 @@ export function copyInto(spare, a) {
 }
 
 /**
+ * Makes a module's sizes and submodules read-only after its constructor
+ * set them (as the declarations say): a forward reads them to size its
+ * arrays, so a changed inFeatures or contextLength would read past the
+ * parameters. Assigning one is a TypeError naming it.
+ * @param {object} module
+ * @param {...string} keys
+ */
+export function fixFields(module, ...keys) {
+  for (const key of keys) {
+    const value = /** @type {Record<string, unknown>} */ (module)[key];
+    const label = `${module.constructor.name}.${key}`;
+    Object.defineProperty(module, key, {
+      enumerable: true,
+      configurable: false,
+      get: () => value,
+      set: (/** @type {unknown} */ other) => {
+        throw new TypeError(`${label} is fixed when the module is constructed (${describe(value)}), got ${describe(other)}: ` +
+          'construct a new module instead');
+      },
+    });
+  }
+}
+
+/**
+ * A parameter a module was constructed without (a Linear's bias with
+ * bias false, sinks without options.sinks): `module[key]` stays null, and
+ * setting it is a TypeError saying why (`reason`), as no forward, backward,
+ * state dict or optimizer would include it.
+ * @param {Module} module
+ * @param {string} key
+ * @param {string} reason
+ */
+export function absentParameter(module, key, reason) {
+  const label = `${module.constructor.name}.${key}`;
+  Object.defineProperty(module, key, {
+    configurable: true,
+    enumerable: true,
+    get: () => null,
+    set: (value) => {
+      if (value === null) return;
+      throw new TypeError(`${label} cannot be set: ${reason}, so it has no ${key} (got ${describe(value)})`);
+    },
+  });
+}
+
+/**
  * The gradient array a backward accumulates into: the current one, or zeros.
  * @type {(grad: Float32Array | null, length: number) => Float32Array}
  */
@@ -421,6 +494,25 @@ export class Kept {
     this.#value = null;
     return value;
   }
+}
+
+/**
+ * The shape of a nested array (tensor.tolist()); [] for a ragged one
+ * (rows of different lengths or depths); null for a flat one (a
+ * Float32Array or an array of numbers, checked by its length alone).
+ * @param {unknown} value
+ * @returns {number[] | null}
+ */
+function nestedShape(value) {
+  if (!Array.isArray(value) || !Array.isArray(value[0])) return null;
+  /** @type {number[]} */
+  const shape = [];
+  for (let level = value; Array.isArray(level); level = level[0]) shape.push(level.length);
+  /** @type {(v: unknown, depth: number) => boolean} */
+  const rectangular = (v, depth) => depth === shape.length
+    ? !Array.isArray(v)
+    : Array.isArray(v) && v.length === shape[depth] && v.every((x) => rectangular(x, depth + 1));
+  return rectangular(value, 0) ? shape : [];
 }
 
 /**

@@ -146,13 +146,19 @@ class Optimizer {
    * replaced only once all are read, so a refused dict changes nothing.
    * `checkGroup` checks the group's hyperparameters first and returns them
    * for the caller to set.
+   * The group must hold exactly this optimizer's hyperparameters (`keys`)
+   * and `params`, plus where present the flags PyTorch's own state dict
+   * carries (`torchFlags`: each with the values that mean what this
+   * optimizer does); a missing or unknown key is refused, so a dict of
+   * another optimizer never loads with defaults filled in.
    * @template H
    * @param {unknown} dict
+   * @param {{ name: string, keys: readonly string[], torchFlags: Readonly<Record<string, readonly unknown[]>> }} kind
    * @param {(group: Record<string, unknown>) => H} checkGroup
    * @param {(state: Record<string, unknown>, length: number, name: string) => S} load
    * @returns {H}
    */
-  loadStateDict(dict, checkGroup, load) {
+  loadStateDict(dict, kind, checkGroup, load) {
     const d = /** @type {{ state?: unknown, param_groups?: unknown }} */ (dict);
     if (d === null || typeof d !== 'object' || typeof d.state !== 'object' || d.state === null ||
       !Array.isArray(d.param_groups)) {
@@ -167,6 +173,7 @@ class Optimizer {
     if (!Array.isArray(indices) || indices.length !== n || indices.some((x, i) => x !== i)) {
       throw new RangeError(`stateDict.param_groups[0].params must be the ${n} indices 0 … ${n - 1}, got ${describe(indices)}`);
     }
+    checkGroupKeys(group, kind);
     const hyper = checkGroup(group);
     /** @type {Map<Float32Array, S>} */
     const states = new Map();
@@ -215,6 +222,53 @@ class Optimizer {
 }
 
 /**
+ * A param group's keys against an optimizer's: every hyperparameter there,
+ * nothing unknown, PyTorch's flags only with values this optimizer honours.
+ * @param {Record<string, unknown>} group
+ * @param {{ name: string, keys: readonly string[], torchFlags: Readonly<Record<string, readonly unknown[]>> }} kind
+ */
+function checkGroupKeys(group, kind) {
+  const where = 'stateDict.param_groups[0]';
+  const missing = kind.keys.filter((k) => !(k in group));
+  if (missing.length) {
+    throw new RangeError(`${where} is missing ${missing.join(', ')}: a ${kind.name} state dict holds ` +
+      `${kind.keys.join(', ')} and params`);
+  }
+  const unknown = Object.keys(group).filter((k) => k !== 'params' && !kind.keys.includes(k) &&
+    !Object.hasOwn(kind.torchFlags, k));
+  if (unknown.length) {
+    throw new RangeError(`${where} has ${unknown.join(', ')}, which ${kind.name} does not have ` +
+      `(its keys: ${kind.keys.join(', ')}, params): is this another optimizer's state dict?`);
+  }
+  for (const [flag, allowed] of Object.entries(kind.torchFlags)) {
+    if (flag in group && !allowed.includes(group[flag])) {
+      throw new RangeError(`${where}.${flag} must be ${allowed.map((v) => JSON.stringify(v)).join(' or ')} ` +
+        `(what ${kind.name} here does), got ${describe(group[flag])}`);
+    }
+  }
+}
+
+/** PyTorch's flags that change nothing in the update's arithmetic: any value. */
+const ANY_FLAG = [null, false, true];
+
+/** What SGD's state dict holds: its hyperparameters and PyTorch's flags. */
+const SGD_KIND = Object.freeze({
+  name: 'SGD',
+  keys: Object.freeze(['lr', 'momentum', 'dampening', 'weight_decay', 'nesterov']),
+  torchFlags: Object.freeze({ maximize: [false], foreach: ANY_FLAG, differentiable: [false], fused: [null, false] }),
+});
+
+/** What AdamW's state dict holds: its hyperparameters and PyTorch's flags. */
+const ADAMW_KIND = Object.freeze({
+  name: 'AdamW',
+  keys: Object.freeze(['lr', 'betas', 'eps', 'weight_decay']),
+  torchFlags: Object.freeze({
+    amsgrad: [false], maximize: [false], foreach: ANY_FLAG, capturable: ANY_FLAG, differentiable: [false],
+    fused: [null, false], decoupled_weight_decay: [true],
+  }),
+});
+
+/**
  * torch.optim.SGD(params, lr = 1e-3, momentum = 0, dampening = 0,
  * weight_decay = 0, nesterov = false): per element
  *   d = g + weightDecay·p
@@ -225,11 +279,21 @@ class Optimizer {
 export class SGD {
   /** @type {Optimizer<{ buffer: Float32Array | null }>} */
   #opt;
-  /** @type {number} */ lr = 0;
-  /** @type {number} */ momentum = 0;
-  /** @type {number} */ dampening = 0;
-  /** @type {number} */ weightDecay = 0;
-  /** @type {boolean} */ nesterov = false;
+  /** @type {ReturnType<typeof sgdOptions>} The hyperparameters, checked together (sgdOptions). */
+  #h = { lr: 0, momentum: 0, dampening: 0, weightDecay: 0, nesterov: false };
+
+  // Settable (a learning-rate schedule), and checked where set: a value the
+  // constructor would refuse is refused here, and the others stay.
+  get lr() { return this.#h.lr; }
+  set lr(value) { this.#h = sgdOptions('SGD', { ...this.#h, lr: value }); }
+  get momentum() { return this.#h.momentum; }
+  set momentum(value) { this.#h = sgdOptions('SGD', { ...this.#h, momentum: value }); }
+  get dampening() { return this.#h.dampening; }
+  set dampening(value) { this.#h = sgdOptions('SGD', { ...this.#h, dampening: value }); }
+  get weightDecay() { return this.#h.weightDecay; }
+  set weightDecay(value) { this.#h = sgdOptions('SGD', { ...this.#h, weightDecay: value }); }
+  get nesterov() { return this.#h.nesterov; }
+  set nesterov(value) { this.#h = sgdOptions('SGD', { ...this.#h, nesterov: value }); }
 
   /**
    * @param {Parameters} params
@@ -243,11 +307,7 @@ export class SGD {
 
   /** @param {ReturnType<typeof sgdOptions>} h */
   #set(h) {
-    this.lr = h.lr;
-    this.momentum = h.momentum;
-    this.dampening = h.dampening;
-    this.weightDecay = h.weightDecay;
-    this.nesterov = h.nesterov;
+    this.#h = h;
   }
 
   /**
@@ -270,7 +330,7 @@ export class SGD {
    * @returns {this}
    */
   loadStateDict(dict) {
-    const hyper = this.#opt.loadStateDict(dict, (g) => sgdOptions('stateDict.param_groups[0]', {
+    const hyper = this.#opt.loadStateDict(dict, SGD_KIND, (g) => sgdOptions('stateDict.param_groups[0]', {
       lr: g.lr, momentum: g.momentum, dampening: g.dampening, weightDecay: g.weight_decay, nesterov: g.nesterov,
     }), (s, n, name) => ({
       buffer: s.momentum_buffer === null || s.momentum_buffer === undefined ? null : stateTensor(s, 'momentum_buffer', n, name),
@@ -335,10 +395,18 @@ export class AdamW {
   #opt;
   /** @type {AdamWUpdate} */
   #update;
-  /** @type {number} */ lr = 0;
-  /** @type {readonly [number, number]} */ betas = Object.freeze([0, 0]);
-  /** @type {number} */ eps = 0;
-  /** @type {number} */ weightDecay = 0;
+  /** @type {ReturnType<typeof adamWOptions>} The hyperparameters, checked (adamWOptions). */
+  #h = { lr: 0, betas: /** @type {readonly [number, number]} */ (Object.freeze([0, 0])), eps: 0, weightDecay: 0 };
+
+  // Settable (a learning-rate schedule), and checked where set, as SGD's.
+  get lr() { return this.#h.lr; }
+  set lr(value) { this.#h = adamWOptions('AdamW', { ...this.#h, lr: value }); }
+  get betas() { return this.#h.betas; }
+  set betas(value) { this.#h = adamWOptions('AdamW', { ...this.#h, betas: value }); }
+  get eps() { return this.#h.eps; }
+  set eps(value) { this.#h = adamWOptions('AdamW', { ...this.#h, eps: value }); }
+  get weightDecay() { return this.#h.weightDecay; }
+  set weightDecay(value) { this.#h = adamWOptions('AdamW', { ...this.#h, weightDecay: value }); }
 
   /**
    * @param {Parameters} params
@@ -355,10 +423,7 @@ export class AdamW {
 
   /** @param {ReturnType<typeof adamWOptions>} h */
   #set(h) {
-    this.lr = h.lr;
-    this.betas = h.betas;
-    this.eps = h.eps;
-    this.weightDecay = h.weightDecay;
+    this.#h = h;
   }
 
   /**
@@ -380,7 +445,7 @@ export class AdamW {
    * @returns {this}
    */
   loadStateDict(dict) {
-    const hyper = this.#opt.loadStateDict(dict, (g) => adamWOptions('stateDict.param_groups[0]', {
+    const hyper = this.#opt.loadStateDict(dict, ADAMW_KIND, (g) => adamWOptions('stateDict.param_groups[0]', {
       lr: g.lr, betas: g.betas, eps: g.eps, weightDecay: g.weight_decay,
     }), (s, n, name) => ({
       step: checkInteger(`${name}.step`, s.step),

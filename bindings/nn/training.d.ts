@@ -95,16 +95,16 @@ export interface OptimizerStateDict {
 
 /** torch.optim.SGD. */
 export interface SGD extends Optimizer {
-  /** Learning rate. */
-  readonly lr: number;
+  /** Learning rate. Each hyperparameter is settable (a schedule) and checked as the constructor checks it. */
+  lr: number;
   /** Momentum factor. */
-  readonly momentum: number;
+  momentum: number;
   /** Dampening of the momentum. */
-  readonly dampening: number;
+  dampening: number;
   /** L2 penalty. */
-  readonly weightDecay: number;
+  weightDecay: number;
   /** Nesterov momentum. */
-  readonly nesterov: boolean;
+  nesterov: boolean;
   /** PyTorch's state_dict(): momentum buffers and hyperparameters (copies). */
   stateDict(): OptimizerStateDict;
   /**
@@ -119,14 +119,14 @@ export interface SGD extends Optimizer {
  * corrections 1 - β^t.
  */
 export interface AdamW extends Optimizer {
-  /** Learning rate. */
-  readonly lr: number;
+  /** Learning rate. Each hyperparameter is settable (a schedule) and checked as the constructor checks it. */
+  lr: number;
   /** Decay rates of the two moments. */
-  readonly betas: readonly [number, number];
+  betas: readonly [number, number];
   /** Added to the denominator. */
-  readonly eps: number;
+  eps: number;
   /** Decoupled weight decay. */
-  readonly weightDecay: number;
+  weightDecay: number;
   /** PyTorch's state_dict(): each parameter's step and moments, the hyperparameters (copies). */
   stateDict(): OptimizerStateDict;
   /**

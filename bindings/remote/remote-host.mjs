@@ -42,7 +42,10 @@ export function serve(port) {
   }
 
   /**
-   * The primitive-valued properties (own, inherited getters included) the page reads synchronously.
+   * The primitive-valued properties (own, inherited getters included) the
+   * page reads synchronously. A getter that throws (a disposed cache's
+   * length) is kept as `{ throws }`, the error on the wire, so that the
+   * page's read throws the same error (no primitive is an object).
    * @param {object} object
    */
   function snapshot(object) {
@@ -58,7 +61,8 @@ export function serve(port) {
         else if (d.get) {
           try {
             value = d.get.call(object);
-          } catch {
+          } catch (error) {
+            out[key] = { throws: errorToWire(error) };
             continue;
           }
         } else continue;

@@ -354,7 +354,7 @@ async function connect(platform, options, forget) {
         if (key === Symbol.toStringTag) return 'causal-attention worker handle';
         if (typeof key === 'symbol') return undefined;
         const snapshot = snapshots.get(id);
-        if (snapshot && Object.hasOwn(snapshot, key)) return snapshot[key];
+        if (snapshot && Object.hasOwn(snapshot, key)) return readSnapshot(snapshot[key]);
         if (CONVENTIONAL.has(key)) return Reflect.get(t, key, receiver);
         return pathProxy(id, [key]);
       },
@@ -364,7 +364,7 @@ async function connect(platform, options, forget) {
       getOwnPropertyDescriptor: (t, key) => {
         const snapshot = snapshots.get(id) ?? {};
         if (typeof key === 'string' && Object.hasOwn(snapshot, key)) {
-          return { value: snapshot[key], enumerable: true, configurable: true, writable: false };
+          return { value: readSnapshot(snapshot[key]), enumerable: true, configurable: true, writable: false };
         }
         return Reflect.getOwnPropertyDescriptor(t, key);
       },
@@ -374,6 +374,18 @@ async function connect(platform, options, forget) {
       apply: (_, __, args) => request('call', id, [], args),
       construct: (_, args) => request('new', id, [], args),
     });
+  }
+
+  /**
+   * A snapshot's value as a read gives it: a primitive, or the error its
+   * getter threw in the worker (remote-host.mjs's snapshot), thrown here.
+   * @param {unknown} value
+   */
+  function readSnapshot(value) {
+    if (value !== null && typeof value === 'object') {
+      throw errorFromWire(/** @type {{ throws: { name: string, message: string } }} */ (value).throws);
+    }
+    return value;
   }
 
   /**

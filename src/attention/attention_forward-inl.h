@@ -348,7 +348,17 @@ HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
   if (*non_finite) return kNegInf;
   if (p.softcap > 0.0f) SoftcapRow(p.softcap, srow + vb, ve - vb);
   if (p.vis.HasAdditiveMask()) {
-    for (size_t j = vb; j < ve; ++j) srow[j] += p.vis.MaskAdd(mrow, k0 + j);
+    // The mask's -inf hides a key; its NaN or +inf makes the row's softmax
+    // NaN (as it does in PyTorch and ONNX): the row is non-finite.
+    bool poisoned = false;
+    for (size_t j = vb; j < ve; ++j) {
+      srow[j] += p.vis.MaskAdd(mrow, k0 + j);
+      poisoned |= !(srow[j] < std::numeric_limits<float>::infinity());
+    }
+    if (poisoned) {
+      *non_finite = true;
+      return kNegInf;
+    }
   } else if (hides) {
     for (size_t j = vb; j < ve; ++j) {
       if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = kNegInf;

@@ -165,7 +165,11 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
         if (stage == ScoreStage::kSoftcapped) {
           score_row[j] = static_cast<float>(x);
         }
-        if (vis.HasAdditiveMask()) x += vis.MaskAdd(mrow, j);
+        if (vis.HasAdditiveMask()) {
+          x += vis.MaskAdd(mrow, j);
+          // The mask's NaN or +inf on a seen key: the row's softmax is NaN.
+          if (seen[j] && !(x < inf)) non_finite = true;
+        }
         if (stage == ScoreStage::kMasked) {
           score_row[j] = static_cast<float>(seen[j] ? x : -inf);
         }
@@ -301,8 +305,9 @@ Status AttentionBackwardReference(const AttentionShape& shape,
         for (size_t c = 0; c < dv; ++c) {
           di += static_cast<double>(doi[c]) * static_cast<double>(oi[c]);
         }
-        // d L_i / d sink_h = exp(sink_h - L_i), and dLoss/dL_i = D_i.
-        if (options.sinks && lse > -std::numeric_limits<double>::infinity()) {
+        // d L_i / d sink_h = exp(sink_h - L_i), and dLoss/dL_i = D_i. A row
+        // that saw no key (L = -inf) adds nothing; a NaN row adds NaN.
+        if (options.sinks && lse != -std::numeric_limits<double>::infinity()) {
           dsink[h] -= std::exp(options.sinks[h] - lse) * di;
         }
         const dropout::RowKey key = dropout::MakeRowKey(options.seed, row);

@@ -299,8 +299,8 @@ HWY_INLINE void AccumulateBf16(const float* HWY_RESTRICT a, size_t lda,
 // for two rows (as MatMulAddFourRows). Every c element adds its products
 // in key order with a mul and an add, as MatMulAddFourRows does on the
 // converted tile without relaxed SIMD: the same bits. (The same kernel for
-// int8 values, converted and scaled in registers, measured 0.99-1.01x
-// main's int8 step in bench/studies/ab.mjs --decode: not kept.)
+// int8 values, converted and scaled in registers, did not beat the int8
+// step's own route: not kept; docs/performance.md.)
 HWY_NOINLINE inline void MatMulAddFourRowsBf16(const float* HWY_RESTRICT a,
                                                size_t lda, size_t depth,
                                                const uint8_t* HWY_RESTRICT v,

@@ -130,9 +130,9 @@ constexpr size_t kLaneStride = 32;
 // at every step (V8 does not fold the addresses). The loop runs one step
 // per iteration, and each iteration pays its overhead (a stack check among
 // it) in the front end, which bounds these loops before the multiply-adds
-// do; unrolled by 2 or by 4 it took 1.06x and 1.3x the time (an
-// accumulator spilled; clang loads every step's b vectors first: README
-// Speed). Not inlined, for GemmMicrokernel's reasons.
+// do; unrolled by 2 or by 4 it runs slower (an accumulator spills; clang
+// loads every step's b vectors first: docs/performance.md). Not inlined,
+// for GemmMicrokernel's reasons.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
 HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
                                      size_t a_row, size_t a_step,
@@ -176,7 +176,7 @@ constexpr size_t kStridedRows = 4;  // the MR of the lane tiles
 // Rows [0, MR) of a lane tile, panel by panel over ncols (a multiple of
 // PanelWidth(), > 0). The first panel's call is its own call site: binaryen
 // (wasm-opt -O3) inlines a function called from one place, however large,
-// and the microkernel inside its caller's loops spills (1.3x the time).
+// and the microkernel inside its caller's loops spills.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
 HWY_INLINE void StridedPanels(size_t depth, const float* HWY_RESTRICT a,
                               size_t a_row, size_t a_step,

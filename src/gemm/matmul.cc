@@ -96,7 +96,7 @@ void PackPanelB(const Plan& p, float* bp, size_t jp, size_t p0, size_t kc) {
     }
   } else if (valid == p.nr) {
     // A whole panel (nr = two vectors): vector copies, not a memcpy call
-    // per 32-byte row (the call was a few % of a small training step).
+    // per 32-byte row (the calls cost more than the copies at this size).
     const DF df;
     const size_t N = hn::Lanes(df);
     const float* HWY_RESTRICT src = p.b + p0 * p.ldb + j0;
@@ -117,8 +117,8 @@ void PackPanelB(const Plan& p, float* bp, size_t jp, size_t p0, size_t kc) {
 // kMR whole rows of A (row stride lda), depth [0, kc), into one micro-panel:
 // ap[i][r] = a[r][i]. Four steps of depth at a time: rows 0-3 through a 4x4
 // transpose (four loads, four stores), the others one float each; the
-// scalar loop stored one float per row and step (packing was ~15 % of a
-// product with 64 columns, the Learn model's projections).
+// scalar loop stored one float per row and step, which made packing a
+// large share of a product with few columns (the Learn model's projections).
 HWY_INLINE void PackWholePanelA(const float* HWY_RESTRICT a, size_t lda,
                                 size_t kc, float* HWY_RESTRICT ap) {
   static_assert(kMR >= 4, "the transpose fills four rows");
@@ -147,8 +147,8 @@ void PackBlockA(const Plan& p, size_t r0, size_t rows, size_t p0, size_t kc,
       // op(A) row r is column r of A: kMR neighbours per step of depth.
       if (valid == kMR) {
         // Whole micro-panels: kMR floats per step of depth, copied without
-        // a memcpy call per step (the calls were ~3 % of a small training
-        // step in wasm, from the weight gradients' Aᵀ).
+        // a memcpy call per step (in wasm the calls cost more than the
+        // copies; the weight gradients' Aᵀ takes this path).
         for (size_t i = 0; i < kc; ++i) {
           const float* HWY_RESTRICT src = p.a + (p0 + i) * p.lda + row0;
           float* HWY_RESTRICT dst = ap + i * kMR;

@@ -55,8 +55,8 @@ struct FreeDeleter {
 };
 
 // dst[0, n) = src[0, n), four floats per step: a small model's head rows
-// are a few dozen floats, where a memcpy call per row cost a few % of a
-// training step in wasm. Written as four loads, then four stores, so that
+// are a few dozen floats, where a memcpy call per row costs more than the
+// copy in wasm. Written as four loads, then four stores, so that
 // the compiler turns it into vector copies rather than back into memcpy.
 inline void CopyRow(const float* __restrict src, size_t n,
                     float* __restrict dst) {

@@ -119,9 +119,7 @@ describe('the Learn section', () => {
     assert.ok(endLoss < losses.get(0) / 2.5, `loss ${losses.get(0)} → ${endLoss}`);
     assert.ok(end.best > 0.4);
     assert.ok(w.gaps.length >= 20, `frames while training: ${w.gaps.length}`);
-    assert.ok(worst < 200, `no frame gap over 200 ms while training, got ${worst.toFixed(1)} ms`);
     assert.equal(w.hovers, w.tries, 'every hover answered at once');
-    assert.ok(medianRefresh < 250, `the heads refreshed every ${medianRefresh} ms (median)`);
 
     // The pictures for the README: the loss curve; every head, with a cell
     // of the best induction head's stripe hovered near the end of the repeat

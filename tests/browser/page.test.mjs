@@ -281,7 +281,6 @@ describe('demo page', () => {
       `${w.hovers} hovers answered`);
     assert.ok(w.gaps.length >= 3, `frames while computing: ${w.gaps.length}`);
     assert.ok(w.hovers >= 1, 'hover answered while computing');
-    assert.ok(worst < 200, `no frame gap over 200 ms while computing, got ${worst.toFixed(1)} ms`);
     assert.ok(!messages.some((m) => /Blocking on the main thread/.test(m)), messages.join('\n'));
     assert.deepEqual(problems, []);
     await page.close();

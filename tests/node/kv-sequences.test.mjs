@@ -312,20 +312,20 @@ describe('the window cache (issue 20)', async () => {
     }
   });
 
-  it('GroupedQueryAttention generating 100 000 tokens with slidingWindow under useCache: every output as one forward\'s, the heap flat', () => {
+  // The heap stays flat here too, but at this size a check of it could not
+  // fail (100 000 tokens of 2 KV heads of 2 values fit the heap an earlier
+  // test left): the next test checks it where keeping every token could not fit.
+  it('GroupedQueryAttention generating 100 000 tokens with slidingWindow under useCache: every output as one forward\'s', () => {
     const W = 8, dIn = 4;
     ca.manualSeed(5);
     const gqa = new ca.GroupedQueryAttention(dIn, dIn, 2, 1, { contextLength: 200000, slidingWindow: W }).eval();
     const N = 100000;
     const x = randomArray(N * dIn, 9);
-    let heap = 0;
     const got = new Float32Array(N * dIn);
     for (let t = 0; t < N; t++) {
       got.set(gqa.forward(x.subarray(t * dIn, (t + 1) * dIn), [1, dIn], { useCache: true }), t * dIn);
-      if (t === 1000) heap = ca.memoryBytes;
     }
     assert.equal(gqa.cacheLength, N);
-    assert.equal(ca.memoryBytes, heap, 'the heap stays flat after the first 1000 tokens');
     // Every token against one no-cache forward over all of them (the kernel
     // skips the keys outside the window: O(N · W) work); the tokens right
     // after each move of the window's rows to the front included.
@@ -335,9 +335,7 @@ describe('the window cache (issue 20)', async () => {
   });
 
   it('GroupedQueryAttention generating 20 000 tokens with slidingWindow under useCache: a flat heap where keeping every token could not fit', () => {
-    // The test above's heap check cannot fail at its size: 100 000 tokens of
-    // 2 KV heads of 2 values are 3 MiB, which an earlier test's heap has room
-    // for. Here a fresh process (a fresh heap) and 2 KV heads of 128 values:
+    // A fresh process (a fresh heap) and 2 KV heads of 128 values:
     // 20 000 tokens' keys and values are 39 MiB, more than the whole heap
     // after the first 1000, so a cache that kept them all would grow it.
     const code = `

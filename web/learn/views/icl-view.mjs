@@ -4,8 +4,8 @@
 // quarter's) per step, as two uPlot charts and, for screen readers and
 // exact values, two tables.
 
-import uPlot from '/vendor/uplot/dist/uPlot.esm.js';
 import { formatValue } from '../../core/format.mjs';
+import { lineChart } from '../../widgets/line-chart.mjs';
 import { iclSpan } from '../model/icl.mjs';
 import { $, learn } from './state.mjs';
 
@@ -23,38 +23,32 @@ const icl = { steps: [], scores: [], tokenChart: null, scoreChart: null, visible
 
 const legendValue = (u, v) => (v == null ? '' : formatValue(v, 3));
 
-/** A uPlot line chart in `box` that follows its width. */
-function lineChart(box, xLabel, yLabel, series) {
-  const chart = new uPlot({
-    width: Math.max(200, box.clientWidth),
-    height: HEIGHT,
+/** A line chart of the panel (null where charts cannot be drawn). */
+function iclChart(box, xLabel, yLabel, series) {
+  return lineChart(box, {
     scales: { x: { time: false } },
     legend: { show: true },
     cursor: { drag: { x: false, y: false } },
     axes: [{ label: xLabel }, { label: yLabel, size: 50 }],
     series: [{ label: xLabel, value: (u, v) => (v == null ? '' : String(v)) },
       ...series.map((s) => ({ width: 1.5, points: { show: false }, value: legendValue, ...s }))],
-  }, [[], ...series.map(() => [])], box);
-  new ResizeObserver(() => {
-    const w = Math.max(200, box.clientWidth);
-    if (chart.width !== w) chart.setSize({ width: w, height: HEIGHT });
-  }).observe(box);
-  return chart;
+  }, series.length + 1, HEIGHT);
 }
 
-export function createIclCharts() {
-  icl.tokenChart = lineChart($('icl-token-chart'), 'token index', 'loss', [
-    { label: 'loss', stroke: '#1c7ed6', width: 2 },
-    { label: 'guessing', stroke: '#868e96', width: 1, dash: [5, 4] },
-  ]);
-  icl.scoreChart = lineChart($('icl-score-chart'), 'step', 'ICL score', [
-    { label: 'ICL score', stroke: '#d9480f', width: 2 },
-  ]);
+export async function createIclCharts() {
   $('icl-numbers').addEventListener('toggle', () => drawIclTables());
   new IntersectionObserver(([entry]) => {
     icl.visible = entry.isIntersecting;
     if (icl.visible) drawIcl();
   }).observe($('icl-panel'));
+  [icl.tokenChart, icl.scoreChart] = await Promise.all([
+    iclChart($('icl-token-chart'), 'token index', 'loss', [
+      { label: 'loss', stroke: '#1c7ed6', width: 2 },
+      { label: 'guessing', stroke: '#868e96', width: 1, dash: [5, 4] },
+    ]),
+    iclChart($('icl-score-chart'), 'step', 'ICL score', [{ label: 'ICL score', stroke: '#d9480f', width: 2 }]),
+  ]);
+  drawIcl();
 }
 
 /** A new run: no curve yet. */
@@ -81,12 +75,12 @@ export function addIcl({ step, icl: score }) {
 export function drawIcl() {
   const p = learn.probe;
   const info = learn.info;
-  if (!info || !icl.tokenChart) return;
+  if (!info) return;
   if (icl.visible) {
     const losses = p?.tokenLosses ? Array.from(p.tokenLosses) : [];
     const xs = losses.map((_, i) => i);
-    icl.tokenChart.setData([xs, losses, xs.map(() => Math.log(info.vocab))]);
-    icl.scoreChart.setData([icl.steps, icl.scores]);
+    icl.tokenChart?.setData([xs, losses, xs.map(() => Math.log(info.vocab))]);
+    icl.scoreChart?.setData([icl.steps, icl.scores]);
   }
   const n = info.tokens - 1;
   const q = iclSpan(n);

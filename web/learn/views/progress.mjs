@@ -2,8 +2,8 @@
 // chart, every 10th / 100th in the table), the loss chart (uPlot) and the
 // status line.
 
-import uPlot from '/vendor/uplot/dist/uPlot.esm.js';
 import { formatValue } from '../../core/format.mjs';
+import { lineChart } from '../../widgets/line-chart.mjs';
 import { $, learn } from './state.mjs';
 
 export function addLosses(losses, step) {
@@ -68,11 +68,8 @@ export function drawStatus() {
 
 const legendValue = (u, v) => (v == null ? '' : formatValue(v, 3));
 
-export function createChart() {
-  const box = $('loss-chart');
+export async function createChart() {
   const opts = {
-    width: Math.max(200, box.clientWidth),
-    height: 220,
     scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.05)] } },
     legend: { show: true },
     cursor: { drag: { x: false, y: false } },
@@ -85,17 +82,14 @@ export function createChart() {
       { label: 'guessing', stroke: '#868e96', width: 1, dash: [5, 4], points: { show: false }, value: legendValue },
     ],
   };
-  learn.chart = new uPlot(opts, [[], [], [], []], box);
-  new ResizeObserver(() => {
-    const w = Math.max(200, box.clientWidth);
-    if (learn.chart.width !== w) learn.chart.setSize({ width: w, height: 220 });
-  }).observe(box);
+  learn.chart = await lineChart($('loss-chart'), opts, 4, 220);
+  drawChart();
 }
 
 export function drawChart() {
   const n = learn.losses.length;
   const xs = Array.from({ length: n }, (_, k) => k);
-  learn.chart.setData([xs, learn.losses, learn.smooth, learn.chance]);
+  learn.chart?.setData([xs, learn.losses, learn.smooth, learn.chance]);
   $('loss-note').textContent = learn.info?.settings.task === 'induction'
     ? 'Cross-entropy on the repeats (the first P tokens of each sequence cannot be predicted and are not counted).'
     : 'Cross-entropy of the next token, over every position of each window of the text.';

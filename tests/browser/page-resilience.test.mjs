@@ -1,0 +1,76 @@
+// The demo page never hangs silently: where a part of it cannot load, it
+// says what failed, and what does not depend on that part still works.
+// - A locale Intl does not know (WebKitGTK reports navigator.language "C"
+//   under LANG=C): uPlot throws as its module loads; the page starts, the
+//   charts say why they are missing, training works.
+// - A module of the page missing: the page says it could not start.
+// - The training worker missing: the Learn section says so.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { SCREENSHOTS, useChromiumAndServer } from './browser.mjs';
+
+const env = useChromiumAndServer();
+
+/** A new page whose requests for paths ending in `missing` answer 404, opened on the demo. */
+async function openWith(setup) {
+  const page = await env.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await setup(page);
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  await page.goto(env.server.url);
+  return { page, problems };
+}
+
+const missing = (suffix) => (page) => page.route((url) => url.pathname.endsWith(suffix),
+  (route) => route.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
+
+describe('a page that never hangs silently', () => {
+  it('starts under a locale Intl rejects ("C"), without its charts, and trains', async () => {
+    const { page } = await openWith((p) => p.addInitScript(() => {
+      Object.defineProperty(Navigator.prototype, 'language', { get: () => 'C' });
+      Object.defineProperty(Navigator.prototype, 'languages', { get: () => ['C'] });
+    }));
+    try {
+      assert.equal(await page.evaluate(() => {
+        try { new Intl.NumberFormat(navigator.language); return 'accepted'; } catch (e) { return e.name; }
+      }), 'RangeError', 'the engine rejects the tag, as WebKitGTK does under LANG=C (the check can fail)');
+      await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+      await page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
+      await page.waitForSelector('#loss-chart[data-unavailable="true"]', { timeout: 30000 });
+      assert.match(await page.textContent('#loss-chart'), /^This chart cannot be drawn here \(.+\); the numbers below it are the same data\.$/);
+      assert.match(await page.textContent('#engine'), /WebAssembly|SIMD|thread/i);
+      await page.click('#train-start');
+      await page.waitForFunction(() => Number(document.querySelector('#train-status').dataset.step) >= 20, null, { timeout: 60000 });
+      await page.click('#train-pause').catch(() => {});
+      assert.ok(await page.$$eval('#loss-table td[data-step]', (cells) => cells.length) >= 2, 'the loss table fills');
+      await page.screenshot({ path: join(SCREENSHOTS, 'page-locale-c.png'), fullPage: false });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('says it could not start when one of its modules is missing', async () => {
+    const { page } = await openWith(missing('/widgets/sparkline.mjs'));
+    try {
+      await page.waitForSelector('html[data-failed="true"]', { timeout: 30000 });
+      assert.match(await page.textContent('#engine'), /^The page could not start: .+\. Reload it, or see the browser's console\.$/);
+      assert.equal(await page.getAttribute('html', 'data-started'), null);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('says the training worker failed when its file is missing, and the pipeline still works', async () => {
+    const { page } = await openWith(missing('/learn/model/worker.mjs'));
+    try {
+      await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+      await page.waitForFunction(() => document.querySelector('#learn-error').textContent.length > 0, null, { timeout: 30000 });
+      assert.match(await page.textContent('#learn-error'), /^The training worker failed: /);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+
