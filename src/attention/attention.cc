@@ -437,16 +437,12 @@ HWY_INLINE void FinishScoresRow(const Plan& p, const Block& b, size_t r) {
   if (p.softcap > 0.0f) SoftcapRow(p.softcap, s, p.tk);
   if (p.score_stage == ScoreStage::kSoftcapped) return;
   const size_t begin = b.VisibleBegin(p, r), end = b.VisibleEnd(p, r);
-  const size_t row = b.Row(r);
-  const size_t mrow =
-      p.has_mask ? p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq) : 0;
+  const size_t mrow = p.MaskRowOf(b.b, b.Row(r));
+  if (p.vis.HasAdditiveMask() && begin < end) {
+    p.vis.AddMask(mrow, begin, s + begin, end - begin);
+  }
   for (size_t j = 0; j < p.tk; ++j) {
-    if (j < begin || j >= end ||
-        (p.vis.HasBooleanMask() && !p.vis.MaskAllows(mrow, j))) {
-      s[j] = kNegInf;
-    } else if (p.vis.HasAdditiveMask()) {
-      s[j] += p.vis.MaskAdd(mrow, j);
-    }
+    if (j < begin || j >= end || !p.vis.Allows(mrow, j)) s[j] = kNegInf;
   }
 }
 

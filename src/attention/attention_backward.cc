@@ -261,7 +261,7 @@ HWY_INLINE void RuledGradRow(const Plan& p, size_t b, size_t h, size_t q0,
         st[i] += p.vis.MaskAdd(mrow, key);
         hidden[i] = st[i] == -std::numeric_limits<float>::infinity();
       } else {
-        hidden[i] = !p.vis.MaskAllows(mrow, key);
+        hidden[i] = !p.vis.Allows(mrow, key);
       }
     }
   }
@@ -285,14 +285,6 @@ HWY_INLINE void RuledGradRow(const Plan& p, size_t b, size_t h, size_t q0,
 // rows is not finite (rare: checked only then), the products skip the
 // hidden pairs one by one instead.
 
-// Whether query q0 + i of head h sees key k0 + j, given that the ranges
-// (causal, key lengths, the window's end) allow it.
-HWY_INLINE bool SeesInRange(const Plan& p, size_t b, size_t h, size_t q0,
-                            size_t i, size_t k0, size_t j) {
-  if (k0 + j < p.VisibleBegin(b, q0 + i)) return false;
-  return !p.vis.HasBooleanMask() ||
-         p.vis.MaskAllows(p.vis.MaskRow(b, h, q0 + i), k0 + j);
-}
 
 // dV += (P∘M)ᵀ·dO and dK += dSᵀ·Q over the pairs each key's queries
 // [start[j], stop[j]) see.
@@ -303,7 +295,7 @@ void AddSeenKeyGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t k0,
                      float* dk) {
   for (size_t j = 0; j < kn; ++j) {
     for (size_t i = start[j]; i < stop[j]; ++i) {
-      if (!SeesInRange(p, b, h, q0, i, k0, j)) continue;
+      if (!p.vis.Sees(b, h, q0 + i, k0 + j)) continue;
       const float pm = st[j * kQueryTile + i], ds = dpt[j * kQueryTile + i];
       for (size_t c = 0; c < p.dv; ++c) {
         dvs[j * p.dv_panel + c] += pm * do_rows[i * ldo + c];
@@ -322,7 +314,7 @@ void AddSeenQueryGrads(const Plan& p, size_t b, size_t h, size_t q0, size_t qn,
                        float* dqt) {
   for (size_t i = skip; i < qn; ++i) {
     for (size_t j = 0; j < end[i]; ++j) {
-      if (!SeesInRange(p, b, h, q0, i, k0, j)) continue;
+      if (!p.vis.Sees(b, h, q0 + i, k0 + j)) continue;
       const float x = dst[j * kQueryTile + i];
       for (size_t c = 0; c < p.d; ++c) {
         dqt[i * p.d_panel + c] += x * k_rows[j * ldk + c];
@@ -467,7 +459,7 @@ HWY_NOINLINE void ChunkItem(const Plan& p, size_t b, size_t kvh, size_t chunk,
         PaddedRows(v_head + k0 * p.dv, kn, p.dv, p.dv_panel, ws.vt, &ldv);
     // Hidden pairs inside the runs come from a mask or a window's begin.
     const bool may_hide =
-        kHides && (p.vis.HasBooleanMask() || p.VisibleBegin(b, p.tq - 1) > k0);
+        kHides && p.vis.HidesInsideRun(p.VisibleBegin(b, p.tq - 1), k0);
     const bool keys_finite =
         !may_hide || internal::AllFinite(k_head + k0 * p.d, kn * p.d);
 
@@ -663,9 +655,9 @@ Status Run(const AttentionShape& shape, const AttentionOptions& options,
   // ChunkItem's instance: kScores with a score rule, kHides with a boolean
   // mask or where a window's begin hides keys (then a key's queries can
   // also end before the tile does).
-  bool hides = p.vis.HasBooleanMask();
+  bool hides = false;
   for (size_t b = 0; b < p.batch && !hides; ++b) {
-    hides = p.VisibleBegin(b, p.tq - 1) > 0;
+    hides = p.vis.HidesInsideRun(p.VisibleBegin(b, p.tq - 1), 0);
   }
   using Item = void (*)(const Plan&, size_t, size_t, size_t, const Workspace&);
   const Item item_fn = p.score_rules ? (hides ? &ChunkItem<true, true>

@@ -333,35 +333,26 @@ HWY_INLINE float ScoreRulesRow(const Plan& p, const Block& b, size_t r,
                                size_t k0, float* HWY_RESTRICT srow, size_t vb,
                                size_t ve, bool* non_finite) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  const size_t row = b.Row(r);
-  const size_t mrow =
-      p.has_mask ? p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq) : 0;
+  const size_t mrow = p.MaskRowOf(b.b, b.Row(r));
   // Keys a boolean mask hides are zeros first: their scores, non-finite or
   // not, play no part (as in the reference).
   const bool hides = p.vis.HasBooleanMask();
   if (hides) {
     for (size_t j = vb; j < ve; ++j) {
-      if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = 0.0f;
+      if (!p.vis.Allows(mrow, k0 + j)) srow[j] = 0.0f;
     }
   }
   ScaleMaxRow(srow + vb, ve - vb, p.scale, non_finite);
   if (*non_finite) return kNegInf;
   if (p.softcap > 0.0f) SoftcapRow(p.softcap, srow + vb, ve - vb);
   if (p.vis.HasAdditiveMask()) {
-    // The mask's -inf hides a key; its NaN or +inf makes the row's softmax
-    // NaN (as it does in PyTorch and ONNX): the row is non-finite.
-    bool poisoned = false;
-    for (size_t j = vb; j < ve; ++j) {
-      srow[j] += p.vis.MaskAdd(mrow, k0 + j);
-      poisoned |= !(srow[j] < std::numeric_limits<float>::infinity());
-    }
-    if (poisoned) {
+    if (!p.vis.AddMask(mrow, k0 + vb, srow + vb, ve - vb)) {
       *non_finite = true;
       return kNegInf;
     }
   } else if (hides) {
     for (size_t j = vb; j < ve; ++j) {
-      if (!p.vis.MaskAllows(mrow, k0 + j)) srow[j] = kNegInf;
+      if (!p.vis.Allows(mrow, k0 + j)) srow[j] = kNegInf;
     }
   }
   for (size_t j = 0; j < vb; ++j) srow[j] = kNegInf;
@@ -424,20 +415,17 @@ HWY_INLINE void FinishRows(const Plan& p, const Block& b, SoftmaxState* st,
 
 // Whether row r of the block sees key j (the rule, visibility.h).
 HWY_INLINE bool Sees(const Plan& p, const Block& b, size_t r, size_t j) {
-  if (j < b.VisibleBegin(p, r) || j >= b.VisibleEnd(p, r)) return false;
-  if (!p.vis.HasBooleanMask()) return true;
   const size_t row = b.Row(r);
-  return p.vis.MaskAllows(p.vis.MaskRow(b.b, row / p.tq % p.heads, row % p.tq),
-                          j);
+  return p.vis.Sees(b.b, row / p.tq % p.heads, row % p.tq, j);
 }
 
 // Whether some row of the block hides a key inside its run of the tile
-// starting at k0 (a boolean mask, or a begin past k0).
+// starting at k0 (visibility.h's HidesInsideRun, for the latest begin).
 HWY_INLINE bool HidesInsideRun(const Plan& p, const Block& b,
                                const size_t* begin, size_t k0) {
-  bool hides = p.vis.HasBooleanMask();
-  for (size_t r = 0; r < b.rows && !hides; ++r) hides = begin[r] > k0;
-  return hides;
+  size_t latest = 0;
+  for (size_t r = 0; r < b.rows; ++r) latest = HWY_MAX(latest, begin[r]);
+  return p.vis.HidesInsideRun(latest, k0);
 }
 
 // Whether P·V of keys [k0, k0 + kn) must skip hidden keys: some row hides

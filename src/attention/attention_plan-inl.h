@@ -122,6 +122,11 @@ struct AttentionPlan {
   size_t VisibleEnd(size_t b, size_t i) const { return vis.End(b, i); }
   size_t FirstQuery(size_t b, size_t j) const { return vis.FirstQuery(b, j); }
   size_t QueryEnd(size_t b, size_t j) const { return vis.QueryEnd(b, j); }
+  // The mask row (visibility.h's MaskRow) of row `row` of [B·H·Tq] in batch
+  // item b; 0 without a mask.
+  size_t MaskRowOf(size_t b, size_t row) const {
+    return has_mask ? vis.MaskRow(b, row / tq % heads, row % tq) : 0;
+  }
 
   // The keys that any of queries [i0, i1) sees (i0 < i1); begin >= end: none.
   IndexRange KeysSeenBy(size_t b, size_t i0, size_t i1) const {

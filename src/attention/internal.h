@@ -15,46 +15,6 @@
 namespace causal_attention {
 namespace internal {
 
-// Number of keys visible to query `i`: keys [0, VisibleEnd) are visible.
-inline size_t VisibleEnd(const AttentionShape& s, CausalMask causal, size_t i) {
-  const int64_t tk = s.key_len;
-  int64_t end;
-  switch (causal) {
-    case CausalMask::kTopLeft:
-      end = static_cast<int64_t>(i) + 1;
-      break;
-    case CausalMask::kBottomRight:
-      end = static_cast<int64_t>(i) + 1 + (s.key_len - s.query_len);
-      break;
-    default:
-      end = tk;
-  }
-  if (end < 0) end = 0;
-  if (end > tk) end = tk;
-  return static_cast<size_t>(end);
-}
-
-// The first query that sees key `j` (query_len if none does): queries
-// [FirstVisibleQuery, query_len) see it, since VisibleEnd grows with i.
-inline size_t FirstVisibleQuery(const AttentionShape& s, CausalMask causal,
-                                size_t j) {
-  const int64_t tq = s.query_len;
-  int64_t first;
-  switch (causal) {
-    case CausalMask::kTopLeft:
-      first = static_cast<int64_t>(j);
-      break;
-    case CausalMask::kBottomRight:
-      first = static_cast<int64_t>(j) - (s.key_len - s.query_len);
-      break;
-    default:
-      first = 0;
-  }
-  if (first < 0) first = 0;
-  if (first > tq) first = tq;
-  return static_cast<size_t>(first);
-}
-
 // The one place of the rule "0 KV heads means one per query head" (the
 // attention shape's kv_heads, the layer's num_kv_heads).
 inline int64_t ResolveKvHeads(int64_t kv_heads, int64_t heads) {

@@ -135,8 +135,7 @@ Status AttentionWithLogSumExpReference(const AttentionShape& shape,
       const size_t mrow = vis.MaskRow(b, h, i);
       size_t n_seen = 0;
       for (size_t j = 0; j < tk; ++j) {
-        seen[j] = j >= lo && j < hi &&
-                  (!vis.HasBooleanMask() || vis.MaskAllows(mrow, j));
+        seen[j] = j >= lo && j < hi && vis.Allows(mrow, j);
         n_seen += seen[j];
       }
       // kRenormalize scores every key (the book's first softmax sees them).
@@ -313,7 +312,7 @@ Status AttentionBackwardReference(const AttentionShape& shape,
         const dropout::RowKey key = dropout::MakeRowKey(options.seed, row);
         const size_t mrow = vis.MaskRow(b, h, i);
         for (size_t j = vis.Begin(b, i); j < vis.End(b, i); ++j) {
-          if (vis.HasBooleanMask() && !vis.MaskAllows(mrow, j)) continue;
+          if (!vis.Allows(mrow, j)) continue;
           const size_t krow = internal::KeyRowIndex(shape, layout, b, kvh, j);
           const float* kj = k + krow * d;
           const float* vj = v + krow * dv;

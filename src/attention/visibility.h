@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <limits>
+
 #include "src/attention/attention.h"
 
 namespace causal_attention {
@@ -104,9 +106,32 @@ class Visibility {
   float MaskAdd(size_t row, size_t j) const {
     return static_cast<const float*>(mask_.data)[row + MaskKeyStride() * j];
   }
-  // Whether element (b, h, i, j) inside [Begin, End) is visible.
-  bool Allows(size_t b, size_t h, size_t i, size_t j) const {
-    return !HasBooleanMask() || MaskAllows(MaskRow(b, h, i), j);
+  // Whether a boolean mask, if there is one, lets mask row `row` (MaskRow)
+  // see key j.
+  bool Allows(size_t row, size_t j) const {
+    return !HasBooleanMask() || MaskAllows(row, j);
+  }
+  // The rule whole: query i of batch item b, head h, sees key j.
+  bool Sees(size_t b, size_t h, size_t i, size_t j) const {
+    return j >= Begin(b, i) && j < End(b, i) && Allows(MaskRow(b, h, i), j);
+  }
+  // Whether keys inside a run of a query's keys can be hidden from it, for
+  // a run of queries whose latest Begin is `begin` that starts at key k0: a
+  // boolean mask, or a window's begin past k0.
+  bool HidesInsideRun(size_t begin, size_t k0) const {
+    return HasBooleanMask() || begin > k0;
+  }
+  // The additive mask's stage of the scores: s[0, n) += mask row `row`'s
+  // keys [j0, j0 + n). Returns false when a sum is NaN or +inf (the mask's
+  // -inf hides a key; its NaN or +inf makes the row's softmax NaN, as in
+  // PyTorch and ONNX): the row is then non-finite.
+  bool AddMask(size_t row, size_t j0, float* s, size_t n) const {
+    bool finite = true;
+    for (size_t j = 0; j < n; ++j) {
+      s[j] += MaskAdd(row, j0 + j);
+      finite &= s[j] < std::numeric_limits<float>::infinity();
+    }
+    return finite;
   }
 
  private:

@@ -1,5 +1,5 @@
 // The causal mask rule, the one place the page writes it (the engine's is
-// src/attention/internal.h's VisibleEnd).
+// src/attention/visibility.h's Visibility::End).
 //
 // The page describes a mask by one number, `shift`: query row i sees key
 // columns j ≤ i + shift. 0 is the book's triangle (top-left, PyTorch's

@@ -24,6 +24,7 @@
 
 #include "hwy/tests/hwy_gtest.h"
 #include "src/attention/attention.h"
+#include "src/attention/visibility.h"
 #include "src/simd/dropout.h"
 #include "src/attention/internal.h"
 #include "src/base/thread_pool.h"
@@ -117,14 +118,14 @@ double LossInDouble(const AttentionShape& s, const AttentionOptions& o,
   const bool drop = internal::DropoutActive(o);
   const double keep_scale = dropout::KeepScale(o.dropout);
   double loss = 0.0;
+  const internal::Visibility vis(s, o);
   std::vector<double> w(tk);
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.heads; ++h) {
       const int64_t row0 = (b * s.heads + h) * tq;
       const int64_t kv = b * kvh + h / group;
       for (int64_t i = 0; i < tq; ++i) {
-        const int64_t ve =
-            static_cast<int64_t>(internal::VisibleEnd(s, o.causal, i));
+        const int64_t ve = static_cast<int64_t>(vis.End(b, i));
         if (ve == 0) continue;
         double m = -std::numeric_limits<double>::infinity(), sum = 0.0;
         for (int64_t j = 0; j < ve; ++j) {
