@@ -16,13 +16,13 @@
 // Integer sums are exact (the wasm file's bounds: no overflow), so their
 // order is free; the float operations are one per statement, in the wasm
 // kernels' order, in functions where no compiler contracts a multiply and an
-// add into one fused multiply-add (Int8RefNoContract): SIMD128 has no FMA,
-// and gcc contracts across statements by default (-ffp-contract=fast, with
-// -std=c++17 too) on the targets that have one.
+// add into one fused multiply-add (CA_INT8_REF_NO_CONTRACT): SIMD128 has no
+// FMA, and gcc contracts across statements by default (-ffp-contract=fast,
+// with -std=c++17 too) on the targets that have one.
 // This header chooses: QuantizeQueryRows, DotFourRowsInt8 and
 // ValuesFourRowsInt8 are the SIMD128 kernels on wasm and these elsewhere
 // (native targets, so that ctest, the sanitizers and the fuzzer run the
-// route); kInt8IntegerRoute says whether the current target has the route.
+// route); kInt8IntegerRoute says whether the current target takes the route.
 
 // Per-target include guard (the toggle pattern of Highway's -inl.h files).
 #if defined(CAUSAL_ATTENTION_SRC_KV_INT8_ROWS_INL_H_) == \
@@ -232,6 +232,9 @@ CA_INT8_REF_NO_CONTRACT bool ValuesFourRowsInt8Ref(
   }
   return true;
 }
+
+#undef CA_INT8_REF_NO_CONTRACT
+#undef CA_INT8_REF_CONTRACT_OFF
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
