@@ -90,7 +90,6 @@ HWY_INLINE bool SameEnds(const size_t* ends, size_t n) {
   return ends[0] > 0;
 }
 
-#if HWY_TARGET == HWY_WASM
 // Whether step 5 of TiledBlock may read a group's stored value rows in
 // place (Bf16ValuesFourRows, Int8ValuesFourRows): its rows end their keys
 // together and no hidden key inside the run may hold a non-finite value.
@@ -100,7 +99,6 @@ HWY_INLINE bool ValuesInPlace(const Plan& p, const Block& b,
   return SameEnds(tile_end, b.rows) &&
          !(vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0));
 }
-#endif
 
 // Whether P·V of a decode step's GQA group(s) reads a bfloat16 cache's
 // value rows widened inside the kernel (wasm, SIMD128 kernel), never into
@@ -152,7 +150,7 @@ HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
 #endif
 }
 
-// A decode step's GQA group(s) on an int8 cache (wasm): queries quantised
+// A decode step's GQA group(s) on an int8 cache: queries quantised
 // to int16 once per work item into ws.qpad (unused then: d is a multiple of
 // the vector length), scores and P·V in integer arithmetic
 // (int8_rows-inl.h). Returns null where the float32 tile route runs
@@ -161,8 +159,8 @@ HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
 HWY_INLINE const Int8Queries* Int8Route(const Plan& p, const Block& b,
                                         const Workspace& ws,
                                         Int8Queries* q8) {
-#if HWY_TARGET == HWY_WASM
-  if (p.kv_dtype != KvDtype::kInt8 || !FourRowGroups(b.rows) ||
+  if (!kInt8IntegerRoute || p.kv_dtype != KvDtype::kInt8 ||
+      !FourRowGroups(b.rows) ||
       p.d % 16 != 0 || p.dv % 16 != 0 || p.drop) {  // (weights <= 1: below)
     return nullptr;
   }
@@ -171,13 +169,8 @@ HWY_INLINE const Int8Queries* Int8Route(const Plan& p, const Block& b,
   if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale)) return nullptr;
   *q8 = {q, scale};
   return q8;
-#else
-  (void)p, (void)b, (void)ws, (void)q8;
-  return nullptr;
-#endif
 }
 
-#if HWY_TARGET == HWY_WASM
 // Step 5 of TiledBlock on the int8 route (Int8Route): P·V on the stored
 // value rows. Returns false where the tile path must run instead (see
 // ValuesInPlace, or a non-finite value scale in the tile).
@@ -197,7 +190,6 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
   }
   return true;
 }
-#endif
 
 #if HWY_TARGET != HWY_SCALAR
 // Whether DecodeGroupBlock runs the item: a decode step's GQA group(s) (4
@@ -327,9 +319,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     // 5. O += P·V over each row's visible keys (one or two rows sharing
     // their keys: blocked over columns instead of rows).
     if (Bf16ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) return;
-#if HWY_TARGET == HWY_WASM
     if (q8 && Int8ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) return;
-#endif
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
     if (vis == TileVisibility::kPartial &&

@@ -26,7 +26,7 @@
 #include "src/simd/dot-inl.h"
 #include "src/simd/exp-inl.h"
 #include "src/gemm/few_rows-inl.h"
-#include "src/kv/wasm/int8_rows-inl.h"
+#include "src/kv/int8_rows-inl.h"
 #include "src/attention/internal.h"
 #include "src/kv/kv_rows-inl.h"
 #include "src/kv/kv_storage.h"
@@ -229,7 +229,7 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                              const uint8_t* k_rows, const uint8_t* v_rows,
                              size_t rows, size_t kn, const Workspace& ws,
                              const Int8Queries* q8 = nullptr) {
-  (void)q8;  // wasm only
+  (void)q8;  // vector targets
 #if HWY_TARGET == HWY_SCALAR
   (void)v_rows;
   // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
@@ -243,7 +243,6 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   const bool read_ahead =
       p.read_ahead && v_rows != nullptr && p.kv_dtype == KvDtype::kFloat32;
   const size_t step = read_ahead ? 2 : kKeyBlock;  // keys per step
-#if HWY_TARGET == HWY_WASM
   if (q8 != nullptr) {
     for (size_t r = 0; r < rows; r += 4) {
       DotFourRowsInt8({q8->q + r * p.d, q8->scale + r}, k_rows, p.k_row, kn,
@@ -251,6 +250,7 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
     }
     return;
   }
+#if HWY_TARGET == HWY_WASM
   if (p.kv_dtype == KvDtype::kBFloat16 && group &&
       p.d % 8 == 0) {  // a decode step's group(s): keys widened in registers
     for (size_t r = 0; r < rows; r += 4) {

@@ -28,7 +28,9 @@
 // kernels convert one key tile at a time into their per-thread workspace,
 // never the cache into a float32 copy; a wasm decode step's four-row kernels
 // widen bfloat16 keys and values in registers instead (few_rows-inl.h), and
-// multiply int8 ones as integers (int8_rows-inl.h).
+// a decode step's groups multiply int8 ones as integers on every vector
+// target (src/kv/int8_rows-inl.h: SIMD128 kernels on wasm, portable ones
+// with the same bits elsewhere).
 
 #ifndef CAUSAL_ATTENTION_SRC_KV_STORAGE_H_
 #define CAUSAL_ATTENTION_SRC_KV_STORAGE_H_

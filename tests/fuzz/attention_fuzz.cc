@@ -1,10 +1,11 @@
 // libFuzzer target over the C++ entry points: Attention (with grouped-query
 // KV heads, a KV cache's capacity and decode-shaped calls whose keys are
-// split into chunks), Linear (MatMul) and its backward, AttentionLayerForward
-// (what the JS modules call; with GQA, RoPE and a KV cache it appends to) and
-// AttentionBackward, with random shapes, options (valid and not: issue 19's
-// layout, query offset, key lengths, windows, softcap, sinks, masks and the
-// scores before the softmax too) and data.
+// split into chunks; bfloat16 and int8 KV caches, int8 also at head sizes
+// that take its integer route), Linear (MatMul) and its backward,
+// AttentionLayerForward (what the JS modules call; with GQA, RoPE and a KV
+// cache it appends to) and AttentionBackward, with random shapes, options
+// (valid and not: issue 19's layout, query offset, key lengths, windows,
+// softcap, sinks, masks and the scores before the softmax too) and data.
 // Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds access
 // or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
@@ -239,15 +240,13 @@ void FuzzAttention(Input& in, bool raw) {
   // A KV cache's capacity (rows past key_len unused), sometimes too small.
   if (in.Bool()) s.kv_capacity = s.key_len + in.Range(-2, 9);
   const size_t bh = s.batch > 0 ? static_cast<size_t>(s.batch * s.heads) : 0;
-  const size_t kvh = s.batch > 0 && s.kv_heads > 0
+  size_t kvh = s.batch > 0 && s.kv_heads > 0
                          ? static_cast<size_t>(s.batch * s.kv_heads)
                          : bh;
   const size_t cap = static_cast<size_t>(std::max(s.kv_capacity, s.key_len));
-  const auto q = in.Floats(bh * s.query_len * s.head_dim, raw);
-  const auto k = in.Floats(kvh * cap * s.head_dim, raw);
-  const auto v = in.Floats(kvh * cap * s.value_dim, raw);
-  const size_t n_out = bh * s.query_len * s.value_dim;
-  const size_t n_w = bh * s.query_len * s.key_len;
+  auto q = in.Floats(bh * s.query_len * s.head_dim, raw);
+  auto k = in.Floats(kvh * cap * s.head_dim, raw);
+  auto v = in.Floats(kvh * cap * s.value_dim, raw);
   causal_attention::AttentionOptions o_rules = o;
   Rules rules;
   rules.Draw(in, raw, s, &o_rules);
@@ -260,6 +259,33 @@ void FuzzAttention(Input& in, bool raw) {
                  : dtype >= 192 ? causal_attention::KvDtype::kInt8
                                 : causal_attention::KvDtype::kBFloat16;
   }
+  // int8 as a decode step's integer route takes it (int8_rows-inl.h), which
+  // the draws above rarely reach: head sizes that are multiples of 16 (up to
+  // 128) and a block of 4 or 8 query rows on one KV head (G heads of a group
+  // times Tq query rows, G the largest of 8, 4, 2 dividing the heads). New
+  // data for the new sizes; batch, heads, keys and the rules stay (a mask
+  // drawn for the old query length is refused alike by both).
+  if (dtype >= 240 && dtype < 255 && s.head_dim > 0 && s.heads > 0 &&
+      s.batch > 0) {
+    const int64_t rows = in.Bool() ? 8 : 4;
+    int64_t g = 1;
+    for (const int64_t c : {8, 4, 2}) {
+      if (c <= rows && s.heads % c == 0) {
+        g = c;
+        break;
+      }
+    }
+    s.kv_heads = s.heads / g;
+    s.query_len = rows / g;
+    kvh = static_cast<size_t>(s.batch * s.kv_heads);
+    s.head_dim = 16 * in.Range(1, 8);
+    s.value_dim = in.Bool() ? s.head_dim : 16 * in.Range(1, 8);
+    q = in.Floats(bh * s.query_len * s.head_dim, raw);
+    k = in.Floats(kvh * cap * s.head_dim, raw);
+    v = in.Floats(kvh * cap * s.value_dim, raw);
+  }
+  const size_t n_out = bh * s.query_len * s.value_dim;
+  const size_t n_w = bh * s.query_len * s.key_len;
   std::vector<uint8_t> ks, vs;
   const float* kp = k.data();
   const float* vp = v.data();

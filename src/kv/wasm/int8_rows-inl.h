@@ -1,6 +1,8 @@
 // A decode step's GQA group of four query rows on an int8 KV cache
 // (kv_storage.h: int8 values, a float scale per block of kInt8Block = 32
-// values of a row) in integer arithmetic, SIMD128 only: i32x4.dot_i16x8_s
+// values of a row) in integer arithmetic, SIMD128 only (other targets run
+// src/kv/int8_rows-inl.h's portable copy, bit for bit the same results;
+// include that header, which chooses): i32x4.dot_i16x8_s
 // does 8 multiply-adds per instruction where float32 needs a mul and an
 // add per 4 (no FMA in Node 20). The float32 route dequantised each tile
 // into a workspace and ran the float32 kernels: slower than a float32 cache.
@@ -37,11 +39,12 @@
 // 64 keys), so the bits do not depend on thread count or chunking.
 
 // Per-target include guard (the toggle pattern of Highway's -inl.h files).
-#if defined(CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_
-#undef CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_
+#if defined(CAUSAL_ATTENTION_SRC_KV_WASM_INT8_ROWS_INL_H_) == \
+    defined(HWY_TARGET_TOGGLE)
+#ifdef CAUSAL_ATTENTION_SRC_KV_WASM_INT8_ROWS_INL_H_
+#undef CAUSAL_ATTENTION_SRC_KV_WASM_INT8_ROWS_INL_H_
 #else
-#define CAUSAL_ATTENTION_SRC_INT8_ROWS_INL_H_
+#define CAUSAL_ATTENTION_SRC_KV_WASM_INT8_ROWS_INL_H_
 #endif
 
 #include <stddef.h>
@@ -51,22 +54,14 @@
 #include <cmath>
 
 #include "hwy/highway.h"
+#include "src/kv/int8_rows-inl.h"  // Int8Queries, kInt16Max, LargestMagnitude
 #include "src/kv/kv_storage.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
-// A group's query rows as DotFourRowsInt8 reads them: rows of d int16
-// values (q + r·d) and each row's scale (scale[r]).
-struct Int8Queries {
-  const int16_t* q;
-  const float* scale;
-};
-
 #if HWY_TARGET == HWY_WASM
-
-constexpr float kInt16Max = 32767.0f;
 
 // The eight values a and b (each |.| <= 32767) rounded to nearest even, as
 // int16 lanes. Not through i32x4.trunc_sat_f32x4 (about eight x86
@@ -90,16 +85,6 @@ HWY_INLINE void RoundToInt16(const float* HWY_RESTRICT x, size_t n, float inv,
     const v128_t b = wasm_f32x4_mul(wasm_v128_load(x + i + 4), vi);
     wasm_v128_store(out + i, RoundedInt16(a, b));
   }
-}
-
-// Largest |x[i]| for i < n, or NaN when some x[i] is not finite.
-HWY_INLINE float LargestMagnitude(const float* HWY_RESTRICT x, size_t n) {
-  float m = 0.0f;
-  for (size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(x[i])) return std::nanf("");
-    m = HWY_MAX(m, std::fabs(x[i]));
-  }
-  return m;
 }
 
 // Pass 1: rows [0, rows) of q (stride ldq, d values) into out (rows of d
