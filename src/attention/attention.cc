@@ -69,6 +69,7 @@
 #include "hwy/highway.h"
 #include "src/attention/attention_forward-inl.h"
 #include "src/attention/attention_plan-inl.h"
+#include "src/attention/decode_route-inl.h"
 #include "src/simd/dot-inl.h"
 #include "src/simd/dropout-inl.h"
 #include "src/gemm/few_rows-inl.h"
@@ -82,202 +83,25 @@ HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
-// Whether rows [0, n) all end their tile's keys at ends[0] > 0.
-HWY_INLINE bool SameEnds(const size_t* ends, size_t n) {
-  for (size_t r = 1; r < n; ++r) {
-    if (ends[r] != ends[0]) return false;
-  }
-  return ends[0] > 0;
-}
-
-// Whether step 5 of TiledBlock may read a group's stored value rows in
-// place (Bf16ValuesFourRows, Int8ValuesFourRows): its rows end their keys
-// together and no hidden key inside the run may hold a non-finite value.
-HWY_INLINE bool ValuesInPlace(const Plan& p, const Block& b,
-                              TileVisibility vis, const size_t* begin,
-                              const size_t* tile_end, size_t k0) {
-  return SameEnds(tile_end, b.rows) &&
-         !(vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0));
-}
-
-// Whether P·V of a decode step's GQA group(s) reads a bfloat16 cache's
-// value rows widened inside the kernel (wasm, SIMD128 kernel), never into
-// the float32 tile: relaxed SIMD keeps its FMA copy of MatMulAddFourRows.
-HWY_INLINE bool Bf16ValuesInRegisters(const Plan& p) {
-#if HWY_TARGET == HWY_WASM
-  return p.kv_dtype == KvDtype::kBFloat16 && p.dv % 8 == 0 &&
-         !p.products.relaxed;
-#else
-  (void)p;
-  return false;
-#endif
-}
-
-// O += P·V for `rows` (4 or 8) rows over the stored value rows of keys
-// [k0, k0 + depth) (Bf16ValuesInRegisters must hold).
-HWY_INLINE void AddFourBf16(const Plan& p, const Block& b, size_t rows,
-                            size_t k0, size_t depth, const Workspace& ws) {
-#if HWY_TARGET == HWY_WASM
-  for (size_t r = 0; r < rows; r += 4) {
-    MatMulAddFourRowsBf16(ws.s + r * kKeyBlock, kKeyBlock, depth,
-                          b.v + k0 * p.v_row, p.v_row, p.dv,
-                          ws.o + r * p.dv_panel, p.dv_panel);
-  }
-#else
-  (void)p, (void)b, (void)rows, (void)k0, (void)depth, (void)ws;
-#endif
-}
-
-// Step 5 of TiledBlock for a decode step's GQA group(s) on a bfloat16
-// cache, values widened in registers (Bf16ValuesInRegisters). Returns false
-// (nothing done) where the tile path must run instead: another dtype,
-// shape or kernel setting, or not ValuesInPlace.
-HWY_INLINE bool Bf16ValuesFourRows(const Plan& p, const Block& b,
-                                   TileVisibility vis, const size_t* begin,
-                                   const size_t* tile_end, size_t k0,
-                                   const Workspace& ws) {
-#if HWY_TARGET == HWY_WASM
-  if (!Bf16ValuesInRegisters(p) || !FourRowGroups(b.rows) ||
-      !ValuesInPlace(p, b, vis, begin, tile_end, k0)) {
-    return false;
-  }
-  AddFourBf16(p, b, b.rows, k0, tile_end[0], ws);
-  return true;
-#else
-  (void)p, (void)b, (void)vis, (void)begin, (void)tile_end, (void)k0,
-      (void)ws;
-  return false;
-#endif
-}
-
-// A decode step's GQA group(s) on an int8 cache: queries quantised
-// to int16 once per work item into ws.qpad (unused then: d is a multiple of
-// the vector length), scores and P·V in integer arithmetic
-// (int8_rows-inl.h). Returns null where the float32 tile route runs
-// instead: another dtype, target or shape, a non-finite query, or dropout
-// (without it the weights are at most 1, so p · s stays finite).
-HWY_INLINE const Int8Queries* Int8Route(const Plan& p, const Block& b,
-                                        const Workspace& ws,
-                                        Int8Queries* q8) {
-  if (!kInt8IntegerRoute || p.kv_dtype != KvDtype::kInt8 ||
-      !FourRowGroups(b.rows) ||
-      p.d % 16 != 0 || p.dv % 16 != 0 || p.drop) {  // (weights <= 1: below)
-    return nullptr;
-  }
-  float* scale = ws.qpad;  // [8] then the int16 rows, 32-byte aligned
-  int16_t* q = reinterpret_cast<int16_t*>(ws.qpad + 8);
-  if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale)) return nullptr;
-  *q8 = {q, scale};
-  return q8;
-}
-
-// Step 5 of TiledBlock on the int8 route (Int8Route): P·V on the stored
-// value rows. Returns false where the tile path must run instead (see
-// ValuesInPlace, or a non-finite value scale in the tile).
-HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
-                                   TileVisibility vis, const size_t* begin,
-                                   const size_t* tile_end, size_t k0,
-                                   const Workspace& ws) {
-  if (!ValuesInPlace(p, b, vis, begin, tile_end, k0)) return false;
-  for (size_t r = 0; r < b.rows; r += 4) {
-    if (!ValuesFourRowsInt8(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
-                            b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
-                            ws.o + r * p.dv_panel, p.dv_panel)) {
-      // Only where a value scale is not finite, the same for every group:
-      // the first returns before any product is added.
-      return false;
-    }
-  }
-  return true;
-}
-
-#if HWY_TARGET != HWY_SCALAR
-// Whether DecodeGroupBlock runs the item: a decode step's GQA group(s) (4
-// or 8 rows) on a float32 or bfloat16 cache, every row seeing every key of
-// [key_begin, key_end), no score rule, mask or dropout. (int8 caches keep
-// TiledBlock's integer route, Int8Route.)
-HWY_INLINE bool UseDecodeGroup(const Plan& p, const Block& b,
-                               size_t key_begin, size_t key_end) {
-  if (!FourRowGroups(b.rows) || p.score_rules || p.drop ||
-      p.has_mask || key_end <= key_begin ||
-      (p.kv_dtype != KvDtype::kFloat32 && p.kv_dtype != KvDtype::kBFloat16)) {
-    return false;
-  }
-  for (size_t r = 0; r < b.rows; ++r) {
-    if (b.VisibleBegin(p, r) > key_begin || b.VisibleEnd(p, r) < key_end) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// TiledBlock's steps for the items UseDecodeGroup admits, in a loop of its
-// own without the rules' branches: every tile is full for every row, so
-// each tile is S = Q·Kᵀ (ScoreKeyTile), the online softmax of each row,
-// and O += P·V for the group (four rows per value read). The same kernels
-// in the same order as TiledBlock: the same bits. In TiledBlock's shared
-// loop, among the rules' branches, the same kernels took 1.11x (float32)
-// and 1.19x (bfloat16) this loop's time for a one-thread warm step
-// (bench/studies/ab.mjs --decode), as the backward's item loop did before it had
-// an instance per kind of rule (attention_backward.cc).
-HWY_NOINLINE void DecodeGroupBlock(const Plan& p, const Block& b,
-                                   size_t key_begin, size_t key_end,
-                                   const Workspace& ws,
-                                   const PartialRows* partial) {
-  const size_t rows = b.rows;
-  size_t ldq;
-  const float* q = QueryRows(p, b, ws, &ldq);
-  SoftmaxState st[8];
-  for (size_t r = 0; r < rows; ++r) st[r] = SoftmaxState::Empty();
-  memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
-  const bool bf16_values = Bf16ValuesInRegisters(p);
-  for (size_t k0 = key_begin; k0 < key_end; k0 += kKeyBlock) {
-    const size_t kn = HWY_MIN(kKeyBlock, key_end - k0);
-    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
-                 ws, nullptr);
-    for (size_t r = 0; r < rows; ++r) {
-      float* srow = ws.s + r * kKeyBlock;
-      // A non-finite row's output is NaN whatever o holds: its P row is
-      // zeros so that the group's product stays one call.
-      if (st[r].non_finite ||
-          !OnlineSoftmaxTile(srow, kn, p.scale, &st[r], ws.o + r * p.dv_panel,
-                             p.dv_panel)) {
-        memset(srow, 0, kn * sizeof(float));
-      }
-    }
-    if (bf16_values) {
-      AddFourBf16(p, b, rows, k0, kn, ws);
-      continue;
-    }
-    size_t ldv;
-    const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    for (size_t r = 0; r < rows; r += 4) {
-      p.products.AddFour(ws.s + r * kKeyBlock, kKeyBlock, kn, vt, ldv,
-                         p.dv_panel, ws.o + r * p.dv_panel, p.dv_panel);
-    }
-  }
-  FinishRows(p, b, st, ws, partial);
-}
-#endif
-
 // ---------------------------------------------------------------------------
 // Tiled path: online softmax over keys [key_begin, key_end), no weights.
 // Writes finished rows to p.out, or partial states to *partial.
 void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
                 const Workspace& ws, const PartialRows* partial) {
+  const Route route = ChooseRoute(p, b, key_begin, key_end, partial);
 #if HWY_TARGET != HWY_SCALAR
-  if (UseTransposed(p, b, partial)) {
+  if (route.block == BlockRoute::kTransposed) {
     return TransposedBlock(p, b, key_begin, key_end, ws);
   }
-  if (UseDecodeGroup(p, b, key_begin, key_end)) {
-    return DecodeGroupBlock(p, b, key_begin, key_end, ws, partial);
+  if (route.block == BlockRoute::kDecodeGroup) {
+    return DecodeGroupBlock(p, b, key_begin, key_end, ws, partial, route.values);
   }
 #endif
   const size_t rows = b.rows;
   size_t ldq;
   const float* q = QueryRows(p, b, ws, &ldq);
   Int8Queries q8_rows;
-  const Int8Queries* q8 = Int8Route(p, b, ws, &q8_rows);
+  const Int8Queries* q8 = Int8Route(route, p, b, ws, &q8_rows);
 
   SoftmaxState st[kQueryBlock];
   size_t begin[kQueryBlock], end[kQueryBlock], tile_end[kQueryBlock];
@@ -318,7 +142,11 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     }
     // 5. O += P·V over each row's visible keys (one or two rows sharing
     // their keys: blocked over columns instead of rows).
-    if (Bf16ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) return;
+    if (route.values == ValueRoute::kBf16InRegisters &&
+        ValuesInPlace(p, b, vis, begin, tile_end, k0)) {
+      AddFourBf16(p, b, rows, k0, tile_end[0], ws);
+      return;
+    }
     if (q8 && Int8ValuesFourRows(p, b, vis, begin, tile_end, k0, ws)) return;
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);

@@ -1,0 +1,221 @@
+// The route a forward work item takes, decided in one place (ChooseRoute),
+// and the decode kernels it names: the block as a whole (the transposed
+// prefill of forward_transposed-inl.h, a decode step's GQA group in a loop
+// of its own, or TiledBlock's rules-aware tile loop), and how P·V reads a
+// decode group's stored value rows (the float32 tile, bfloat16 widened in
+// registers, or int8 in integer arithmetic). Every route runs the same
+// kernels in the same order where it applies: the bits do not depend on
+// it. Included by attention.cc only.
+
+// Per-target include guard (the toggle pattern of Highway's -inl.h files).
+#if defined(CAUSAL_ATTENTION_SRC_DECODE_ROUTE_INL_H_) == \
+    defined(HWY_TARGET_TOGGLE)
+#ifdef CAUSAL_ATTENTION_SRC_DECODE_ROUTE_INL_H_
+#undef CAUSAL_ATTENTION_SRC_DECODE_ROUTE_INL_H_
+#else
+#define CAUSAL_ATTENTION_SRC_DECODE_ROUTE_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hwy/highway.h"
+#include "src/attention/attention_forward-inl.h"
+#include "src/attention/attention_plan-inl.h"
+#include "src/attention/forward_transposed-inl.h"
+#include "src/gemm/few_rows-inl.h"
+#include "src/kv/int8_rows-inl.h"
+#include "src/simd/online_softmax-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace causal_attention {
+namespace HWY_NAMESPACE {
+
+// What TiledBlock's work item runs as a whole.
+enum class BlockRoute {
+  kTransposed,   // a prefill block, queries in lanes (TransposedBlock)
+  kDecodeGroup,  // a decode step's GQA group, every key seen (DecodeGroupBlock)
+  kTiles,        // the tile loop with every rule (TiledBlock)
+};
+// How P·V reads a decode group's stored value rows.
+enum class ValueRoute {
+  kTile,             // converted into a float32 tile first (ValueRows)
+  kBf16InRegisters,  // bfloat16 rows widened inside the kernel (wasm SIMD128)
+  kInt8Integer,      // int8 rows in integer dot products (int8_rows-inl.h)
+};
+struct Route {
+  BlockRoute block;
+  ValueRoute values;
+};
+
+// Which targets have each route: the transposed and decode-group loops need
+// vectors (HWY_SCALAR has neither); the bfloat16 value kernel is wasm's
+// SIMD128 one (relaxed SIMD keeps its FMA copy of MatMulAddFourRows); the
+// int8 integer route is int8_rows-inl.h's kInt8IntegerRoute.
+constexpr bool kBf16ValueKernel = HWY_TARGET == HWY_WASM;
+
+// The one decision: the route of the work item of block b over keys
+// [key_begin, key_end) (partial: its split decode state, or null).
+HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
+                             size_t key_end, const PartialRows* partial) {
+  Route route{BlockRoute::kTiles, ValueRoute::kTile};
+  const bool group = FourRowGroups(b.rows);
+  if (group && kBf16ValueKernel && p.kv_dtype == KvDtype::kBFloat16 &&
+      p.dv % 8 == 0 && !p.products.relaxed) {
+    route.values = ValueRoute::kBf16InRegisters;
+  } else if (group && kInt8IntegerRoute && p.kv_dtype == KvDtype::kInt8 &&
+             p.d % 16 == 0 && p.dv % 16 == 0 && !p.drop) {
+    // Without dropout the weights are at most 1, so p · s stays finite.
+    route.values = ValueRoute::kInt8Integer;
+  }
+#if HWY_TARGET == HWY_SCALAR
+  (void)key_begin, (void)key_end, (void)partial;
+  return route;
+#else
+  if (UseTransposed(p, b, partial)) {
+    route.block = BlockRoute::kTransposed;
+    return route;
+  }
+  // A decode step's GQA group(s) (4 or 8 rows) on a float32 or bfloat16
+  // cache, every row seeing every key of [key_begin, key_end), no score
+  // rule, mask or dropout (int8 caches keep the tile loop's integer route).
+  if (!group || p.score_rules || p.drop || p.has_mask ||
+      key_end <= key_begin ||
+      (p.kv_dtype != KvDtype::kFloat32 && p.kv_dtype != KvDtype::kBFloat16)) {
+    return route;
+  }
+  for (size_t r = 0; r < b.rows; ++r) {
+    if (b.VisibleBegin(p, r) > key_begin || b.VisibleEnd(p, r) < key_end) {
+      return route;
+    }
+  }
+  route.block = BlockRoute::kDecodeGroup;
+  return route;
+#endif
+}
+
+// Whether rows [0, n) all end their tile's keys at ends[0] > 0.
+HWY_INLINE bool SameEnds(const size_t* ends, size_t n) {
+  for (size_t r = 1; r < n; ++r) {
+    if (ends[r] != ends[0]) return false;
+  }
+  return ends[0] > 0;
+}
+
+// Whether step 5 of TiledBlock may read a group's stored value rows in
+// place (the bfloat16 and int8 value routes): its rows end their keys
+// together and no hidden key inside the run may hold a non-finite value.
+HWY_INLINE bool ValuesInPlace(const Plan& p, const Block& b,
+                              TileVisibility vis, const size_t* begin,
+                              const size_t* tile_end, size_t k0) {
+  return SameEnds(tile_end, b.rows) &&
+         !(vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0));
+}
+
+// O += P·V for `rows` (4 or 8) rows over the stored value rows of keys
+// [k0, k0 + depth) (the ValueRoute kBf16InRegisters).
+HWY_INLINE void AddFourBf16(const Plan& p, const Block& b, size_t rows,
+                            size_t k0, size_t depth, const Workspace& ws) {
+#if HWY_TARGET == HWY_WASM
+  for (size_t r = 0; r < rows; r += 4) {
+    MatMulAddFourRowsBf16(ws.s + r * kKeyBlock, kKeyBlock, depth,
+                          b.v + k0 * p.v_row, p.v_row, p.dv,
+                          ws.o + r * p.dv_panel, p.dv_panel);
+  }
+#else
+  (void)p, (void)b, (void)rows, (void)k0, (void)depth, (void)ws;
+#endif
+}
+
+// The ValueRoute kInt8Integer's queries: quantised to int16 once per work
+// item into ws.qpad (unused then: d is a multiple of the vector length), for
+// scores and P·V in integer arithmetic (int8_rows-inl.h). Returns null where
+// the float32 tile route runs instead: another route, or a non-finite query.
+HWY_INLINE const Int8Queries* Int8Route(const Route& route, const Plan& p,
+                                        const Block& b, const Workspace& ws,
+                                        Int8Queries* q8) {
+  if (route.values != ValueRoute::kInt8Integer) return nullptr;
+  float* scale = ws.qpad;  // [8] then the int16 rows, 32-byte aligned
+  int16_t* q = reinterpret_cast<int16_t*>(ws.qpad + 8);
+  if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale)) return nullptr;
+  *q8 = {q, scale};
+  return q8;
+}
+
+// Step 5 of TiledBlock on the int8 route (Int8Route): P·V on the stored
+// value rows. Returns false where the tile path must run instead (see
+// ValuesInPlace, or a non-finite value scale in the tile).
+HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
+                                   TileVisibility vis, const size_t* begin,
+                                   const size_t* tile_end, size_t k0,
+                                   const Workspace& ws) {
+  if (!ValuesInPlace(p, b, vis, begin, tile_end, k0)) return false;
+  for (size_t r = 0; r < b.rows; r += 4) {
+    if (!ValuesFourRowsInt8(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
+                            b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
+                            ws.o + r * p.dv_panel, p.dv_panel)) {
+      // Only where a value scale is not finite, the same for every group:
+      // the first returns before any product is added.
+      return false;
+    }
+  }
+  return true;
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// TiledBlock's steps for the items ChooseRoute gives BlockRoute::kDecodeGroup, in a loop of its
+// own without the rules' branches: every tile is full for every row, so
+// each tile is S = Q·Kᵀ (ScoreKeyTile), the online softmax of each row,
+// and O += P·V for the group (four rows per value read). The same kernels
+// in the same order as TiledBlock: the same bits. Among the rules' branches
+// of TiledBlock's shared loop V8 compiles the same kernels slower
+// (docs/performance.md), as it did the backward's item loop before it had
+// an instance per kind of rule (attention_backward.cc).
+HWY_NOINLINE void DecodeGroupBlock(const Plan& p, const Block& b,
+                                   size_t key_begin, size_t key_end,
+                                   const Workspace& ws,
+                                   const PartialRows* partial,
+                                   ValueRoute values) {
+  const size_t rows = b.rows;
+  size_t ldq;
+  const float* q = QueryRows(p, b, ws, &ldq);
+  SoftmaxState st[8];
+  for (size_t r = 0; r < rows; ++r) st[r] = SoftmaxState::Empty();
+  memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
+  const bool bf16_values = values == ValueRoute::kBf16InRegisters;
+  for (size_t k0 = key_begin; k0 < key_end; k0 += kKeyBlock) {
+    const size_t kn = HWY_MIN(kKeyBlock, key_end - k0);
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
+                 ws, nullptr);
+    for (size_t r = 0; r < rows; ++r) {
+      float* srow = ws.s + r * kKeyBlock;
+      // A non-finite row's output is NaN whatever o holds: its P row is
+      // zeros so that the group's product stays one call.
+      if (st[r].non_finite ||
+          !OnlineSoftmaxTile(srow, kn, p.scale, &st[r], ws.o + r * p.dv_panel,
+                             p.dv_panel)) {
+        memset(srow, 0, kn * sizeof(float));
+      }
+    }
+    if (bf16_values) {
+      AddFourBf16(p, b, rows, k0, kn, ws);
+      continue;
+    }
+    size_t ldv;
+    const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
+    for (size_t r = 0; r < rows; r += 4) {
+      p.products.AddFour(ws.s + r * kKeyBlock, kKeyBlock, kn, vt, ldv,
+                         p.dv_panel, ws.o + r * p.dv_panel, p.dv_panel);
+    }
+  }
+  FinishRows(p, b, st, ws, partial);
+}
+#endif
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace causal_attention
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
