@@ -38,9 +38,9 @@
 //    least a panel of one head's rows without a mask or dropout (the
 //    prefill's) run the same steps transposed, queries in lanes
 //    (forward_transposed-inl.h: both products in the GEMM microkernel's
-//    form, the softmax down the columns without horizontal reductions; at
-//    (1,12,1024,64) 0.94-0.98x the CPU time of the row orientation in Node
-//    20, SIMD128, bench/studies/ab.mjs). Invisible key
+//    form, the softmax down the columns without horizontal reductions,
+//    which costs less than the row orientation: docs/performance.md).
+//    Invisible key
 //    tiles are never touched; extra memory is O(tile) per thread (plus
 //    O(rows · chunks · Dv) partial states for split decode calls).
 //  * Rows (weights or scores requested, or the renormalise strategy): S is

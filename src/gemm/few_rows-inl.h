@@ -232,9 +232,9 @@ HWY_INLINE void MatMulAddFewRows(const float* HWY_RESTRICT a, size_t lda,
 // step's GQA group: P·V over the tile's keys), ncols a multiple of
 // PanelWidth(). Down the value rows 16 at a time, each block of rows
 // (8 KiB at head size 128) read by both row pairs and every column pass
-// while it is in L1: column passes over all 64 rows of a tile walked down
-// the rows at a 512-byte stride, and the float32 step spent 1.5× as long
-// in P·V as in Q·Kᵀ. Each c element still sums its terms in key order:
+// while it is in L1: column passes over all 64 rows of a tile walk down the
+// rows at a 512-byte stride, which made P·V much slower than Q·Kᵀ. Each c
+// element still sums its terms in key order:
 // the bits of MatMulAddRagged. Its own function, which the relaxed-SIMD
 // side module exports too.
 HWY_NOINLINE inline void MatMulAddFourRows(const float* HWY_RESTRICT a,

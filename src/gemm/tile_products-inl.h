@@ -65,9 +65,8 @@ namespace HWY_NAMESPACE {
 #endif
 
 // The kernels of one call (see the file comment). Arguments as the kernels
-// of dot-inl.h and matmul-inl.h take them. Inlined: out of line (one call
-// per tile) the SIMD128 forward took 4% more time in Node 20 and the
-// backward 11% (bench/studies/ab.mjs, CPU time).
+// of dot-inl.h and matmul-inl.h take them. Inlined: a call per tile out of
+// line costs the forward and the backward measurably (docs/performance.md).
 struct TileProducts {
   bool relaxed =
       CA_RELAXED_TILES && ActiveGemmKernel() == GemmKernel::kRelaxedSimd;

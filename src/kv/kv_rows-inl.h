@@ -42,9 +42,8 @@ HWY_INLINE void ReadAhead(const uint8_t* HWY_RESTRICT src, size_t bytes,
 // (8 values from one load, no shift); int8 16 values from one load, widened
 // twice (wasm: each byte shuffled to the top of a lane and shifted back
 // down), converted and scaled. Its own function: inlined into the
-// forward's tile loops, V8 compiled it 1.15-1.18x slower in an int8 decode
-// step once TiledBlock had grown (bisected to ac9f4ff; bench/studies/ab.mjs
-// --decode, one thread).
+// forward's tile loops, V8 compiles it slower in a decode step once the
+// tile loop is large (docs/performance.md).
 HWY_NOINLINE inline void DequantRows(KvDtype dtype,
                                      const uint8_t* HWY_RESTRICT src,
                                      size_t rows, size_t width,

@@ -33,8 +33,8 @@
 // asserts 1e-5); a token with values 200x the others' makes every weight of
 // its tiles coarser (the bound max p · max s): 2.0e-4 of the output's
 // largest value (the test prints it and asserts 1e-3).
-// Measured with bench/studies/ab.mjs --decode (one thread, Llama-3-8B layer, 4096
-// keys): 0.55-0.57x the dequantising route's time. Deterministic: every result depends on its own row, key and
+// Faster than dequantising each tile into float32 (bench/studies/ab.mjs
+// --decode; docs/performance.md). Deterministic: every result depends on its own row, key and
 // tile only (tiles are fixed: chunks of the split decode are multiples of
 // 64 keys), so the bits do not depend on thread count or chunking.
 
