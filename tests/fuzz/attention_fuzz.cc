@@ -2,7 +2,7 @@
 // KV heads, a KV cache's capacity and decode-shaped calls whose keys are
 // split into chunks), Linear (MatMul) and its backward, AttentionLayerForward
 // (what the JS modules call; with GQA, RoPE and a KV cache it appends to) and
-// AttentionBackward, with random shapes, options (valid and not: issue 19's
+// AttentionBackward, with random shapes, options (valid and not: the
 // layout, query offset, key lengths, windows, softcap, sinks, masks and the
 // scores before the softmax too) and data.
 // Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds access
@@ -118,7 +118,7 @@ causal_attention::AttentionOptions FuzzOptions(Input& in) {
   return o;
 }
 
-// Issue 19's rules for a shape: layout, query offset, key lengths, windows,
+// The visibility rules for a shape: layout, query offset, key lengths, windows,
 // softcap, sinks and a mask (boolean or additive, dims broadcast or not),
 // valid and not; the buffers they point to, each at its exact size.
 struct Rules {
@@ -413,7 +413,7 @@ void FuzzLayer(Input& in, bool raw) {
     p.w_out = wo.data();
     p.b_out = bo.data();
   }
-  // Issue 19's options through the layer: the sinks as its parameter, the
+  // The visibility options through the layer: the sinks as its parameter, the
   // layout left as drawn now and then (the layer refuses kBSHD).
   causal_attention::AttentionShape rules_shape{
       o.batch, p.num_heads, o.tokens, length + o.tokens, p.head_dim,
