@@ -1,6 +1,6 @@
 // causal-attention: the package entry. init() loads the wasm engine once
 // per resolved options and resolves to a new Runtime over it each time
-// (engine/runtime.mjs): its own generator and lifetime; the API is
+// (runtime.mjs): its own generator and lifetime; the API is
 // described in index.d.ts.
 
 import { Engine } from './engine/engine.mjs';

@@ -189,7 +189,7 @@ export const webPlatform = {
  * `bundled` is the browser entry's literal
  * `() => new Worker(new URL('./worker.mjs', import.meta.url), …)`: it lives
  * there and not here because the worker imports this file (worker.mjs →
- * remote-host.mjs → index.mjs → loader.mjs → here), and a worker whose own
+ * index.mjs → here), and a worker whose own
  * module graph starts it is a cycle that deadlocks Turbopack and splits
  * webpack's chunks. Without a bundler the URL is computed, which no bundler
  * follows.
