@@ -4,8 +4,9 @@
 // where the .wasm and the pthread worker are and how to start workers; this
 // module compiles, instantiates and bounds it all in time, so init() always
 // settles: a file that cannot load rejects with its URL and how to serve it,
-// a worker that never answers rejects when `timeout` runs out. Nothing here touches the host: no globals,
-// no process handlers, no workers left behind after a failure.
+// a worker that never answers rejects when `timeout` runs out. Nothing here
+// touches the host: no globals, no process handlers, no workers left behind
+// after a failure.
 
 import createSingle from '../wasm/causal_attention.mjs';
 import createThreads from '../wasm/causal_attention_threads.mjs';
