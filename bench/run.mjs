@@ -14,8 +14,8 @@
 //   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (the options table only, bench/lib/options.mjs)
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
-// RESULTS.md); with --rows=ragged,window only issue 20's rows of many
-// sequences and the window cache.
+// RESULTS.md); with --rows=ragged,window only the rows of many sequences
+// and the window cache.
 // --quick: three small shapes, short timing budgets, no module row, does not
 // write RESULTS.md (a sanity run). --only: ours plus these peers (does not
 // write RESULTS.md; no Chromium table). --no-browser: without the Chromium
@@ -353,21 +353,21 @@ if (!quick) {
   delete module.reference;
 }
 
-// One generation step against a KV cache (issue 11).
+// One generation step against a KV cache.
 const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
 
 const memoryCheck = await runShape(MEMORY_CHECK_SHAPE, { configs: CONFIGS.slice(0, 1), shapePolicy: slowPolicy });
 delete memoryCheck.reference;
 
-// Training: forward + backward (issue 12).
+// Training: forward + backward.
 const training = quick || only ? null : await runTrainingTable({
   policy, slowPolicy, capMs: Math.max(capMs, 15000), seed: SEED, log,
 });
 
-// The Learn section's default model, step by step (issue 21's small steps).
+// The Learn section's default model, step by step.
 const learn = quick || only ? null : await runLearnTable({ log, browser: !flag('no-browser') });
 
-// Masks, padding, windows, softcap, sinks, layout (issue 19).
+// Masks, padding, windows, softcap, sinks, layout.
 const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
 
 log('Measuring the wasm SIMD128 limit again...');

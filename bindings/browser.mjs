@@ -14,7 +14,7 @@ import { usePlatform } from './engine/loader.mjs';
 import { webApiWorker, webPlatform } from './platform-web.mjs';
 
 /** @import { InitOptions } from './index.d.ts' */
-/** @import { Platform } from './platform.d.ts' */
+/** @import { Platform } from './engine/platform.d.ts' */
 
 export * from './index.mjs';
 

@@ -1,12 +1,13 @@
 // causal-attention: the package entry. init() loads the wasm engine once
 // per resolved options and resolves to a new Runtime over it each time
-// (engine/runtime.mjs): its own generator and lifetime; the API is
+// (runtime.mjs): its own generator and lifetime; the API is
 // described in index.d.ts.
 
 import { Engine } from './engine/engine.mjs';
 import {
-  DEFAULT_TIMEOUT_MS, MAX_THREADS, hardwareThreads, loadModule, threadsAvailability,
+  DEFAULT_TIMEOUT_MS, MAX_THREADS, currentPlatform, defaultPlatform, hardwareThreads, loadModule, threadsAvailability,
 } from './engine/loader.mjs';
+import { webPlatform } from './platform-web.mjs';
 import { Runtime } from './runtime.mjs';
 import { checkBoolean, checkInteger, checkOneOf, checkOptionNames, describe } from './api/validate.mjs';
 import { initRemote } from './remote/remote.mjs';
@@ -46,6 +47,9 @@ const engines = new Map();
  * @returns {Promise<Runtime | RemoteRuntime>}
  */
 export function init(options = {}) {
+  // Browsers and web workers unless an entry chose another (node.mjs,
+  // worker-node.mjs) or the page's own (browser.mjs).
+  defaultPlatform(webPlatform);
   try {
     checkOptionNames('init options', options, ['build', 'threads', 'worker', 'timeout', 'gemmKernel']);
     const build = options.build ?? 'auto';
@@ -65,7 +69,10 @@ export function init(options = {}) {
     }
     const gemmKernel = options.gemmKernel ?? 'auto';
     checkOneOf('init options.gemmKernel', gemmKernel, ['auto', 'simd128']);
-    if (worker) return initRemote({ build, threads, timeout, gemmKernel });
+    // remote/ knows the runtime as a proxy; index.d.ts gives it its type.
+    if (worker) {
+      return /** @type {Promise<RemoteRuntime>} */ (initRemote(currentPlatform(), { build, threads, timeout, gemmKernel }));
+    }
     return initChecked(build, threads, timeout, gemmKernel);
   } catch (error) {
     return Promise.reject(error);

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
-/** @import { GlueWorker, Platform, PthreadWorkerHooks } from './platform.d.ts' */
+/** @import { GlueWorker, Platform, PthreadWorkerHooks } from './engine/platform.d.ts' */
 
 /**
  * The package's files, as paths. Not `new URL('./…', import.meta.url)`:

@@ -6,7 +6,7 @@
 // form they bundle. Without a bundler the URLs resolve next to this module.
 // No `node:` import is reachable from here (the `browser` export condition).
 
-/** @import { Platform, PthreadWorkerHooks } from './platform.d.ts' */
+/** @import { Platform, PthreadWorkerHooks } from './engine/platform.d.ts' */
 
 /**
  * Vite 7's dev server copies dependencies into node_modules/.vite/deps/
@@ -189,12 +189,12 @@ export const webPlatform = {
  * `bundled` is the browser entry's literal
  * `() => new Worker(new URL('./worker.mjs', import.meta.url), …)`: it lives
  * there and not here because the worker imports this file (worker.mjs →
- * remote-host.mjs → index.mjs → loader.mjs → here), and a worker whose own
+ * index.mjs → here), and a worker whose own
  * module graph starts it is a cycle that deadlocks Turbopack and splits
  * webpack's chunks. Without a bundler the URL is computed, which no bundler
  * follows.
  * @param {(() => Worker) | null} bundled
- * @returns {import('./platform.d.ts').ApiWorkerPort}
+ * @returns {import('./engine/platform.d.ts').ApiWorkerPort}
  */
 export function webApiWorker(bundled) {
   const vite = copiedByViteDev();

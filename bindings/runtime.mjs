@@ -6,18 +6,21 @@
 import { KVCache, resolveCacheLayout } from './api/kv-cache.mjs';
 import {
   checkBoolean, checkInteger, checkKvGroups, checkOptionNames, checkSeed, checkShape, checkTensor, describe,
-  product, resolveAttentionOptions, resolveAttentionOutputs, renormalizes, resolveReturnScores, resolveVisibility,
-  VISIBILITY_OPTIONS,
 } from './api/validate.mjs';
+import { product } from './engine/heap.mjs';
+import {
+  renormalizes, resolveAttentionOptions, resolveAttentionOutputs, resolveReturnScores, resolveVisibility,
+  VISIBILITY_OPTIONS,
+} from './api/attention-options.mjs';
 import { crossEntropy } from './nn/loss.mjs';
 import { defineModules } from './nn/modules.mjs';
 import { SGD, bindAdamW } from './nn/optim.mjs';
 import { MT19937 } from './api/random.mjs';
 
 /** @typedef {import('./engine/engine.mjs').Engine} Engine */
-/** @typedef {import('./engine/engine.mjs').AttentionCall} AttentionCall */
+/** @typedef {import('./engine/engine.d.ts').AttentionCall} AttentionCall */
 /** @typedef {import('./engine/embind.mjs').ShapeFields} ShapeFields */
-/** @typedef {import('./engine/engine.mjs').AttentionOptions} CoreAttentionOptions */
+/** @typedef {import('./engine/embind.mjs').AttentionOptions} CoreAttentionOptions */
 /** @typedef {import('./index.js').AttentionOptions} AttentionOptions */
 /** @typedef {import('./index.js').AttentionComputation} AttentionComputation */
 /** @typedef {import('./index.js').AttentionResult} AttentionResult */
@@ -78,7 +81,7 @@ export class Runtime {
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
       linearBackward: engine.linearBackward.bind(engine),
-      createCache: (/** @type {import('./engine/engine.mjs').CacheLayout} */ layout) =>
+      createCache: (/** @type {import('./engine/engine.d.ts').CacheLayout} */ layout) =>
         this.#track(new KVCache(engine, this.#generator, layout, checkAlive)),
     });
     /** @readonly */
@@ -413,7 +416,7 @@ function resolveAttentionCall(q, k, v, options, generator) {
  * @param {Float32Array | null | undefined} logSumExp
  * @param {AttentionComputation | undefined} options
  * @returns {{ shape: ShapeFields, options: CoreAttentionOptions,
- *   arrays: import('./api/validate.mjs').VisibilityArrays | null }}
+ *   arrays: import('./engine/engine.d.ts').VisibilityArrays | null }}
  */
 function resolveBackwardCall(gradOutput, q, k, v, output, logSumExp, options) {
   const o = checkOptionNames('options', options, SHAPE_AND_MASK_OPTIONS);

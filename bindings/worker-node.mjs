@@ -2,6 +2,7 @@
 // runs here with the Node platform, the caller talks to it through remote.mjs.
 import { parentPort } from 'node:worker_threads';
 import { usePlatform } from './engine/loader.mjs';
+import { init } from './index.mjs';
 import { nodePlatform } from './platform-node.mjs';
 import { serve } from './remote/remote-host.mjs';
 
@@ -12,4 +13,4 @@ serve({
   post: (message, transfer) =>
     port.postMessage(message, /** @type {import('node:worker_threads').Transferable[]} */ (transfer)),
   onMessage: (handler) => port.on('message', handler),
-});
+}, init);

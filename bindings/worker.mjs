@@ -1,5 +1,6 @@
 // The dedicated worker of init({ worker: true }) in browsers (a module
 // worker): the engine runs here, the page talks to it through remote.mjs.
+import { init } from './index.mjs';
 import { serve } from './remote/remote-host.mjs';
 
 /**
@@ -15,4 +16,4 @@ const scope = /** @type {any} */ (self);
 serve({
   post: (message, transfer) => scope.postMessage(message, transfer ?? []),
   onMessage: (handler) => scope.addEventListener('message', (event) => handler(event.data)),
-});
+}, init);

@@ -2,7 +2,7 @@
 // The type check of the package's JavaScript (bindings/tsconfig.json, the
 // repository's TypeScript with checkJs):
 //  (a) every .mjs/.cjs in bindings/ against its own JSDoc and the types of
-//      what it calls (strict; internal contracts in bindings/platform.d.ts
+//      what it calls (strict; internal contracts in bindings/engine/*.d.ts
 //      and bindings/wasm/*.d.ts);
 //  (b) tests/types/conformance/*.mts: the entries (index.mjs, node.mjs,
 //      index.cjs) export what bindings/index.d.ts declares, with its

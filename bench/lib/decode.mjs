@@ -5,7 +5,7 @@
 // repeated as before grouped-query attention), onnxruntime-web's
 // GroupQueryAttention and plain JS; beside the machine's single-thread read
 // bandwidth for the same number of bytes, measured in the same run. Then
-// issue 20's rows at the Llama-3-8B layer: one cache of 8 ragged sequences
+// the many-sequence rows at the Llama-3-8B layer: one cache of 8 ragged sequences
 // against 8 single-sequence caches, and a window cache after 32 768 tokens
 // against the full cache with the window option, each against
 // onnxruntime-web's GroupQueryAttention (seqlens_k, local_window_size).
@@ -43,7 +43,7 @@ const CASES = [
 const ORT_CASES = CASES.filter((c) => c.peer === 'ort-web.mjs');
 
 /**
- * Issue 20's rows (shapes.mjs DECODE_SEQUENCE_SHAPES): the first two are
+ * The many-sequence rows (shapes.mjs DECODE_SEQUENCE_SHAPES): the first two are
  * the reference pair as above; a `same` row computes the same numbers as
  * the row it names another way, checked to 1e-6 (bench/peers/ours.mjs).
  */
@@ -235,7 +235,7 @@ export function renderDecode(decode) {
   return lines.join('\n');
 }
 
-/** Issue 20's rows: the ratios they exist to show, from one session each. */
+/** The many-sequence rows: the ratios they exist to show, from one session each. */
 function sequenceTargets(decode) {
   const out = [];
   const of = (row) => decode.shapes.find((s) => s.shape.row === row)?.rows ?? {};

@@ -9,8 +9,9 @@ import { targetLine } from './format.mjs';
 import { median } from './timing.mjs';
 
 /**
- * Issue 21's "today", steps/s of the default model before it: ~60 in Node,
- * 50–65 in Chromium (its middle, 57.5). The target: twice that.
+ * The baseline the Learn target is judged against ("today" in the report):
+ * steps/s of the default model, 60 in Node and 57.5 in Chromium (the middle
+ * of 50–65). The target: twice that.
  */
 export const LEARN_TODAY = { Node: 60, Chromium: 57.5 };
 
@@ -85,7 +86,7 @@ export const renderLearn = (rows) => rows.map((r) => (r.error
   : learnRow(`${r.engine} ${r.build}`, r)));
 
 /**
- * Issue 21's target line: ≥ 2× today's steps/s in Node and in Chromium with
+ * The Learn target line: ≥ 2× today's steps/s in Node and in Chromium with
  * the same losses, judged on the single build (the one web/learn/model/worker.mjs
  * trains with); the threads rows are listed. A row's rate is this
  * checkout's (the last runtime of an --against row).

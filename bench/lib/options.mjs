@@ -1,4 +1,4 @@
-// The options table (issue 19): each of ca.attention's masking options
+// The options table: each of ca.attention's masking options
 // against our own plain call on the same inputs, one thread (the
 // single-threaded build), timed interleaved run by run in this process so
 // that each ratio compares numbers taken under the same machine load; and
@@ -15,7 +15,7 @@ import { median, now, planRuns, warmUp } from './timing.mjs';
 
 /**
  * The rows: a shape, the plain call's options, the option's, and the
- * speed target of issue 19 (the option's time / the plain call's).
+ * speed target (the option's time / the plain call's).
  */
 function rows(quick) {
   const long = quick ? 2048 : 8192;

@@ -267,9 +267,9 @@ function readingsLine(what, readings, test, { issue, tail = '', fmt = fmtX } = {
 const ISSUE21_SCALING = ['(1,12,1024,64)', '(1,1,4096,64)', '(1,2,8192,64)'];
 
 /**
- * The targets (issue 21's, marked, then issue 14's and the earlier ones that
- * still hold), judged from this run; a stricter issue 21 line replaces the
- * earlier one for the same quantity. The training and Learn targets are
+ * The targets (the newest, marked with their issue, then the earlier ones
+ * that still hold), judged from this run; a stricter newer line replaces
+ * the earlier one for the same quantity. The training and Learn targets are
  * under their own tables (training.mjs, learn-steps.mjs).
  */
 function targetLines(results, nativeRatios) {

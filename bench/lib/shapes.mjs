@@ -40,7 +40,7 @@ export const DECODE_SHAPES = DECODE_MODELS.flatMap((m) => DECODE_LENGTHS.map((ca
 })));
 
 /**
- * Issue 20's rows, at the Llama-3-8B layer: `ragged`, one cache of 8
+ * The many-sequence rows, at the Llama-3-8B layer: `ragged`, one cache of 8
  * sequences of 512, 1024, ..., 4096 tokens (`lengths`; cacheLength the
  * longest: the inputs are [8, Hkv, 4096, D], sequence b using its first
  * lengths[b] tokens); `window`, a window cache of W 4096 after 32 768 tokens

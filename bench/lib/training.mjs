@@ -6,9 +6,8 @@
 // timed interleaved with ours (bench/lib/runner.mjs), as the forward table.
 //
 // Targets: ours' backward ≤ 2.0× ours' forward at (1,12,1024,64) on one
-// thread (issue 21; issue 12's ≤ 2.5× still for two threads); forward +
-// backward ≥ 20× faster than tfjs (issue 21; issue 12's was 5×);
-// (1,1,16384,64) forward + backward in < 64 MiB (issue 12).
+// thread (≤ 2.5× for two threads); forward + backward ≥ 20× faster than
+// tfjs; (1,1,16384,64) forward + backward in < 64 MiB.
 import {
   fmtBytes, fmtMs, fmtRate, fmtSeconds, fmtX, table, targetLine,
 } from './format.mjs';

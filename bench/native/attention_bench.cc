@@ -46,7 +46,7 @@ void Run(benchmark::State& state, int64_t target, Shape s, bool weights,
   hwy::SetSupportedTargetsForTest(0);
 }
 
-// Issue 19's rules on the best target, one thread, causal, no weights:
+// The visibility rules on the best target, one thread, causal, no weights:
 // each against the plain call of the same shape (bench/README: the ratios).
 // Decode rows: one query against t cached keys, GQA 4:1, bottom-right.
 enum class Rule { kPlain, kWindow512, kHalfKeyLengths, kSoftcap, kSinks,

@@ -7,7 +7,7 @@ import { sweepCaches } from '../lib/sweep.mjs';
 import { decodeParts, makeUniform, takeRows } from '../lib/shapes.mjs';
 
 /**
- * Issue 20's rows (bench/lib/shapes.mjs DECODE_SEQUENCE_SHAPES) by variant:
+ * The many-sequence rows (bench/lib/shapes.mjs DECODE_SEQUENCE_SHAPES) by variant:
  * the graph's variant, and the shape and inputs it is fed. A ragged batch:
  * one graph with seqlens_k per sequence (without the present K/V output, to
  * keep the bench's time). A window: local_window_size over the whole past,

@@ -15,13 +15,13 @@ export const CACHE_DTYPE_VARIANTS = new Map([
 ]);
 
 /**
- * The resident float32 step timed warm (issue 20's "steps repeated so the
- * cache stays as warm as a read of the same bytes"): the untimed step before
+ * The resident float32 step timed warm (steps repeated so the cache stays
+ * as warm as a read of the same bytes): the untimed step before
  * each timed one reads the whole cache, as back-to-back steps do.
  */
 export const WARM_VARIANT = 'resident KV cache, warm';
 
-/** Issue 20's rows: a ragged batch (shape.lengths) and a window cache (shape.window). */
+/** The many-sequence rows: a ragged batch (shape.lengths) and a window cache (shape.window). */
 export const RAGGED_VARIANTS = ['resident KV cache', 'one cache per sequence'];
 export const WINDOW_VARIANTS = ['window cache', 'full cache, window option'];
 
@@ -106,7 +106,7 @@ export function decodeRoute(ca, variant, s, inputs) {
         return cache.append(last.k, last.v).attention(inputs.q, options).output;
       },
       release: () => cache.dispose(),
-      // Rounded keys and values: issue 20's accuracy bounds (of outputs below 1).
+      // Rounded keys and values: the dtypes' accuracy bounds (of outputs below 1).
       tolerance: { bfloat16: 1e-2, int8: 3e-2 }[dtype ?? ''],
     };
   }

@@ -103,7 +103,7 @@ for (const make of cases) {
     `B/A ${(mb / ma).toFixed(3)}   CPU time B/A ${(cb / ca).toFixed(3)}`);
 }
 // --ratio: each checkout's backward over its own forward (returnLogSumExp),
-// interleaved, at (1,12,1024,64) (issue 21's target: at most 2.0, one thread).
+// interleaved, at (1,12,1024,64) (the target: at most 2.0, one thread).
 if (process.argv.includes('--ratio')) {
   const [, fwd] = attentionCase(1, 12, 1024, 64, { returnLogSumExp: true });
   const [, bwd] = backwardCase(1, 12, 1024, 64);

@@ -21,7 +21,7 @@
 // float32 cache, or its arithmetic) bounds the float32 step; the accuracy
 // line, each dtype's step against a float64 step on the unrounded keys and
 // values: its largest error as a fraction of the output's largest value
-// (issue 20's measure; bounds float32 1e-5, bfloat16 1e-2, int8 3e-2).
+// (bounds float32 1e-5, bfloat16 1e-2, int8 3e-2).
 import { fmtMs, fmtPct, fmtX, table } from '../lib/format.mjs';
 import { measureReadBandwidth, readKernelBytes } from '../lib/read-bandwidth.mjs';
 import { measureSimdLimit } from '../lib/simd-limit.mjs';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue 20's decode rows warm, as interleaved ratios within one run (on a
+// The many-sequence decode rows warm, as interleaved ratios within one run (on a
 // shared machine only those compare): the decode table's shapes and routes
 // (bench/lib/shapes.mjs DECODE_SEQUENCE_SHAPES, bench/peers/ours.mjs
 // decodeRoute; the table, `node bench/run.mjs --decode --rows=ragged,window`,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Our two-thread scaling on few long heads, repeated: issue 14 asks for
-// ≥ 1.8× on (1,1,4096,64) and (1,2,8192,64) "in every run, not just some".
+// Our two-thread scaling on few long heads, repeated: the target is
+// ≥ 1.8× on (1,1,4096,64) and (1,2,8192,64) in every run, not just some.
 // Each repetition: the single and the threads build in one process, timed
 // interleaved after 1.5 s of warm-up, medians of 15; prints 1T, 2T and their
 // ratio per shape, then the lowest ratio over the repetitions. Built dist/

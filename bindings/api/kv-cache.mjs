@@ -21,9 +21,10 @@
 
 import { KV_DTYPE } from '../engine/codes.mjs';
 import {
-  checkBoolean, checkIndices, checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe, product,
-  resolveAttentionOutputs,
+  checkBoolean, checkIndices, checkInteger, checkKvGroups, checkOptionNames, checkTensor, describe,
 } from './validate.mjs';
+import { product } from '../engine/heap.mjs';
+import { resolveAttentionOutputs } from './attention-options.mjs';
 
 /** The core's KVCacheView of a cache (src/model/layer.h), for a layer forward. */
 export const CACHE_VIEW = Symbol('KVCache view');
@@ -44,7 +45,7 @@ const ATTENTION_OPTIONS = [
 
 /**
  * createKVCache's options, checked.
- * @param {import('../index.js').KVCacheOptions | undefined} options
+ * @param {import('./attention.d.ts').KVCacheOptions | undefined} options
  * @returns {CacheLayout}
  */
 export function resolveCacheLayout(options) {
@@ -106,8 +107,8 @@ function resolveSequences(name, value, batch) {
   return ids;
 }
 
-/** @typedef {import('../engine/engine.mjs').CacheLayout} CacheLayout */
-/** @typedef {import('../engine/engine.mjs').CacheBlock} CacheBlock */
+/** @typedef {import('../engine/engine.d.ts').CacheLayout} CacheLayout */
+/** @typedef {import('../engine/engine.d.ts').CacheBlock} CacheBlock */
 
 // Frees the wasm block of a cache that was garbage-collected undisposed.
 const registry = new FinalizationRegistry((/** @type {() => void} */ release) => release());
@@ -203,7 +204,7 @@ export class KVCache {
   /**
    * @param {Float32Array} k
    * @param {Float32Array} v
-   * @param {import('../index.js').KVCacheAppendOptions} [options]
+   * @param {import('./attention.d.ts').KVCacheAppendOptions} [options]
    * @returns {this}
    */
   append(k, v, options) {
@@ -252,19 +253,19 @@ export class KVCache {
   /**
    * @overload
    * @param {Float32Array} q
-   * @param {import('../index.js').KVCacheAttentionOptions & { returnWeights: true }} options
-   * @returns {import('../index.js').AttentionResultWithWeights}
+   * @param {import('./attention.d.ts').KVCacheAttentionOptions & { returnWeights: true }} options
+   * @returns {import('./attention.d.ts').AttentionResultWithWeights}
    */
   /**
    * @overload
    * @param {Float32Array} q
-   * @param {import('../index.js').KVCacheAttentionOptions} options
-   * @returns {import('../index.js').AttentionResult}
+   * @param {import('./attention.d.ts').KVCacheAttentionOptions} options
+   * @returns {import('./attention.d.ts').AttentionResult}
    */
   /**
    * @param {Float32Array} q
-   * @param {import('../index.js').KVCacheAttentionOptions} options
-   * @returns {import('../engine/engine.mjs').AttentionResult}
+   * @param {import('./attention.d.ts').KVCacheAttentionOptions} options
+   * @returns {import('../engine/engine.d.ts').AttentionResult}
    */
   attention(q, options) {
     const block = this.#live();
@@ -291,7 +292,7 @@ export class KVCache {
     const visibility = { causal: o.causal ?? 'bottom-right' };
     if (this.#rows.some((r) => r !== keyLength)) Object.assign(visibility, { keyLengths: this.#rows });
     if (this.#window) Object.assign(visibility, this.#windowRules(o, queryLength));
-    const call = /** @type {import('../engine/engine.mjs').AttentionCall} */ (resolveAttentionOutputs('options',
+    const call = /** @type {import('../engine/engine.d.ts').AttentionCall} */ (resolveAttentionOutputs('options',
       { ...o, ...visibility }, shape, this.#generator));
     // The log-sum-exp of each row, as ca.attention gives it: split decodes
     // over several caches merge their outputs with it.
@@ -302,7 +303,7 @@ export class KVCache {
 
   /**
    * @param {number} n
-   * @param {import('../index.js').KVCacheTruncateOptions} [options]
+   * @param {import('./attention.d.ts').KVCacheTruncateOptions} [options]
    * @returns {this}
    */
   truncate(n, options) {
@@ -335,7 +336,7 @@ export class KVCache {
    * (default: all of it): a prompt's cache forked.
    * @param {number} from
    * @param {number} to
-   * @param {import('../index.js').KVCacheCopyOptions} [options]
+   * @param {import('./attention.d.ts').KVCacheCopyOptions} [options]
    * @returns {this}
    */
   copySequence(from, to, options) {
@@ -374,7 +375,7 @@ export class KVCache {
     this.dispose();
   }
 
-  /** @returns {import('../engine/engine.mjs').KVCacheView} */
+  /** @returns {import('../engine/embind.mjs').KVCacheView} */
   [CACHE_VIEW]() {
     return this.#engine.cacheView(this.#live(), this.#rows[0], this.#start[0]);
   }

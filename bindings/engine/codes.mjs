@@ -58,7 +58,7 @@ const RANGE_ERRORS = new Set([
  */
 export function checkStatus(mod, what, status) {
   if (status === Status.OK) return;
-  // The core names the refused argument (statusDetail, a core with issue 19).
+  // The core names the refused argument (statusDetail), when it has one.
   const detail = mod.statusDetail?.() ?? '';
   const message = `${what}: ${mod.statusMessage(status)}${detail ? `: ${detail}` : ''} (status ${status})`;
   throw RANGE_ERRORS.has(status) ? new RangeError(message) : new Error(message);

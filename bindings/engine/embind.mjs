@@ -3,8 +3,8 @@
 // A field a caller may leave out takes the core's own default (embind.cc's
 // structDefaults(): the default-constructed structs), so no C++ default is
 // restated here. Each struct is an object literal with its fields in
-// registration order: a generic builder (loops over field names) cost ~3 µs
-// a struct and slowed Embind's reads of it, a tenth of a small layer call.
+// registration order: a generic builder (loops over field names) is slower
+// to build, and Embind reads its objects more slowly, on every small call.
 
 /**
  * A byte offset into the wasm heap; 0 stands for nullptr.
@@ -207,7 +207,7 @@
  * @property {(allow: boolean) => void} allowRelaxedGemmKernel
  * @property {() => string} gemmKernelName
  * @property {(status: number) => string} statusMessage
- * @property {() => string} [statusDetail] the argument the last refused call named (a core with issue 19)
+ * @property {() => string} [statusDetail] the argument the last refused call named ('' when none)
  * @property {{ unusedWorkers: Array<{ unref?(): void, terminate(): void }>,
  *   runningWorkers: Array<{ unref?(): void, terminate(): void }>, terminateAllThreads(): void }} [PThread]
  *   emcc's pthread pool (pthreads build only)

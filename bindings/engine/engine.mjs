@@ -7,154 +7,17 @@
 
 import { KV_DTYPE, checkStatus } from './codes.mjs';
 import { ACTIVATIONS, PROJECTIONS, Structs, reader, setPointers } from './embind.mjs';
-import { Heap, formatBytes } from './heap.mjs';
+import { Heap, formatBytes, product } from './heap.mjs';
 import { terminateWorkers } from './loader.mjs';
-import { product } from '../api/validate.mjs';
-
-/** @typedef {import('./embind.mjs').Ptr} Ptr */
-/** @typedef {import('../nn/optim.mjs').AdamWTensor} AdamWTensor */
-/** @typedef {import('./embind.mjs').AttentionShape} AttentionShape */
-/** @typedef {import('./embind.mjs').ShapeFields} ShapeFields */
-/** @typedef {import('./embind.mjs').AttentionOptions} AttentionOptions */
-/** @typedef {import('./embind.mjs').RopeScaling} RopeScaling */
-/** @typedef {import('./embind.mjs').KVCacheView} KVCacheView */
-/** @typedef {import('./embind.mjs').LayerOptions} LayerOptions */
-/** @typedef {import('./embind.mjs').AttentionLayerParams} AttentionLayerParams */
-/** @typedef {import('./embind.mjs').LayerOutputs} LayerOutputs */
-/** @typedef {import('./embind.mjs').EmbindModule} EmbindModule */
-/**
- * @template T
- * @typedef {import('./embind.mjs').Projections<T>} Projections
- */
-/**
- * @template T
- * @typedef {import('./embind.mjs').Activations<T>} Activations
- */
 
 /**
- * One attention call, resolved (validate.mjs's resolveAttentionOutputs, plus
- * the log-sum-exp a direct call may ask for).
- * @typedef {object} AttentionCall
- * @property {ShapeFields} shape
- * @property {AttentionOptions} options
- * @property {number} outLength
- * @property {number} weightsLength
- * @property {boolean} returnWeights
- * @property {Float32Array} [out]
- * @property {Float32Array} [weightsOut]
- * @property {boolean} [returnLogSumExp]
- * @property {number} [rowsLength]
- * @property {VisibilityArrays | null} [arrays] issue 19's arrays, staged after q, k, v
- */
-
-/** @typedef {import('../api/validate.mjs').VisibilityArrays} VisibilityArrays */
-
-/**
- * An array the engine stages: Float32Array tensors; Int32Array key lengths
- * and Uint8Array boolean masks (issue 19).
- * @typedef {Float32Array | Int32Array | Uint8Array} Staged
- */
-
-/**
- * @typedef {object} AttentionResult
- * @property {Float32Array} output
- * @property {Float32Array} [weights]
- * @property {Float32Array} [logSumExp]
- * @property {Float32Array} [scores] options.scoreStage's [B, H, Tq, Tk]
- * @property {bigint} [seed]
- */
-
-/**
- * A layer's parameters as the modules hold them: the AttentionLayerParams
- * fields by their Embind names, arrays where the struct has pointers
- * (null: none); left-out sizes take the core's defaults.
- * @typedef {{ numHeads: number, headDim: number, numKVHeads?: number, ropeBase?: number,
- *   ropeScaling?: RopeScaling | null, sinks?: Float32Array | null } & Projections<Float32Array | null>} LayerParamArrays
- */
-
-/**
- * The call options of a layer forward: src/model/layer.h's LayerOptions; a null
- * or left-out cache is the core's default (none); `arrays` the key lengths
- * and mask of issue 19 (staged, their pointers set in `attention`);
- * `headMask` the per-head factors [1 or batch, heads] (staged; its batch
- * follows from its length).
- * @typedef {{ batch: number, tokens: number, attention: AttentionOptions, cache?: KVCacheView | null,
- *   arrays?: VisibilityArrays | null, headMask?: Float32Array | null }} LayerCallOptions
- */
-
-/**
- * The gradients a layer backward accumulates into, by projection, and the
- * sinks' (absent or null: the module has no such parameter).
- * @typedef {Partial<Projections<Float32Array | null>> & { sinks?: Float32Array | null }} LayerGradArrays
- */
-
-/**
- * LinearBackward's results, new arrays: biasGrad is null when none was passed.
- * @typedef {{ gradX: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null }} LinearGradients
- */
-
-/**
- * @typedef {object} LayerForwardCall
- * @property {LayerParamArrays} params
- * @property {Float32Array} x
- * @property {number} dIn
- * @property {LayerCallOptions} options
- * @property {boolean} [returnWeights]
- * @property {boolean} [returnScores]
- * @property {boolean} [returnQKV]
- * @property {Float32Array} [out]
- * @property {boolean} [keep] also return `saved`, what the backward reads
- * @property {Activations<Float32Array>} [savedInto] an earlier `saved` whose
- *   arrays `saved` reuses where their lengths fit (a training loop's steps
- *   then allocate none)
- */
-
-/**
- * @typedef {object} LayerForwardResult
- * @property {Float32Array} output
- * @property {Float32Array} [weights]
- * @property {Float32Array} [scores]
- * @property {Float32Array} [queries]
- * @property {Float32Array} [keys]
- * @property {Float32Array} [values]
- * @property {Activations<Float32Array>} [saved]
- */
-
-/**
- * @typedef {object} LayerBackwardCall
- * @property {LayerParamArrays} params
- * @property {LayerGradArrays} grads accumulated into, in place (and returned)
- * @property {Float32Array} x
- * @property {number} dIn
- * @property {LayerCallOptions} options
- * @property {Activations<Float32Array>} saved
- * @property {Float32Array} gradY
- */
-
-/**
- * A KV cache's layout: [batch, kvHeads, capacity] stored key rows of
- * headDim values, then as many value rows of valueDim, each row stored as
- * `dtype` says (src/kv/kv_storage.h).
- * @typedef {object} CacheLayout
- * @property {number} batch
- * @property {number} kvHeads
- * @property {number} headDim
- * @property {number} valueDim
- * @property {number} capacity
- * @property {'float32' | 'bfloat16' | 'int8'} dtype
- * @property {number} [window] a window cache's W (the KVCache's bookkeeping, not the block's)
- */
-
-/**
- * A KV cache's block of its own in the heap: free with freeCache().
- * @typedef {object} CacheBlock
- * @property {Ptr} ptr what malloc returned
- * @property {Ptr} keys
- * @property {Ptr} values
- * @property {number} keyRow bytes per stored key row (the core's KvRowBytes)
- * @property {number} valueRow bytes per stored value row
- * @property {number} bytes the block's size
- * @property {Readonly<CacheLayout>} layout
+ * @import {
+ *   AttentionLayerParams, AttentionOptions, EmbindModule, KVCacheView, LayerOptions, Ptr, ShapeFields,
+ * } from './embind.mjs'
+ * @import {
+ *   AdamWTensor, AttentionCall, AttentionGrads, AttentionResult, CacheBlock, CacheLayout, LayerBackwardCall,
+ *   LayerForwardCall, LayerForwardResult, LayerGradArrays, LinearGradients, Staged, VisibilityArrays,
+ * } from './engine.d.ts'
  */
 
 export class Engine {
@@ -247,7 +110,7 @@ export class Engine {
    * @param {Float32Array} v
    * @param {Float32Array} output
    * @param {Float32Array} logSumExp
-   * @returns {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }}
+   * @returns {AttentionGrads}
    */
   attentionBackward(fn, c, gradOutput, q, k, v, output, logSumExp) {
     const a = c.arrays;
@@ -258,7 +121,7 @@ export class Engine {
     setPointers(c.options, klp, mp, sp);
     this.#check(fn, this.#mod[fn](this.#structs.attentionShape(c.shape), c.options,
       dop, qp, kp, vp, op, lp, gqp, gkp, gvp, gsp));
-    /** @type {{ gradQ: Float32Array, gradK: Float32Array, gradV: Float32Array, gradSinks?: Float32Array }} */
+    /** @type {AttentionGrads} */
     const result = {
       gradQ: this.#copyOut(gqp, q.length),
       gradK: this.#copyOut(gkp, k.length),
@@ -562,8 +425,8 @@ export class Engine {
    * (its attention options, a copy: the caller's are kept for the backward)
    * and head mask ([1 or batch, heads]: its batch from its length) from
    * `next`, in that order.
-   * @param {import('./embind.mjs').AttentionLayerParams} params
-   * @param {import('./embind.mjs').LayerOptions} options
+   * @param {AttentionLayerParams} params
+   * @param {LayerOptions} options
    * @param {() => Ptr} next
    * @param {Float32Array | null | undefined} headMask
    */

@@ -162,8 +162,8 @@ export class Heap {
 /**
  * Throws, before touching the heap, when `bytes` cannot be one block of a
  * wasm32 heap.
- * The message is built only then: formatting it on every call was ~2% of a
- * small attention call.
+ * The message is built only then: formatting it on every call would add
+ * its cost to every small attention call.
  * @param {() => string} needs
  * @param {number} bytes
  */
@@ -183,4 +183,14 @@ export function formatBytes(n) {
   if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(1)} MiB`;
   if (n >= 2 ** 10) return `${(n / 2 ** 10).toFixed(1)} KiB`;
   return `${n} bytes`;
+}
+
+/**
+ * Product of dims as a Number, or Infinity when it is not exact.
+ * @param {...number} dims
+ */
+export function product(...dims) {
+  let p = 1;
+  for (const d of dims) p *= d;
+  return Number.isSafeInteger(p) ? p : Infinity;
 }

@@ -1,18 +1,19 @@
-// Loads one of the two wasm builds through a platform: platform-web.mjs
-// (browsers, workers; the default) or platform-node.mjs (set by node.mjs, the
-// package's `node` entry). The platform says where the .wasm and the pthread
-// worker are and how to start workers; this module compiles, instantiates and
-// bounds it all in time, so init() always settles: a file that cannot load
-// rejects with its URL and how to serve it, a worker that never answers
-// rejects when `timeout` runs out. Nothing here touches the host: no globals,
-// no process handlers, no workers left behind after a failure.
+// Loads one of the two wasm builds through the platform an entry chose:
+// platform-web.mjs (browsers, workers; index.mjs's default) or
+// platform-node.mjs (node.mjs, the package's `node` entry). The platform says
+// where the .wasm and the pthread worker are and how to start workers; this
+// module compiles, instantiates and bounds it all in time, so init() always
+// settles: a file that cannot load rejects with its URL and how to serve it,
+// a worker that never answers rejects when `timeout` runs out. Nothing here
+// touches the host: no globals, no process handlers, no workers left behind
+// after a failure.
 
 import createSingle from '../wasm/causal_attention.mjs';
 import createThreads from '../wasm/causal_attention_threads.mjs';
-import { webPlatform } from '../platform-web.mjs';
 
-/** @import { Platform } from '../platform.d.ts' */
-/** @import { EngineModule, ModuleArg } from '../wasm/engine.js' */
+/** @import { Platform } from './platform.d.ts' */
+/** @import { EmbindModule } from './embind.mjs' */
+/** @import { ModuleArg } from '../wasm/engine.js' */
 
 /** Upper bound on threads, whatever the machine reports. */
 export const MAX_THREADS = 16;
@@ -20,8 +21,8 @@ export const MAX_THREADS = 16;
 /** How long init() may take by default, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30000;
 
-/** @type {Platform} */
-let platform = webPlatform;
+/** @type {Platform | null} */
+let chosen = null;
 
 /**
  * A page whose Content-Security-Policy lacks 'wasm-unsafe-eval': browsers
@@ -39,20 +40,33 @@ function explainCsp(error) {
 }
 
 /**
- * Switches the platform (node.mjs and worker-node.mjs call it once, first).
+ * Switches the platform (the entries call it before init's first load).
  * @param {Platform} p
  */
 export function usePlatform(p) {
-  platform = p;
+  chosen = p;
+}
+
+/**
+ * Uses `p` unless an entry chose a platform already (index.mjs's default).
+ * @param {Platform} p
+ */
+export function defaultPlatform(p) {
+  chosen ??= p;
 }
 
 /** The platform in use (remote.mjs starts its worker through it). */
 export function currentPlatform() {
-  return platform;
+  if (!chosen) {
+    throw new Error('causal-attention: no platform chosen; import \'causal-attention\' by name (its entries ' +
+      'choose one) before loading a build');
+  }
+  return chosen;
 }
 
 /** Whether the pthreads build can run here (and why not). */
 export function threadsAvailability() {
+  const platform = currentPlatform();
   if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined') {
     return { ok: false, why: 'SharedArrayBuffer is not available' };
   }
@@ -69,7 +83,7 @@ export function threadsAvailability() {
 
 /** Logical cores available to this process or page. */
 export async function hardwareThreads() {
-  return platform.hardwareThreads();
+  return currentPlatform().hardwareThreads();
 }
 
 /**
@@ -80,9 +94,10 @@ export async function hardwareThreads() {
  * @param {'single' | 'threads'} build
  * @param {number} threads
  * @param {{ timeout?: number }} [options]
- * @returns {Promise<EngineModule>}
+ * @returns {Promise<EmbindModule>}
  */
 export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
+  const platform = currentPlatform();
   platform.check?.();
   if (typeof WebAssembly !== 'object') {
     throw new Error('causal-attention: WebAssembly is not available here (Node started with --jitless, or a ' +
@@ -170,7 +185,9 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
     // clears the timer below.
     const ready = (threaded ? createThreads : createSingle)(moduleArg);
     ready.catch(() => {}); // a failure is reported through `failed` or the timeout
-    const mod = await Promise.race([ready, failed, timedOut]);
+    // The glue's types (wasm/*.d.mts) leave the module untyped: embind.mjs
+    // describes what embind.cc registers.
+    const mod = /** @type {EmbindModule} */ (await Promise.race([ready, failed, timedOut]));
     loading = false;
     if (threaded) {
       mod.setNumThreads(threads);
@@ -187,7 +204,7 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
 
 /**
  * Stops every worker of a pthreads build (after this, the module is dead).
- * @param {EngineModule} mod
+ * @param {EmbindModule} mod
  */
 export function terminateWorkers(mod) {
   mod.PThread?.terminateAllThreads();

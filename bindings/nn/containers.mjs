@@ -4,10 +4,11 @@
 // ... so that train()/eval(), parameters() and the state dict
 // ('0.W_query.weight', ...) reach them.
 
-import { describe, product } from '../api/validate.mjs';
+import { describe } from '../api/validate.mjs';
+import { product } from '../engine/heap.mjs';
 import { Module } from './module.mjs';
 
-/** @import { Module as PublicModule } from '../index.d.ts' */
+/** @import { Module as PublicModule } from './layers.d.ts' */
 
 /**
  * What Sequential calls on each module: any forward(x, shape) and

@@ -1,7 +1,8 @@
 // nn.Embedding: a lookup table whose backward adds rows of gradOutput to
 // the rows its forward read.
 
-import { checkIndices, checkInteger, checkShape, checkTensor, product } from '../api/validate.mjs';
+import { checkIndices, checkInteger, checkShape, checkTensor } from '../api/validate.mjs';
+import { product } from '../engine/heap.mjs';
 import { Kept, Module, bindingOf, fixFields, gradOrZeros } from './module.mjs';
 
 /**

@@ -6,12 +6,12 @@
 import {
   checkBoolean, checkFinite, checkInteger, checkOptionNames, checkSoftcap, describe,
 } from '../api/validate.mjs';
-import { ProjectedAttention } from './attention.mjs';
+import { ProjectedAttention } from './attention-layer.mjs';
 import { absentParameter, bindingOf, fixFields, gradOrZeros, keepGrad } from './module.mjs';
 
 /** @import { LayerGrads, LayerParams } from './module.mjs' */
 
-/** @import { GroupedQueryAttentionOptions, RopeFreqConfig } from '../index.d.ts' */
+/** @import { GroupedQueryAttentionOptions, RopeFreqConfig } from './attention-modules.d.ts' */
 
 /**
  * The Llama chapter's GroupedQueryAttention(d_in, d_out, num_heads,

@@ -1,7 +1,8 @@
 // nn.Linear: PyTorch's seeded initialisation (reset_parameters drawn from
 // the runtime's mt19937), forward and backward through the engine's GEMM.
 
-import { checkBoolean, checkInteger, checkShape, checkTensor, product } from '../api/validate.mjs';
+import { checkBoolean, checkInteger, checkShape, checkTensor } from '../api/validate.mjs';
+import { product } from '../engine/heap.mjs';
 import { Kept, Module, absentParameter, bindingOf, fixFields, copyInto, gradOrZeros, keepGrad } from './module.mjs';
 
 /**

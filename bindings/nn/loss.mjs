@@ -5,7 +5,7 @@
 
 import { checkIndices, checkInteger, checkOptionNames, describe } from '../api/validate.mjs';
 
-/** @import { CrossEntropyOptions, CrossEntropyResult } from '../index.d.ts' */
+/** @import { CrossEntropyOptions, CrossEntropyResult } from './training.d.ts' */
 
 const OPTIONS = ['ignoreIndex'];
 

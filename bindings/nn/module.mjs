@@ -13,15 +13,16 @@
 // ca.Linear`), and a user's `class Mine extends ca.CausalAttention`
 // inherits the binding.
 
-import { checkBoolean, checkTensor, describe, product } from '../api/validate.mjs';
+import { checkBoolean, checkTensor, describe } from '../api/validate.mjs';
+import { product } from '../engine/heap.mjs';
 
 /**
- * @import {
- *   ForwardResult, KVCacheOptions, Module as PublicModule, RopeFreqConfig, StateDict, StateDictInput,
- * } from '../index.d.ts'
+ * @import { KVCacheOptions } from '../api/attention.d.ts'
+ * @import { ForwardResult, RopeFreqConfig } from './attention-modules.d.ts'
+ * @import { Module as PublicModule, StateDict, StateDictInput } from './layers.d.ts'
  */
 /** @import { KVCache } from '../api/kv-cache.mjs' */
-/** @import { resolveAttentionOptions } from '../api/validate.mjs' */
+/** @import { resolveAttentionOptions } from '../api/attention-options.mjs' */
 /** @import { MT19937 } from '../api/random.mjs' */
 /** @import { ModuleClasses } from './modules.mjs' */
 
@@ -49,13 +50,13 @@ import { checkBoolean, checkTensor, describe, product } from '../api/validate.mj
 /**
  * The layer's call and result types are the engine's (engine/engine.mjs),
  * named here as the modules use them.
- * @typedef {import('../engine/engine.mjs').LinearGradients} LinearGradients
- * @typedef {import('../engine/engine.mjs').LayerParamArrays} LayerParams
- * @typedef {import('../engine/engine.mjs').LayerGradArrays} LayerGrads
- * @typedef {import('../engine/engine.mjs').LayerCallOptions} LayerOptions
- * @typedef {import('../engine/engine.mjs').LayerForwardCall} LayerCall
- * @typedef {import('../engine/engine.mjs').LayerForwardResult} LayerResult
- * @typedef {import('../engine/engine.mjs').LayerBackwardCall} LayerBackwardCall
+ * @typedef {import('../engine/engine.d.ts').LinearGradients} LinearGradients
+ * @typedef {import('../engine/engine.d.ts').LayerParamArrays} LayerParams
+ * @typedef {import('../engine/engine.d.ts').LayerGradArrays} LayerGrads
+ * @typedef {import('../engine/engine.d.ts').LayerCallOptions} LayerOptions
+ * @typedef {import('../engine/engine.d.ts').LayerForwardCall} LayerCall
+ * @typedef {import('../engine/engine.d.ts').LayerForwardResult} LayerResult
+ * @typedef {import('../engine/engine.d.ts').LayerBackwardCall} LayerBackwardCall
  * @typedef {import('../engine/embind.mjs').Activations<Float32Array>} LayerSaved
  * @typedef {typeof import('../engine/embind.mjs').PROJECTIONS[number]} LayerArrayName
  */

@@ -25,7 +25,7 @@ import { Module, bindClasses } from './module.mjs';
 export { Parameter } from './module.mjs';
 
 /**
- * @import { Module as PublicModule } from '../index.d.ts'
+ * @import { Module as PublicModule } from './layers.d.ts'
  * @import { Engine } from './module.mjs'
  */
 

@@ -15,9 +15,9 @@ import {
 import { toFloat32 } from './module.mjs';
 
 /**
- * @import {
- *   AdamWOptions, Module, OptimizerStateDict, Parameter, ParameterLike, Parameters, SGDOptions,
- * } from '../index.d.ts'
+ * @import { AdamWTensor } from '../engine/engine.d.ts'
+ * @import { Module, Parameter } from './layers.d.ts'
+ * @import { AdamWOptions, OptimizerStateDict, ParameterLike, Parameters, SGDOptions } from './training.d.ts'
  */
 
 /**
@@ -27,13 +27,6 @@ import { toFloat32 } from './module.mjs';
  */
 
 const f = Math.fround;
-
-/**
- * One tensor of an AdamW step (src/model/optim.h's AdamWTensor): p, m and v are
- * updated in place.
- * @typedef {{ p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array,
- *   minusStep: number, correction2: number }} AdamWTensor
- */
 
 /**
  * The engine's AdamW update (engine.mjs adamWUpdate), which the runtime

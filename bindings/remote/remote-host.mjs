@@ -1,23 +1,24 @@
-// Worker mode, the worker's side (remote.mjs is the page's): runs init() and
-// answers the page's requests (read a property, call a method, construct)
-// by path from a handle, with the wire format of remote.mjs. Objects that
-// are not plain data stay here in `handles`; results are copied, their typed
-// arrays transferred.
+// Worker mode, the worker's side (remote.mjs is the page's): runs the init()
+// its worker entry hands it (worker.mjs, worker-node.mjs: the entries sit
+// above remote/) and answers the page's requests (read a property, call a
+// method, construct) by path from a handle, with the wire format of
+// remote.mjs. Objects that are not plain data stay here in `handles`;
+// results are copied, their typed arrays transferred.
 
-import { init } from '../index.mjs';
 import {
   HANDLE, SYMBOL, VALUE, WRITE_BACK, decodeGraph, describePath, encodeGraph, errorToWire, isCloneable, isContainer,
   symbolFromWire, symbolToWire,
 } from './wire.mjs';
 
-/** @import { MessagePort } from '../platform.d.ts' */
+/** @import { MessagePort } from '../engine/platform.d.ts' */
 /** @import { Graph, Reply, Request, Wire } from './wire.mjs' */
 
 /**
  * Answers the page's requests arriving through `port` until the worker ends.
  * @param {MessagePort} port
+ * @param {(options: object & { worker: false }) => Promise<object>} init the package's init()
  */
-export function serve(port) {
+export function serve(port, init) {
   /** @type {Map<number, any>} */
   const handles = new Map(); // id → object
   /** @type {WeakMap<object, number>} */

@@ -19,14 +19,19 @@
 // runtime of its own in it (an 'init' request: the worker's init() gives a
 // new runtime each time), and the last runtime's dispose() terminates it.
 
-import { currentPlatform } from '../engine/loader.mjs';
 import {
   DISPOSED_MESSAGE, HANDLE, SYMBOL, VALUE, WRITE_BACK, decodeGraph, describePath, encodeGraph, errorFromWire,
   isCloneable, isContainer, postable, symbolFromWire, symbolToWire,
 } from './wire.mjs';
 
-/** @import { DistributiveOmit, Platform } from '../platform.d.ts' */
-/** @import { RemoteRuntime } from '../index.d.ts' */
+/** @import { Platform } from '../engine/platform.d.ts' */
+
+/**
+ * Omit over each member of a union (the requests before their id).
+ * @template T
+ * @template {PropertyKey} K
+ * @typedef {T extends unknown ? Omit<T, K> : never} DistributiveOmit
+ */
 /** @import { Graph, Reply, Request, Wire } from './wire.mjs' */
 
 /**
@@ -47,9 +52,15 @@ const CONVENTIONAL = new Set([
 ]);
 
 /**
+ * The runtime's proxy: what users see as index.d.ts's RemoteRuntime (index.mjs
+ * gives it that type; remote/ forwards by name and needs none).
+ * @typedef {object} RuntimeProxy
+ */
+
+/**
  * A started worker: open() asks it for a runtime of its own (null once the
  * worker is closing: start another).
- * @typedef {{ open(): Promise<RemoteRuntime | null> }} Connection
+ * @typedef {{ open(): Promise<RuntimeProxy | null> }} Connection
  */
 
 /** @type {Map<string, Promise<Connection>>} */
@@ -63,10 +74,11 @@ const unawaited = new WeakSet(); // property proxies (`layer.W_query` before awa
  * init({ worker: true, ... }): a runtime of its own (its own generator and
  * lifetime, as init() gives locally) in the worker of these resolved
  * options, which the runtimes share; the last one's dispose() terminates it.
+ * @param {Platform} platform starts the worker
  * @param {RemoteOptions} options
- * @returns {Promise<RemoteRuntime>}
+ * @returns {Promise<RuntimeProxy>}
  */
-export async function initRemote(options) {
+export async function initRemote(platform, options) {
   const key = `${options.build}:${options.threads}:${options.gemmKernel}`;
   for (;;) {
     let promise = remotes.get(key);
@@ -78,7 +90,7 @@ export async function initRemote(options) {
       const forget = () => {
         if (remotes.get(key) === started) remotes.delete(key);
       };
-      started = connect(currentPlatform(), options, forget);
+      started = connect(platform, options, forget);
       remotes.set(key, started);
       started.catch(forget);
       promise = started;
@@ -433,7 +445,7 @@ async function connect(platform, options, forget) {
     clearTimeout(timer);
   }
 
-  /** @returns {Promise<RemoteRuntime | null>} */
+  /** @returns {Promise<RuntimeProxy | null>} */
   async function open() {
     if (closed || closing) return null;
     runtimeCount++;
@@ -449,7 +461,7 @@ async function connect(platform, options, forget) {
       }
     });
     try {
-      const runtime = /** @type {RemoteRuntime} */ (await Promise.race([
+      const runtime = /** @type {RuntimeProxy} */ (await Promise.race([
         send({ op: 'init', options: { build: options.build, threads: options.threads, timeout, gemmKernel: options.gemmKernel } }),
         again, failed]));
       // A runtime lives until its dispose(), not until its handle is dropped.

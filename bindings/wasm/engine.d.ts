@@ -1,11 +1,7 @@
 // What the Emscripten glue in dist/wasm/ (built from bindings/embind.cc, not
-// in the source tree) resolves to, for the type check of bindings/ (see
-// scripts/typecheck.mjs). Internal: not part of the package's types.
-// Structs cross as plain objects (Embind value_object); pointers are byte
-// offsets into the heap; the calls return a Status code (src/base/status.h).
-
-/** The Embind module of either build: typed once, in engine/embind.mjs. */
-export type EngineModule = import('../engine/embind.mjs').EmbindModule;
+// in the source tree) takes and gives, for the type check of bindings/ (see
+// scripts/typecheck.mjs). Internal: not part of the package's types. The
+// bottom room: it imports nothing of bindings/.
 
 /** What loader.mjs passes the glue's factory (emcc's Module object). */
 export interface ModuleArg {
@@ -16,5 +12,9 @@ export interface ModuleArg {
   printErr?: (text: string) => void;
 }
 
-/** The glue's default export (emcc -sMODULARIZE -sEXPORT_ES6). */
-export type CreateEngine = (moduleArg: ModuleArg) => Promise<EngineModule>;
+/**
+ * The glue's default export (emcc -sMODULARIZE -sEXPORT_ES6). The module it
+ * resolves to is typed once, above the glue: engine/embind.mjs's
+ * EmbindModule (loader.mjs names it).
+ */
+export type CreateEngine = (moduleArg: ModuleArg) => Promise<object>;

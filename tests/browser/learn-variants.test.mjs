@@ -1,4 +1,4 @@
-// Learn II in headless Chromium (issue 22): the checkpoint slider (at step 0
+// Learn II in headless Chromium: the checkpoint slider (at step 0
 // it shows the untrained heads, pixel for pixel), the attention variants (a
 // window of 8 on the default task keeps the best induction score low while
 // a window of 64 reaches it; steps printed), a reload restoring the run (it

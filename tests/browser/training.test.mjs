@@ -3,7 +3,7 @@
 // threaded builds, the page cross-origin isolated). Both builds give the same
 // losses, bit for bit, and the same bits as Node running the same GEMM
 // kernel: plain Node 20 runs the SIMD128 one; Chromium picks the relaxed-SIMD
-// one (f32x4.relaxed_madd, fused on x64: issue 14's kernel, chosen by feature
+// one (f32x4.relaxed_madd, fused on x64; chosen by feature
 // detection), which rounds the projections differently, so Node's losses
 // then come from a child process started with --experimental-wasm-relaxed-simd
 // (which makes Node pick it too). init({ gemmKernel: 'simd128' }) in Chromium

@@ -4,13 +4,14 @@
 // that take its integer route), Linear (MatMul) and its backward,
 // AttentionLayerForward (what the JS modules call; with GQA, RoPE and a KV
 // cache it appends to) and AttentionBackward, with random shapes, options
-// (valid and not: issue 19's layout, query offset, key lengths, windows,
-// softcap, sinks, masks and the scores before the softmax too) and data.
+// (valid and not: the layout, query offset, key lengths, windows, softcap,
+// sinks, masks and the scores before the softmax too) and data.
 // Built with ASan + UBSan (-DCA_FUZZ=ON, clang), so any out-of-bounds access
 // or UB aborts. Checks:
 //   * the SIMD path and the scalar reference return the same Status;
 //   * with finite data in [-1, 1], their results agree within
-//     1e-5 (1 + |ref|) (weights and outputs; 2e-5 for gradients), and NaN
+//     1e-5 (1 + |ref|) (weights and outputs; 2e-5 for gradients, times
+//     dropout's 1 / (1 - p)), and NaN
 //     exactly where the reference has NaN;
 //   * with arbitrary bit patterns (NaN, Inf, huge values) nothing crashes.
 // Every buffer is allocated at its exact size, so ASan sees any overrun.
@@ -119,7 +120,7 @@ causal_attention::AttentionOptions FuzzOptions(Input& in) {
   return o;
 }
 
-// Issue 19's rules for a shape: layout, query offset, key lengths, windows,
+// The visibility rules for a shape: layout, query offset, key lengths, windows,
 // softcap, sinks and a mask (boolean or additive, dims broadcast or not),
 // valid and not; the buffers they point to, each at its exact size.
 struct Rules {
@@ -439,7 +440,7 @@ void FuzzLayer(Input& in, bool raw) {
     p.w_out = wo.data();
     p.b_out = bo.data();
   }
-  // Issue 19's options through the layer: the sinks as its parameter, the
+  // The visibility options through the layer: the sinks as its parameter, the
   // layout left as drawn now and then (the layer refuses kBSHD).
   causal_attention::AttentionShape rules_shape{
       o.batch, p.num_heads, o.tokens, length + o.tokens, p.head_dim,

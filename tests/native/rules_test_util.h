@@ -1,4 +1,4 @@
-// Random problems with the visibility and score rules of issue 19 (layout,
+// Random problems with the visibility and score rules (layout,
 // query offset, key lengths, windows, softcap, sinks, masks), shared by the
 // forward and backward rule tests.
 

@@ -285,7 +285,7 @@ const cases = [
   ['cache attention q of the wrong length', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 2 }), RangeError, /^q must have length 16 \(batch 1 × heads 2 × queryLength 2 × headDim 4\), got length 24$/],
   ['cache attention on an empty cache', (ca, q) => ca.createKVCache({ batch: 1, kvHeads: 1, headDim: 4, capacity: 2 }).attention(q, { heads: 2, queryLength: 3 }), RangeError, /^the cache is empty \(length 0\): append keys and values before attention$/],
   ['cache attention dropout 1', (ca, q, k, v, ctx) => ctx.cache.attention(q, { heads: 2, queryLength: 3, dropout: 1 }), RangeError, /^options.dropout must be a number in \[0, 1\), got 1$/],
-  // Issue 19's options (shape: batch 1, heads 2, queryLength 3 = keyLength 3).
+  // The visibility options (shape: batch 1, heads 2, queryLength 3 = keyLength 3).
   ['layout unknown', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, layout: 'bsd' }), RangeError, /^options.layout must be one of 'bhsd', 'bshd', got the string "bsd"$/],
   ['layout a number', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, layout: 1 }), TypeError, /^options.layout must be one of 'bhsd', 'bshd', got 1$/],
   ['queryOffset fractional', (ca, q, k, v) => ca.attention(q, k, v, { ...shape, queryOffset: 0.5 }), RangeError, /^options.queryOffset must be an integer >= -2147483648, got 0.5$/],
@@ -336,7 +336,7 @@ const cases = [
   ['cache attention causal unknown', (ca, q, k, v, ctx) => ctx.cache.attention(q.subarray(0, 8), { heads: 2, queryLength: 1, causal: 'x' }), RangeError, /^options.causal must be one of false, true, 'top-left', 'bottom-right', got the string "x"$/],
   ['cache append v an Array', (ca, q, k, v, ctx) => ctx.cache.append(new Float32Array(4), [1, 2, 3, 4]), TypeError, /^v must be a Float32Array, got an Array of length 4$/],
   ['cache truncate with a string', (ca, q, k, v, ctx) => ctx.cache.truncate('1'), TypeError, /^n must be an integer >= 0, got the string "1"$/],
-  // Issue 20: sequences of their own lengths (ctx.ragged: batch 3, lengths 3, 1, 2, capacity 8)
+  // Sequences of their own lengths (ctx.ragged: batch 3, lengths 3, 1, 2, capacity 8)
   // and a window cache (ctx.windowed: batch 2, W 3, capacity 4, 6 tokens each, 4 held).
   ['cache append sequences out of range', (ca, q, k, v, ctx) => ctx.ragged.append(f32(4), f32(4), { sequences: [3] }), RangeError, /^options.sequences\[0\] must be an integer in \[0, 3\), got 3$/],
   ['cache append sequences repeated', (ca, q, k, v, ctx) => ctx.ragged.append(f32(8), f32(8), { sequences: [1, 1] }), RangeError, /^options.sequences must not repeat a sequence, got 1 again at \[1\]$/],

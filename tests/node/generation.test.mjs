@@ -142,7 +142,7 @@ for (const [name, initOptions] of builds) {
       cache.dispose();
     });
 
-    it('returnLogSumExp: one decode split over two caches merges into the one-cache result (issue 23)', () => {
+    it('returnLogSumExp: one decode split over two caches merges into the one-cache result', () => {
       // Keys [0, 300) in one cache, [300, 700) in another: each gives its
       // output and log-sum-exp per row; weighted by e^(lse - max) they are
       // the output over all 700 keys.
@@ -219,7 +219,7 @@ for (const [name, initOptions] of builds) {
       cache.dispose();
     });
 
-    it('dispose: harmless twice, every later method and length a TypeError, the layout kept, its memory reused (issue 23)', () => {
+    it('dispose: harmless twice, every later method and length a TypeError, the layout kept, its memory reused', () => {
       const layout = { batch: 1, kvHeads: 4, headDim: 64, capacity: 4096 }; // 8 MiB
       const first = ca.createKVCache(layout);
       first.dispose();

@@ -51,7 +51,7 @@ export function referenceAttention(q, k, v, o) {
 }
 
 /**
- * The rules of issue 19 written from its text, not from the C++: query i sits
+ * The visibility rules written from their statement, not from the C++: query i sits
  * at position p = i + queryOffset; key j is visible when the causal rule
  * (j <= p), the window (p - left <= j <= p + right), keyLengths (j <
  * keyLengths[b]) and a boolean mask all allow it; a score is

@@ -1,4 +1,4 @@
-// Long contexts (issue 23): attention without weights needs no
+// Long contexts: attention without weights needs no
 // [batch, heads, queryLength, keyLength] tensor, so shapes whose weights
 // alone would pass 4 GiB (b·h·Tq·Tk·4 >= 2^32, beyond size_t on wasm32)
 // must run when the weights are not asked for — ca.attention, a chunked

@@ -155,7 +155,7 @@ describe('memory growth in the middle of work', () => {
       // The module forward grows the heap from inside the wasm call (its C++
       // workspace), so the JS side must re-read its views after the call.
       // It comes first: after the large call below, its workspace would fit
-      // in the room that call's scratch arena gives back (issue 23).
+      // in the room that call's scratch arena gives back.
       ca.manualSeed(9);
       // In eval mode: a training forward stages what it keeps for a backward
       // in the JS-side arena first, so less of its growth happens in wasm.

@@ -1,4 +1,4 @@
-// Memory a finished call no longer needs is reusable (issue 23): after one
+// Memory a finished call no longer needs is reusable: after one
 // call that needed most of a wasm32 heap, a KV cache of most of the rest
 // fits, as in a fresh runtime; and when memory does run out, the message
 // says what holds it and what to do. Its own file: a fresh process, so the

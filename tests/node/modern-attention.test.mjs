@@ -1,4 +1,4 @@
-// Issue 19's options (layout, queryOffset, keyLengths, window, mask +
+// The visibility options (layout, queryOffset, keyLengths, window, mask +
 // maskShape, softcap, sinks): first the JS reference against itself (each
 // rule written two ways that must agree), then ca.attention,
 // ca.attentionReference and the backward against it and against float64

@@ -1,4 +1,4 @@
-// The shape of dist/'s module graph that bundlers depend on (issue 24):
+// The shape of dist/'s module graph that bundlers depend on:
 // a worker must not import, directly or not, the module that starts it
 // (Turbopack's `next build` waited forever on that cycle), and the Node
 // entry's files are found by path, not by forms bundlers rewrite.

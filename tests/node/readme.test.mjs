@@ -80,7 +80,7 @@ describe('README examples', () => {
     assert.deepEqual(run(block('headMask: new Float32Array([1, 0])')).trim().split('\n'), ['true', 'true true']);
   });
 
-  it('the sequences example: ragged lengths, a fork, a window cache that outlasts its capacity (issue 20)', () => {
+  it('the sequences example: ragged lengths, a fork, a window cache that outlasts its capacity', () => {
     const out = run(block('copySequence('));
     assert.deepEqual(out.trim().split('\n'), ['6 3 10 10 384', '7 3 7', '1000 8']);
   });

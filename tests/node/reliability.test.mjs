@@ -1,7 +1,7 @@
-// Regression tests for answers that used to come out silently wrong: a
-// parameter set to an array of the wrong kind or length, a batch too large
-// for a spread into Math.max, two outputs in one buffer, state dicts of
-// the wrong shape. Each case here failed (or answered wrongly) before its fix.
+// Answers that could come out silently wrong: a parameter set to an array
+// of the wrong kind or length, a batch too large for a spread into
+// Math.max, two outputs in one buffer, state dicts of the wrong shape. Each
+// case asserts the refusal by class and message, or the right answer.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';

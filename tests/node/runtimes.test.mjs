@@ -1,6 +1,6 @@
 // init(): each call resolves to a runtime of its own — its own generator
 // (manualSeed) and its own lifetime (dispose) — over the engine that
-// runtimes of the same options share (issue 23). Two parts of an app that
+// runtimes of the same options share. Two parts of an app that
 // seed and build with an await in between (React StrictMode runs effects
 // twice) each get the book's numbers; one part's dispose() ends only its
 // own runtime; the last one's dispose() ends the engine.

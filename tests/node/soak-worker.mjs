@@ -5,6 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import { getHeapStatistics } from 'node:v8';
 import { usePlatform } from '../../dist/engine/loader.mjs';
+import { init } from '../../dist/index.mjs';
 import { nodePlatform } from '../../dist/platform-node.mjs';
 import { serve } from '../../dist/remote/remote-host.mjs';
 
@@ -23,4 +24,4 @@ parentPort.on('message', (message) => {
 serve({
   post: (message, transfer) => parentPort.postMessage(message, transfer),
   onMessage: (handler) => handlers.push(handler),
-});
+}, init);

@@ -485,7 +485,7 @@ describe('modules: the training contract', async () => {
       'the sum of two different backwards');
   });
 
-  it('a rejected backward() leaves its forward for a valid one, every module kind (issue 23)', () => {
+  it('a rejected backward() leaves its forward for a valid one, every module kind', () => {
     const x3 = randomArray(2 * 6 * 3, 11);
     for (const [kind, make, x, shape] of kinds(x3)) {
       ca.manualSeed(12);
@@ -644,7 +644,7 @@ describe("PyTorch's numbers: Embedding, randint, crossEntropy, SGD, AdamW", asyn
     });
   });
 
-  it('a step with one bad gradient throws before it updates anything: all or nothing (issue 23)', () => {
+  it('a step with one bad gradient throws before it updates anything: all or nothing', () => {
     for (const make of [(ps) => new ca.optim.SGD(ps, { lr: 0.1, momentum: 0.9 }), (ps) => new ca.optim.AdamW(ps, { lr: 0.1 })]) {
       ca.manualSeed(3);
       const first = new ca.Linear(3, 2);

@@ -139,7 +139,7 @@ describe('worker mode', () => {
     assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
   });
 
-  it('rejects awkward arguments as the local runtime does: circular, 20 000 deep, detached, symbols (issue 23)', async () => {
+  it('rejects awkward arguments as the local runtime does: circular, 20 000 deep, detached, symbols', async () => {
     const circular = { ...SHAPE };
     circular.self = circular;
     const loop = [];
@@ -180,7 +180,7 @@ describe('worker mode', () => {
     assert.deepEqual(await remote.attention(q, k, v, SHAPE), local.attention(q, k, v, SHAPE));
   });
 
-  it('refuses, by name, a handle of another worker-mode runtime and a property not awaited (issue 23)', async () => {
+  it('refuses, by name, a handle of another worker-mode runtime and a property not awaited', async () => {
     const other = await init({ worker: true, build: 'single' });
     try {
       const foreign = await new other.CausalAttention(3, 2, 6, 0.0);
@@ -202,7 +202,7 @@ describe('worker mode', () => {
     }
   });
 
-  it('answers the names JS and libraries probe (toJSON, toString, constructor...) as a plain object, with no remote call (issue 23)', () => {
+  it('answers the names JS and libraries probe (toJSON, toString, constructor...) as a plain object, with no remote call', () => {
     // A child process: a stray remote call that rejects would be an
     // unhandled rejection, which ends it with code 1.
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
@@ -246,7 +246,7 @@ describe('worker mode', () => {
     assert.equal(seen.stillComputes, 12);
   });
 
-  it('a rejected backward keeps its forward, as locally (issue 23, finding 2)', async () => {
+  it('a rejected backward keeps its forward, as locally', async () => {
     await remote.manualSeed(12);
     local.manualSeed(12);
     const layer = await new remote.CausalAttention(3, 2, 6, 0.0);
@@ -261,7 +261,7 @@ describe('worker mode', () => {
     assert.deepEqual(await layer.gradients(), mirror.gradients());
   });
 
-  it('a KV cache of sequences of their own lengths and a window cache work as locally (issue 20)', async () => {
+  it('a KV cache of sequences of their own lengths and a window cache work as locally', async () => {
     for (const layout of [{ batch: 3, kvHeads: 1, headDim: 4, capacity: 12 }, { batch: 3, kvHeads: 1, headDim: 4, capacity: 6, window: 4 }]) {
       const cache = await remote.createKVCache(layout);
       const mirror = local.createKVCache(layout);
@@ -288,7 +288,7 @@ describe('worker mode', () => {
     }
   });
 
-  it('a disposed KV cache: its layout still reads synchronously, length and methods reject as locally (issue 23, finding 9)', async () => {
+  it('a disposed KV cache: its layout still reads synchronously, length and methods reject as locally', async () => {
     const layout = { batch: 1, kvHeads: 1, headDim: 4, capacity: 8 };
     const cache = await remote.createKVCache(layout);
     const mirror = local.createKVCache(layout);
@@ -333,7 +333,7 @@ describe('worker mode', () => {
     }
   });
 
-  it('gives each init() a runtime of its own in the worker those options share (issue 23, finding 10)', async () => {
+  it('gives each init() a runtime of its own in the worker those options share', async () => {
     const other = await init({ worker: true, build: 'threads', threads: 2 });
     assert.notEqual(other, remote);
     await other.manualSeed(123);
@@ -378,7 +378,7 @@ describe('worker mode', () => {
     assert.equal(out.weight, 6);
   });
 
-  it('init() while the last dispose() is under way starts a new worker, which the next init() shares (issue 23, finding 4)', async () => {
+  it('init() while the last dispose() is under way starts a new worker, which the next init() shares', async () => {
     const ca = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });
     const disposing = ca.dispose();
     const next = await init({ worker: true, build: 'single', gemmKernel: 'simd128' });

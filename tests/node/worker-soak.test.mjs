@@ -1,4 +1,4 @@
-// The worker-mode soak (issue 23), like longrun.test.mjs's local one:
+// The worker-mode soak, like longrun.test.mjs's local one:
 // 100 000 mixed calls through init({ worker: true }) — attention, module
 // forwards, KV-cache decodes, bad calls that reject, modules created and
 // dropped — issued in concurrent batches; every result is bit-identical to

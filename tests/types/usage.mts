@@ -62,7 +62,7 @@ const step = cache.attention(q.subarray(0, 2 * 4 * 8), { heads: 4, queryLength: 
 const stepWeights: Float32Array = step.weights;
 // @ts-expect-error the cache fixes the head size
 cache.attention(q, { heads: 4, queryLength: 1, headDim: 8 });
-// Sequences of their own lengths (issue 20): some appended to, forked, cut.
+// Sequences of their own lengths: some appended to, forked, cut.
 cache.append(q.subarray(0, 2 * 8), q.subarray(0, 2 * 8), { sequences: [1] }).copySequence(1, 0, { length: 1 })
   .truncate(0, { sequences: Int32Array.of(0) });
 const lengths: Int32Array = cache.lengths;
@@ -122,7 +122,7 @@ const remoteGradQ: Float32Array = remoteGrads.gradQ;
 
 await remote.dispose();
 
-// Issue 19's options: padding, windows, masks, softcap, sinks, layout; gradSinks; the modules'.
+// The visibility options: padding, windows, masks, softcap, sinks, layout; gradSinks; the modules'.
 const modern = ca.attention(q, q, q, {
   ...options, layout: 'bshd', queryOffset: -1, keyLengths: [6, 4], window: { left: 2 }, mask: new Uint8Array(36),
   maskShape: [6, 6], softcap: 50, sinks: new Float32Array(4), returnLogSumExp: true,

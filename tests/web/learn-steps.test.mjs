@@ -1,4 +1,4 @@
-// The Learn section's training steps, bit for bit (issue 21's small steps):
+// The Learn section's training steps, bit for bit:
 // the default model trained through the attention modules (one C++ layer
 // call per forward and backward, activations and gradients copied into
 // arrays the modules reuse from step to step) gives exactly the losses and

@@ -1,4 +1,4 @@
-// Learn II's modules in Node (issue 22): the attention variants
+// Learn II's modules in Node: the attention variants
 // (web/learn/model/variants.mjs) trained on the default task, with the step at
 // which each forms an induction head printed; the checkpoints
 // (web/learn/model/checkpoints.mjs); keeping a run (web/learn/model/persist.mjs): a run

@@ -1,4 +1,4 @@
-// The rules of issue 19 in the backward: AttentionBackward (every compiled
+// The visibility rules in the backward: AttentionBackward (every compiled
 // target) against AttentionBackwardReference with every option and
 // combinations (grad_sinks included), threads bit-identical, and the
 // reference against float64 central differences of sum(dO ∘ O) for the new

@@ -1,4 +1,4 @@
-// The rules of issue 19 in the forward (SIMD, every compiled target) against
+// The visibility rules in the forward (SIMD, every compiled target) against
 // AttentionWithLogSumExpReference: layout, query offset, key lengths,
 // windows, softcap, sinks, boolean and additive masks, alone and combined,
 // with GQA, dropout, both mask strategies, decode-shaped calls, odd head
@@ -215,7 +215,7 @@ TEST_P(AttentionRulesTest, HiddenKeysPlayNoPartEvenWhenNonFinite) {
 }
 
 // Long contexts: no [Tq, Tk] tensor is allocated without weights, so the
-// shapes issue 19 found refused run; a few rows checked against the
+// shapes whose [Tq, Tk] would not fit run; a few rows checked against the
 // reference on the keys they see.
 void CheckLongRows(const AttentionShape& s) {
   std::mt19937 rng(1);

@@ -211,7 +211,7 @@ TEST_P(KvDtypeTest, DecodeChunksAndThreadsAreBitIdentical) {
 
 // The error of a decode step on a stored cache against float64 on the
 // unrounded keys and values, as a fraction of the output's largest value:
-// the bounds of issue 20 (bfloat16 1e-2, int8 3e-2). Data: N(0, 1) keys
+// the dtypes' bounds (bfloat16 1e-2, int8 3e-2). Data: N(0, 1) keys
 // and values with a few outlier channels (x8), as real K caches have.
 TEST(KvDtype, QuantisationErrorWithinBound) {
   std::mt19937 rng(22);

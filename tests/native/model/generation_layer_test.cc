@@ -165,7 +165,7 @@ TEST_P(GenerationLayerTest, CachedTokensEqualOneFullForward) {
   }
 }
 
-// A sliding-window cache (issue 20): when the next call would not fit, each
+// A sliding-window cache: when the next call would not fit, each
 // KV head's newest W - 1 rows move to the front and `start` counts the rows
 // dropped, so RoPE goes on at start + length. Equals one full forward with
 // the window { left: W - 1 }.

@@ -1,4 +1,4 @@
-// "Open in the pipeline" (issue 22): one head of the Learn model, on the
+// "Open in the pipeline": one head of the Learn model, on the
 // probe, in the shape of pipeline.mjs's runPipeline result, so that the
 // page's pipeline panels (scores → scaled → masked → softmax → context)
 // show a head that learned something. Computed in the training worker with

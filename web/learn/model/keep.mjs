@@ -1,4 +1,4 @@
-// The training worker's keeping of a run (issue 22): the checkpoints the
+// The training worker's keeping of a run: the checkpoints the
 // page's slider scrubs through (learn-checkpoints.mjs), the run saved to
 // IndexedDB as it trains and restored after a reload, the model's state
 // dict as JSON both ways (learn-persist.mjs), and a head for the page's

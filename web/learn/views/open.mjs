@@ -1,4 +1,4 @@
-// "Open in the pipeline" (issue 22): a select of the Learn model's heads
+// "Open in the pipeline": a select of the Learn model's heads
 // (the best induction head until the learner picks one) and a button; the
 // training worker computes the head on the probe (learn-pipeline.mjs) and
 // the page's pipeline panels show it (app.mjs's showLearnHead, given to

@@ -1,4 +1,4 @@
-// The Learn section's checkpoint slider (issue 22): `#learn-checkpoint`
+// The Learn section's checkpoint slider: `#learn-checkpoint`
 // ranges over the checkpoints the training worker keeps (learn-keep.mjs)
 // plus, at its right end, the run as it trains. Moving it asks the worker
 // for that checkpoint; the heads then show its weights and scores

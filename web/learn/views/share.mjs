@@ -1,4 +1,4 @@
-// The Learn section's "Keep and share" panel (issue 22): the run is saved
+// The Learn section's "Keep and share" panel: the run is saved
 // in this browser as it trains (by the worker: learn-keep.mjs) and a
 // reload continues it; the model's state dict downloads as JSON under
 // PyTorch's names, and a state dict uploaded (the same settings) replaces

@@ -1,6 +1,6 @@
 // The contract between the engine and a host, for the type check of
 // bindings/ (scripts/typecheck.mjs): platform-web.mjs and platform-node.mjs
-// implement Platform; engine/loader.mjs and remote/remote.mjs use it.
+// implement Platform; loader.mjs and remote/remote.mjs use it.
 // Internal: not part of the package's types.
 
 /** Where a build's .wasm is, and how to compile it. */
@@ -55,11 +55,8 @@ export interface Platform {
   /** A new pthread worker and its URL or path (for messages). */
   pthreadWorker(hooks: PthreadWorkerHooks): [GlueWorker, string];
   /** After the threaded build loaded (Node: unreference the idle workers). */
-  afterLoad?: (mod: import('./wasm/engine.js').EngineModule) => void;
+  afterLoad?: (mod: import('./embind.mjs').EmbindModule) => void;
   /** emcc's stderr. */
   printErr?: (text: string) => void;
   apiWorker(): ApiWorkerPort;
 }
-
-/** Omit over each member of a union (remote.mjs's requests before their id). */
-export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
