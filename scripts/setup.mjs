@@ -43,6 +43,9 @@ if (purpose === 'deep') {
 if (purpose === 'test' || purpose === 'bench') {
   requirements.push(['Chromium (browser tests)', 'chromium', () => existsSync('/usr/bin/chromium')]);
 }
+if (purpose === 'test') {
+  requirements.push(['Firefox ESR (browser tests in every engine)', 'firefox-esr', () => existsSync('/usr/bin/firefox-esr')]);
+}
 
 function hasFuzzerRuntime() {
   const base = '/usr/lib/llvm-14/lib/clang';
