@@ -54,8 +54,9 @@ struct Int8Queries {
 };
 
 // Whether the current target runs an int8 cache's decode groups on the
-// integer route (attention.cc's Int8Route): wasm with its SIMD128 kernels,
-// the other vector targets with the portable ones below. HWY_SCALAR keeps
+// integer route (ChooseRoute, src/attention/decode_route-inl.h): wasm with
+// its SIMD128 kernels, the other vector targets with the portable ones
+// below. HWY_SCALAR keeps
 // the float32 tile route: its ScoreKeyTile is the one-lane transposed-tile
 // kernel, without the four-row kernels' branches.
 constexpr bool kInt8IntegerRoute = HWY_TARGET != HWY_SCALAR;

@@ -17,6 +17,12 @@ const q = randomArray(n(shape, shape.heads, shape.queryLength, shape.headDim), 1
 const k = randomArray(n(shape, shape.kvHeads, shape.keyLength, shape.headDim), 2);
 const v = randomArray(n(shape, shape.kvHeads, shape.keyLength, shape.headDim), 3);
 const mask = Float32Array.from(randomArray(19 * 19, 4), (x) => (x < -0.7 ? -Infinity : x));
+// The KV cache's keys, values and one decode step's queries (8 heads over 2 KV heads, 70 keys).
+const cache = {
+  k: Float32Array.from({ length: 2 * 70 * 32 }, (_, i) => Math.sin(i * 0.37)),
+  v: Float32Array.from({ length: 2 * 70 * 32 }, (_, i) => Math.cos(i * 0.11)),
+  q: Float32Array.from({ length: 8 * 32 }, (_, i) => Math.sin(i * 0.05)),
+};
 const CASES = [
   ['causal', { causal: true }],
   ['additive mask', { causal: false, mask, maskShape: [19, 19] }],
@@ -25,7 +31,7 @@ const CASES = [
 ];
 
 /** In the page: every check's numbers, computed by the package from dist/. */
-async function inPage({ cases, q, k, v, shape, build, worker }) {
+async function inPage({ cases, q, k, v, shape, build, worker, cache: c }) {
   const { init } = await import('/dist/browser.mjs');
   const ca = await init({ build, worker });
   const out = { build: ca.build, threads: ca.threads, kernel: ca.gemmKernel, attention: [], caches: [] };
@@ -40,11 +46,8 @@ async function inPage({ cases, q, k, v, shape, build, worker }) {
   }
   for (const dtype of ['float32', 'bfloat16', 'int8']) {
     const cache = await ca.createKVCache({ batch: 1, kvHeads: 2, headDim: 32, capacity: 80, dtype });
-    const kc = new Float32Array(2 * 70 * 32).map((_, i) => Math.sin(i * 0.37));
-    const vc = new Float32Array(2 * 70 * 32).map((_, i) => Math.cos(i * 0.11));
-    await cache.append(kc, vc);
-    const qc = new Float32Array(8 * 32).map((_, i) => Math.sin(i * 0.05));
-    out.caches.push({ dtype, output: Array.from((await cache.attention(qc, { heads: 8, queryLength: 1 })).output) });
+    await cache.append(f32(c.k), f32(c.v));
+    out.caches.push({ dtype, output: Array.from((await cache.attention(f32(c.q), { heads: 8, queryLength: 1 })).output) });
     await cache.dispose();
   }
   await ca.dispose?.();
@@ -60,11 +63,8 @@ function check(got) {
     assert.ok(maxRelativeError(Float32Array.from(got.attention[i].output), want.output) <= TOL, `${name}: output`);
     assert.ok(maxRelativeError(Float32Array.from(got.attention[i].weights), want.weights) <= TOL, `${name}: weights`);
   });
-  const kc = new Float32Array(2 * 70 * 32).map((_, i) => Math.sin(i * 0.37));
-  const vc = new Float32Array(2 * 70 * 32).map((_, i) => Math.cos(i * 0.11));
-  const qc = new Float32Array(8 * 32).map((_, i) => Math.sin(i * 0.05));
   for (const { dtype, output } of got.caches) {
-    const want = referenceAttention64(qc, storedKv(kc, 32, dtype), storedKv(vc, 32, dtype),
+    const want = referenceAttention64(cache.q, storedKv(cache.k, 32, dtype), storedKv(cache.v, 32, dtype),
       { batch: 1, heads: 8, kvHeads: 2, queryLength: 1, keyLength: 70, headDim: 32, causal: 'bottom-right' });
     assert.ok(maxRelativeError(Float32Array.from(output), want.output) <= 1e-5, `${dtype} cache`);
   }
@@ -87,7 +87,8 @@ for (const engine of ENGINES) {
         const page = await running.open(server.url);
         try {
           const got = await page.evaluate(inPage, { cases: CASES.map(([nm, o]) => [nm, { ...o, mask: o.mask && Array.from(o.mask) }]),
-            q: Array.from(q), k: Array.from(k), v: Array.from(v), shape, build, worker });
+            q: Array.from(q), k: Array.from(k), v: Array.from(v), shape, build, worker,
+            cache: { k: Array.from(cache.k), v: Array.from(cache.v), q: Array.from(cache.q) } });
           t.diagnostic(`${running.version}: build ${got.build}, ${got.threads} thread(s), ${got.kernel} kernels`);
           if (build !== 'auto') assert.equal(got.build, build);
           check(got);
