@@ -93,9 +93,16 @@ void Check(bool ok) {
   if (!ok) __builtin_trap();
 }
 
+// |got - ref| <= tol · (1 + |ref|) + of_largest · max |ref| (NaNs where the
+// reference has them; equal infinities).
 void CheckClose(const std::vector<float>& got, const std::vector<float>& ref,
-                double tol = 1e-5) {
+                double tol = 1e-5, double of_largest = 0.0) {
   Check(got.size() == ref.size());
+  double largest = 0.0;
+  for (const float r : ref) {
+    if (std::isfinite(r)) largest = std::max(largest, std::fabs(static_cast<double>(r)));
+  }
+  const double slack = of_largest * largest;
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::isnan(ref[i]) || std::isnan(got[i])) {
       Check(std::isnan(ref[i]) && std::isnan(got[i]));
@@ -103,7 +110,7 @@ void CheckClose(const std::vector<float>& got, const std::vector<float>& ref,
     }
     if (got[i] == ref[i]) continue;  // equal infinities too (masked scores)
     Check(std::fabs(static_cast<double>(got[i]) - ref[i]) <=
-          tol * (1.0 + std::fabs(static_cast<double>(ref[i]))));
+          tol * (1.0 + std::fabs(static_cast<double>(ref[i]))) + slack);
   }
 }
 
@@ -324,9 +331,18 @@ void FuzzAttention(Input& in, bool raw) {
       s, o_ref, q.data(), kp, vp, ref_out.data(), ref_w.data());
   Check(a == b);
   if (a != Status::kOk || raw || !ScaleIsModerate(o)) return;
-  CheckClose(out, ref_out);
-  if (weights) CheckClose(w, ref_w);
-  if (!scores.empty()) CheckClose(scores, ref_scores);
+  // An int8 cache's decode step may take the integer route (int8_rows-inl.h):
+  // int16 queries and weights, rounded to 2^-16 of their row's (or tile's
+  // bound's) largest magnitude, so its error scales with the largest value,
+  // not each one: the bound kv-dtype.test.mjs asserts with outlier tokens,
+  // 1e-3 of the largest |ref| (measured 2.0e-4 there). One drawn input (d 112,
+  // 451 keys) was 1.4e-5 off at |ref| 0.13, past 1e-5 · (1 + |ref|); a wrong
+  // key, row or tile is off by O(1).
+  const double of_largest =
+      s.kv_dtype == causal_attention::KvDtype::kInt8 ? 1e-3 : 0.0;
+  CheckClose(out, ref_out, 1e-5, of_largest);
+  if (weights) CheckClose(w, ref_w, 1e-5, of_largest);
+  if (!scores.empty()) CheckClose(scores, ref_scores, 1e-5, of_largest);
 }
 
 void FuzzLinear(Input& in, bool raw) {
