@@ -18,6 +18,7 @@
 #include "src/kv/kv_storage.h"
 #include "src/model/layer.h"
 #include "src/gemm/linear.h"
+#include "src/model/norm.h"
 #include "src/gemm/matmul.h"
 #include "src/model/optim.h"
 #include "src/model/rope.h"
@@ -197,6 +198,64 @@ int CallLinear(uintptr_t x, double rows, double in, double out, uintptr_t w,
   return static_cast<int>(
       Linear(In(x), static_cast<int64_t>(rows), static_cast<int64_t>(in),
              static_cast<int64_t>(out), In(w), In(b), Out(y)));
+}
+
+// The models' normalisations and activations (src/model/norm.h); sizes as
+// doubles (JS numbers), pointers as byte offsets.
+int CallLayerNorm(uintptr_t x, double rows, double dim, uintptr_t scale,
+                  uintptr_t shift, float eps, uintptr_t y, uintptr_t mean,
+                  uintptr_t rstd) {
+  return static_cast<int>(LayerNorm(
+      In(x), static_cast<int64_t>(rows), static_cast<int64_t>(dim), In(scale),
+      In(shift), eps, Out(y), Out(mean), Out(rstd)));
+}
+
+int CallLayerNormBackward(uintptr_t x, double rows, double dim,
+                          uintptr_t scale, uintptr_t mean, uintptr_t rstd,
+                          uintptr_t grad_y, uintptr_t grad_x,
+                          uintptr_t grad_scale, uintptr_t grad_shift) {
+  return static_cast<int>(LayerNormBackward(
+      In(x), static_cast<int64_t>(rows), static_cast<int64_t>(dim), In(scale),
+      In(mean), In(rstd), In(grad_y), Out(grad_x), Out(grad_scale),
+      Out(grad_shift)));
+}
+
+int CallRmsNorm(uintptr_t x, double rows, double dim, uintptr_t weight,
+                float eps, uintptr_t y, uintptr_t rstd) {
+  return static_cast<int>(RmsNorm(In(x), static_cast<int64_t>(rows),
+                                  static_cast<int64_t>(dim), In(weight), eps,
+                                  Out(y), Out(rstd)));
+}
+
+int CallRmsNormBackward(uintptr_t x, double rows, double dim,
+                        uintptr_t weight, uintptr_t rstd, uintptr_t grad_y,
+                        uintptr_t grad_x, uintptr_t grad_weight) {
+  return static_cast<int>(RmsNormBackward(
+      In(x), static_cast<int64_t>(rows), static_cast<int64_t>(dim), In(weight),
+      In(rstd), In(grad_y), Out(grad_x), Out(grad_weight)));
+}
+
+// kind: 0 GELU, 1 SiLU, 2 SiLU(a)·b (b only there). Forward: y.
+int CallActivation(int kind, uintptr_t a, uintptr_t b, double n, uintptr_t y) {
+  const int64_t count = static_cast<int64_t>(n);
+  if (kind == 0) return static_cast<int>(Gelu(In(a), count, Out(y)));
+  if (kind == 1) return static_cast<int>(Silu(In(a), count, Out(y)));
+  return static_cast<int>(SiluMul(In(a), In(b), count, Out(y)));
+}
+
+// Backward: grad_a (and grad_b for SiLU(a)·b).
+int CallActivationBackward(int kind, uintptr_t a, uintptr_t b,
+                           uintptr_t grad_y, double n, uintptr_t grad_a,
+                           uintptr_t grad_b) {
+  const int64_t count = static_cast<int64_t>(n);
+  if (kind == 0) {
+    return static_cast<int>(GeluBackward(In(a), In(grad_y), count, Out(grad_a)));
+  }
+  if (kind == 1) {
+    return static_cast<int>(SiluBackward(In(a), In(grad_y), count, Out(grad_a)));
+  }
+  return static_cast<int>(SiluMulBackward(In(a), In(b), In(grad_y), count,
+                                          Out(grad_a), Out(grad_b)));
 }
 
 // AdamW.step's one call: `table` holds per tensor the staged p, g, m, v
@@ -405,6 +464,12 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("linear", &CallLinear);
   function("linearBackward", &CallLinearBackward);
   function("adamWUpdate", &CallAdamWUpdate);
+  function("layerNorm", &CallLayerNorm);
+  function("layerNormBackward", &CallLayerNormBackward);
+  function("rmsNorm", &CallRmsNorm);
+  function("rmsNormBackward", &CallRmsNormBackward);
+  function("activation", &CallActivation);
+  function("activationBackward", &CallActivationBackward);
   function("defaultScale", &CallDefaultScale);
   function("structDefaults", &StructDefaults);
   function("setNumThreads", &SetNumThreads);

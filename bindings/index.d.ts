@@ -10,6 +10,7 @@
 //   nn/layers.d.ts              Module, ModuleList, Sequential, Linear, Embedding
 //   nn/attention-modules.d.ts   the attention modules and their forward options
 //   nn/training.d.ts            crossEntropy's types, the optimizers
+//   nn/models.d.ts              the book's ch. 4 layers, GPTModel, Llama3Model
 //   remote/handles.d.ts         worker mode: Remote<T> and its parts
 
 import type {
@@ -22,6 +23,10 @@ import type {
 } from './nn/attention-modules.js';
 import type { Embedding, Linear, Module, ModuleList, Sequential } from './nn/layers.js';
 import type {
+  Activation, Dropout, FeedForward, GatedFeedForward, GPTConfig, GPTModel, LayerNorm, Llama3Model, LlamaConfig,
+  RMSNorm, TransformerBlock,
+} from './nn/models.js';
+import type {
   AdamW, AdamWOptions, CrossEntropyOptions, CrossEntropyResult, Parameters, SGD, SGDOptions,
 } from './nn/training.js';
 import type { Remote } from './remote/handles.js';
@@ -29,6 +34,7 @@ import type { Remote } from './remote/handles.js';
 export * from './api/attention.js';
 export * from './nn/attention-modules.js';
 export * from './nn/layers.js';
+export * from './nn/models.js';
 export * from './nn/training.js';
 export * from './remote/handles.js';
 
@@ -128,6 +134,29 @@ export interface CausalAttentionRuntime {
     new (dIn: number, dOut: number, numHeads: number, numKVGroups: number,
       options?: GroupedQueryAttentionOptions): GroupedQueryAttention;
   };
+
+  /** The book's LayerNorm(embDim) (ch. 4): scale, shift; eps 1e-5. */
+  LayerNorm: { new (embDim: number, options?: { eps?: number }): LayerNorm };
+  /** torch.nn.RMSNorm(embDim): weight; eps 1e-5. */
+  RMSNorm: { new (embDim: number, options?: { eps?: number }): RMSNorm };
+  /** The book's GELU (tanh form). */
+  GELU: { new (): Activation };
+  /** torch.nn.SiLU. */
+  SiLU: { new (): Activation };
+  /** nn.Dropout(p = 0.5), drawing from the runtime's generator. */
+  Dropout: { new (p?: number): Dropout };
+  /** The book's FeedForward(cfg). */
+  FeedForward: { new (cfg: GPTConfig): FeedForward };
+  /** The book's TransformerBlock(cfg). */
+  TransformerBlock: { new (cfg: GPTConfig): TransformerBlock };
+  /** The book's GPTModel(cfg): new GPTModel(GPT_CONFIG_124M) has 163,009,536 parameters. */
+  GPTModel: { new (cfg: GPTConfig): GPTModel };
+  /** Llama 3.2's FeedForward(cfg): fc1, fc2, fc3. */
+  GatedFeedForward: { new (cfg: LlamaConfig): GatedFeedForward };
+  /** Llama 3.2's TransformerBlock(cfg). */
+  Llama3TransformerBlock: { new (cfg: LlamaConfig): TransformerBlock<GroupedQueryAttention, GatedFeedForward, RMSNorm> };
+  /** The book's Llama3Model(cfg) (Llama 3.2 from scratch). */
+  Llama3Model: { new (cfg: LlamaConfig): Llama3Model };
 
   /** A key/value cache resident in wasm memory (dispose it when done). */
   createKVCache(options: KVCacheOptions): KVCache;

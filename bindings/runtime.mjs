@@ -81,6 +81,10 @@ export class Runtime {
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
       linearBackward: engine.linearBackward.bind(engine),
+      normForward: engine.normForward.bind(engine),
+      normBackward: engine.normBackward.bind(engine),
+      activation: engine.activation.bind(engine),
+      activationBackward: engine.activationBackward.bind(engine),
       createCache: (/** @type {import('./engine/engine.d.ts').CacheLayout} */ layout) =>
         this.#track(new KVCache(engine, this.#generator, layout, checkAlive)),
     });
@@ -104,6 +108,28 @@ export class Runtime {
     this.MultiHeadAttention = modules.MultiHeadAttention;
     /** @readonly */
     this.GroupedQueryAttention = modules.GroupedQueryAttention;
+    /** @readonly */
+    this.LayerNorm = modules.LayerNorm;
+    /** @readonly */
+    this.RMSNorm = modules.RMSNorm;
+    /** @readonly */
+    this.GELU = modules.GELU;
+    /** @readonly */
+    this.SiLU = modules.SiLU;
+    /** @readonly */
+    this.Dropout = modules.Dropout;
+    /** @readonly */
+    this.FeedForward = modules.FeedForward;
+    /** @readonly */
+    this.TransformerBlock = modules.TransformerBlock;
+    /** @readonly */
+    this.GPTModel = modules.GPTModel;
+    /** @readonly */
+    this.GatedFeedForward = modules.GatedFeedForward;
+    /** @readonly */
+    this.Llama3TransformerBlock = modules.Llama3TransformerBlock;
+    /** @readonly */
+    this.Llama3Model = modules.Llama3Model;
     /** @readonly */
     this.optim = Object.freeze({
       SGD,

@@ -199,6 +199,17 @@
  *   gradB: Ptr) => number} linearBackward
  * @property {(decay: number, oneMinusBeta1: number, beta2: number, oneMinusBeta2: number, eps: number,
  *   count: number, table: Ptr) => void} adamWUpdate  src/model/optim.h's AdamWUpdate (a table of 7 words per tensor)
+ * @property {(x: Ptr, rows: number, dim: number, scale: Ptr, shift: Ptr, eps: number, y: Ptr, mean: Ptr,
+ *   rstd: Ptr) => number} layerNorm  src/model/norm.h's LayerNorm
+ * @property {(x: Ptr, rows: number, dim: number, scale: Ptr, mean: Ptr, rstd: Ptr, gradY: Ptr, gradX: Ptr,
+ *   gradScale: Ptr, gradShift: Ptr) => number} layerNormBackward
+ * @property {(x: Ptr, rows: number, dim: number, weight: Ptr, eps: number, y: Ptr, rstd: Ptr) => number} rmsNorm
+ * @property {(x: Ptr, rows: number, dim: number, weight: Ptr, rstd: Ptr, gradY: Ptr, gradX: Ptr,
+ *   gradWeight: Ptr) => number} rmsNormBackward
+ * @property {(kind: number, a: Ptr, b: Ptr, n: number, y: Ptr) => number} activation
+ *   GELU (kind 0), SiLU (1), SiLU(a) · b (2)
+ * @property {(kind: number, a: Ptr, b: Ptr, gradY: Ptr, n: number, gradA: Ptr, gradB: Ptr) => number}
+ *   activationBackward
  * @property {(headDim: number) => number} defaultScale
  * @property {() => StructDefaults} structDefaults
  * @property {(n: number) => void} setNumThreads

@@ -20,6 +20,9 @@ import { terminateWorkers } from './loader.mjs';
  * } from './engine.d.ts'
  */
 
+/** embind.cc's CallActivation kinds. */
+const ACTIVATION_KINDS = { gelu: 0, silu: 1, siluMul: 2 };
+
 export class Engine {
   /** @type {EmbindModule} */
   #mod;
@@ -220,6 +223,81 @@ export class Engine {
     for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length, g[key]);
     if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length, g.sinks);
     return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
+  }
+
+  /**
+   * LayerNorm (kind 'layer': weight = scale, bias = shift) or RMSNorm
+   * ('rms': weight) over rows of x (src/model/norm.h): y and the row
+   * statistics the backward takes (mean: LayerNorm only).
+   * @param {'layer' | 'rms'} kind
+   * @param {Float32Array} x
+   * @param {number} rows
+   * @param {number} dim
+   * @param {Float32Array} weight
+   * @param {Float32Array | null} bias
+   * @param {number} eps
+   * @returns {{ y: Float32Array, mean: Float32Array | null, rstd: Float32Array }}
+   */
+  normForward(kind, x, rows, dim, weight, bias, eps) {
+    const what = kind === 'layer' ? 'LayerNorm.forward' : 'RMSNorm.forward';
+    const [xp, wp, bp, yp, mp, rp] = this.#stage(what, [x, weight, bias], [rows * dim, rows, rows]);
+    this.#check(what, kind === 'layer'
+      ? this.#mod.layerNorm(xp, rows, dim, wp, bp, eps, yp, mp, rp)
+      : this.#mod.rmsNorm(xp, rows, dim, wp, eps, yp, rp));
+    return {
+      y: this.#copyOut(yp, rows * dim),
+      mean: kind === 'layer' ? this.#copyOut(mp, rows) : null,
+      rstd: this.#copyOut(rp, rows),
+    };
+  }
+
+  /**
+   * normForward's backward: gradX, and gradWeight (and gradBias for
+   * LayerNorm) accumulated into, in place.
+   * @param {'layer' | 'rms'} kind
+   * @param {{ x: Float32Array, rows: number, dim: number, weight: Float32Array, mean: Float32Array | null,
+   *   rstd: Float32Array, gradY: Float32Array, gradWeight: Float32Array, gradBias: Float32Array | null }} c
+   * @returns {Float32Array} gradX
+   */
+  normBackward(kind, c) {
+    const what = kind === 'layer' ? 'LayerNorm.backward' : 'RMSNorm.backward';
+    const n = c.rows * c.dim;
+    const [xp, wp, mp, rp, gyp, gwp, gbp, gxp] = this.#stage(what,
+      [c.x, c.weight, c.mean, c.rstd, c.gradY, c.gradWeight, c.gradBias], [n]);
+    this.#check(what, kind === 'layer'
+      ? this.#mod.layerNormBackward(xp, c.rows, c.dim, wp, mp, rp, gyp, gxp, gwp, gbp)
+      : this.#mod.rmsNormBackward(xp, c.rows, c.dim, wp, rp, gyp, gxp, gwp));
+    this.#copyOut(gwp, c.gradWeight.length, c.gradWeight);
+    if (c.gradBias) this.#copyOut(gbp, c.gradBias.length, c.gradBias);
+    return this.#copyOut(gxp, n);
+  }
+
+  /**
+   * GELU(a), SiLU(a) or SiLU(a) · b elementwise (src/model/norm.h).
+   * @param {'gelu' | 'silu' | 'siluMul'} kind
+   * @param {Float32Array} a
+   * @param {Float32Array | null} b  siluMul only
+   * @returns {Float32Array}
+   */
+  activation(kind, a, b) {
+    const [ap, bp, yp] = this.#stage(kind, [a, b], [a.length]);
+    this.#check(kind, this.#mod.activation(ACTIVATION_KINDS[kind], ap, bp, a.length, yp));
+    return this.#copyOut(yp, a.length);
+  }
+
+  /**
+   * activation's backward: the gradient of a (and of b, siluMul only).
+   * @param {'gelu' | 'silu' | 'siluMul'} kind
+   * @param {Float32Array} a
+   * @param {Float32Array | null} b
+   * @param {Float32Array} gradY
+   * @returns {{ gradA: Float32Array, gradB: Float32Array | null }}
+   */
+  activationBackward(kind, a, b, gradY) {
+    const n = a.length;
+    const [ap, bp, gyp, gap, gbp] = this.#stage(`${kind} backward`, [a, b, gradY], [n, b ? n : 0]);
+    this.#check(`${kind} backward`, this.#mod.activationBackward(ACTIVATION_KINDS[kind], ap, bp, gyp, n, gap, gbp));
+    return { gradA: this.#copyOut(gap, n), gradB: b && this.#copyOut(gbp, n) };
   }
 
   /**

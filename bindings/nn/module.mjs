@@ -43,6 +43,11 @@ import { product } from '../engine/heap.mjs';
  * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
  *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
  *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad
+ * @property {import('../engine/engine.mjs').Engine['normForward']} normForward  src/model/norm.h's
+ *   LayerNorm / RMSNorm: y and the row statistics
+ * @property {import('../engine/engine.mjs').Engine['normBackward']} normBackward  their backward
+ * @property {import('../engine/engine.mjs').Engine['activation']} activation  GELU, SiLU, SiLU(a) · b
+ * @property {import('../engine/engine.mjs').Engine['activationBackward']} activationBackward  their backward
  * @property {(layout: Required<Omit<KVCacheOptions, 'window'>> & Pick<KVCacheOptions, 'window'>) => KVCache} createCache
  *   a KVCache for useCache
  */

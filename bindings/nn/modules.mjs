@@ -18,6 +18,9 @@
 import { CausalAttention, MultiHeadAttention, MultiHeadAttentionWrapper, SelfAttention } from './attention.mjs';
 import { ModuleList, Sequential } from './containers.mjs';
 import { Embedding } from './embedding.mjs';
+import { FeedForward, GPTModel, TransformerBlock } from './gpt.mjs';
+import { GatedFeedForward, Llama3Model, Llama3TransformerBlock } from './llama.mjs';
+import { Dropout, GELU, LayerNorm, RMSNorm, SiLU } from './norm.mjs';
 import { GroupedQueryAttention } from './grouped-query-attention.mjs';
 import { Linear } from './linear.mjs';
 import { Module, bindClasses } from './module.mjs';
@@ -42,6 +45,10 @@ export { Parameter } from './module.mjs';
  *     => GroupedQueryAttention & { numKVGroups: number, groupSize: number, outProj: Linear, contextLength: number },
  *   ModuleList: new <M extends PublicModule = PublicModule>(modules?: Iterable<M>) => ModuleList<M> & Indexed<M>,
  *   Sequential: new <M extends PublicModule = PublicModule>(...modules: M[]) => Sequential<M> & Indexed<M>,
+ *   LayerNorm: typeof LayerNorm, RMSNorm: typeof RMSNorm, GELU: typeof GELU, SiLU: typeof SiLU, Dropout: typeof Dropout,
+ *   FeedForward: typeof FeedForward, TransformerBlock: typeof TransformerBlock, GPTModel: typeof GPTModel,
+ *   GatedFeedForward: typeof GatedFeedForward, Llama3TransformerBlock: typeof Llama3TransformerBlock,
+ *   Llama3Model: typeof Llama3Model,
  * }} ModuleClasses
  */
 
@@ -63,7 +70,8 @@ export function defineModules(engine) {
     Module,
     ...bindClasses(engine, {
       Linear, Embedding, SelfAttention, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention,
-      GroupedQueryAttention, ModuleList, Sequential,
+      GroupedQueryAttention, ModuleList, Sequential, LayerNorm, RMSNorm, GELU, SiLU, Dropout,
+      FeedForward, TransformerBlock, GPTModel, GatedFeedForward, Llama3TransformerBlock, Llama3Model,
     }),
   };
 }

@@ -8,7 +8,9 @@ import { defineModules } from '../../../bindings/nn/modules.mjs';
 /** The runtime's module classes, as declared. */
 type DeclaredModules = Pick<Declared.CausalAttentionRuntime,
   'Module' | 'ModuleList' | 'Sequential' | 'Linear' | 'Embedding' | 'SelfAttention' | 'CausalAttention'
-  | 'MultiHeadAttentionWrapper' | 'MultiHeadAttention' | 'GroupedQueryAttention'>;
+  | 'MultiHeadAttentionWrapper' | 'MultiHeadAttention' | 'GroupedQueryAttention' | 'LayerNorm' | 'RMSNorm' | 'GELU'
+  | 'SiLU' | 'Dropout' | 'FeedForward' | 'TransformerBlock' | 'GPTModel' | 'GatedFeedForward' | 'Llama3TransformerBlock'
+  | 'Llama3Model'>;
 
 declare const modules: ReturnType<typeof defineModules>;
 export const modulesConform: DeclaredModules = modules;

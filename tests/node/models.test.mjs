@@ -1,0 +1,364 @@
+// The book's chapter-4 GPTModel and its Llama 3.2 (Llama3Model) against a
+// float64 reference written here from the book's code: logits within
+// 1e-5·(1 + |ref|), gradients against the reference's central finite
+// differences within 1e-4·(1 + |ref|), greedy generation with and without
+// the KV caches, seeded sampling, the book's parameter count, the state-dict
+// names, and the errors.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { init } from 'causal-attention';
+import { linearJs } from './helpers.mjs';
+
+const ca = await init();
+
+const GPT_SMALL = { vocab_size: 37, context_length: 12, emb_dim: 16, n_heads: 4, n_layers: 2, drop_rate: 0.0, qkv_bias: true };
+const LLAMA_SMALL = {
+  vocab_size: 29, context_length: 64, emb_dim: 16, n_heads: 4, n_layers: 2, hidden_dim: 24, n_kv_groups: 2,
+  rope_base: 500000, rope_freq: { factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_context_length: 8 },
+};
+
+// --- float64 reference (the book's modules, in double) ----------------------
+
+const linear = linearJs;
+
+function layerNorm(x, rows, d, scale, shift, eps = 1e-5) {
+  const y = new Float64Array(rows * d);
+  for (let r = 0; r < rows; r++) {
+    let m = 0;
+    for (let j = 0; j < d; j++) m += x[r * d + j];
+    m /= d;
+    let v = 0;
+    for (let j = 0; j < d; j++) v += (x[r * d + j] - m) ** 2;
+    const s = 1 / Math.sqrt(v / d + eps);
+    for (let j = 0; j < d; j++) y[r * d + j] = scale[j] * (x[r * d + j] - m) * s + shift[j];
+  }
+  return y;
+}
+
+function rmsNorm(x, rows, d, w, eps = 1e-5) {
+  const y = new Float64Array(rows * d);
+  for (let r = 0; r < rows; r++) {
+    let q = 0;
+    for (let j = 0; j < d; j++) q += x[r * d + j] ** 2;
+    const s = 1 / Math.sqrt(q / d + eps);
+    for (let j = 0; j < d; j++) y[r * d + j] = w[j] * x[r * d + j] * s;
+  }
+  return y;
+}
+
+const gelu = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+const silu = (x) => x / (1 + Math.exp(-x));
+
+/** The book's compute_rope_params inverse frequencies, in double. */
+function invFreqs(hd, base, f) {
+  return Array.from({ length: hd / 2 }, (_, i) => {
+    const inv = 1 / base ** ((2 * i) / hd);
+    if (!f) return inv;
+    const wavelen = (2 * Math.PI) / inv;
+    const low = f.original_context_length / f.low_freq_factor;
+    const high = f.original_context_length / f.high_freq_factor;
+    if (wavelen > low) return inv / f.factor;
+    if (wavelen < high) return inv;
+    const s = (f.original_context_length / wavelen - f.low_freq_factor) / (f.high_freq_factor - f.low_freq_factor);
+    return (1 - s) * (inv / f.factor) + s * inv;
+  });
+}
+
+/**
+ * Causal attention of q [B, T, H·hd] against k, v [B, T, G·hd] (G KV heads,
+ * H / G query heads each), RoPE first when `rope`; → [B, T, H·hd] and the weights.
+ */
+function attention(q, k, v, B, T, H, G, hd, rope) {
+  const rot = (x, heads) => {
+    if (!rope) return x;
+    const y = Float64Array.from(x);
+    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let h = 0; h < heads; h++) {
+      const at = ((b * T + t) * heads + h) * hd;
+      for (let i = 0; i < hd / 2; i++) {
+        const a = t * rope[i];
+        const [c, s] = [Math.cos(a), Math.sin(a)];
+        y[at + i] = x[at + i] * c - x[at + i + hd / 2] * s;
+        y[at + i + hd / 2] = x[at + i + hd / 2] * c + x[at + i] * s;
+      }
+    }
+    return y;
+  };
+  const qr = rot(q, H);
+  const kr = rot(k, G);
+  const out = new Float64Array(B * T * H * hd);
+  const weights = new Float64Array(B * H * T * T);
+  for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / (H / G));
+    for (let i = 0; i < T; i++) {
+      const sc = [];
+      for (let j = 0; j <= i; j++) {
+        let s = 0;
+        for (let e = 0; e < hd; e++) s += qr[((b * T + i) * H + h) * hd + e] * kr[((b * T + j) * G + g) * hd + e];
+        sc.push(s / Math.sqrt(hd));
+      }
+      const max = Math.max(...sc);
+      const ex = sc.map((s) => Math.exp(s - max));
+      const sum = ex.reduce((a, c) => a + c, 0);
+      for (let j = 0; j <= i; j++) {
+        const w = ex[j] / sum;
+        weights[((b * H + h) * T + i) * T + j] = w;
+        for (let e = 0; e < hd; e++) out[((b * T + i) * H + h) * hd + e] += w * v[((b * T + j) * G + g) * hd + e];
+      }
+    }
+  }
+  return { out, weights };
+}
+
+/** Logits [B, T, V] (and each layer's weights) of a state dict `p` (Float64Arrays by name). */
+function referenceForward(family, cfg, p, ids, B, T) {
+  const E = cfg.emb_dim;
+  const H = cfg.n_heads;
+  const G = family === 'gpt' ? H : cfg.n_kv_groups;
+  const hd = E / H;
+  const rows = B * T;
+  let x = new Float64Array(rows * E);
+  for (let n = 0; n < rows; n++) {
+    for (let j = 0; j < E; j++) {
+      x[n * E + j] = p['tok_emb.weight'][ids[n] * E + j] + (family === 'gpt' ? p['pos_emb.weight'][(n % T) * E + j] : 0);
+    }
+  }
+  const rope = family === 'llama' ? invFreqs(hd, cfg.rope_base, cfg.rope_freq) : null;
+  const weights = [];
+  for (let l = 0; l < cfg.n_layers; l++) {
+    const w = (name) => p[`trf_blocks.${l}.${name}`] ?? null;
+    const h = family === 'gpt'
+      ? layerNorm(x, rows, E, w('norm1.scale'), w('norm1.shift'))
+      : rmsNorm(x, rows, E, w('norm1.weight'));
+    const q = linear(h, rows, E, H * hd, w('att.W_query.weight'), w('att.W_query.bias'));
+    const k = linear(h, rows, E, G * hd, w('att.W_key.weight'), w('att.W_key.bias'));
+    const v = linear(h, rows, E, G * hd, w('att.W_value.weight'), w('att.W_value.bias'));
+    const a = attention(q, k, v, B, T, H, G, hd, rope);
+    weights.push(a.weights);
+    const o = linear(a.out, rows, E, E, w('att.out_proj.weight'), w('att.out_proj.bias'));
+    const x1 = x.map((val, i) => val + o[i]);
+    const h2 = family === 'gpt'
+      ? layerNorm(x1, rows, E, w('norm2.scale'), w('norm2.shift'))
+      : rmsNorm(x1, rows, E, w('norm2.weight'));
+    let f;
+    if (family === 'gpt') {
+      const u = linear(h2, rows, E, 4 * E, w('ff.layers.0.weight'), w('ff.layers.0.bias')).map(gelu);
+      f = linear(u, rows, 4 * E, E, w('ff.layers.2.weight'), w('ff.layers.2.bias'));
+    } else {
+      const D = cfg.hidden_dim;
+      const a1 = linear(h2, rows, E, D, w('ff.fc1.weight'), null);
+      const a2 = linear(h2, rows, E, D, w('ff.fc2.weight'), null);
+      f = linear(a1.map((val, i) => silu(val) * a2[i]), rows, D, E, w('ff.fc3.weight'), null);
+    }
+    x = x1.map((val, i) => val + f[i]);
+  }
+  const hn = family === 'gpt'
+    ? layerNorm(x, rows, E, p['final_norm.scale'], p['final_norm.shift'])
+    : rmsNorm(x, rows, E, p['final_norm.weight']);
+  return { logits: linear(hn, rows, E, cfg.vocab_size, p['out_head.weight'], null), weights };
+}
+
+const toDouble = (sd) => Object.fromEntries(Object.entries(sd).map(([k, v]) => [k, Float64Array.from(v)]));
+
+function crossEntropy64(logits, targets, V) {
+  let total = 0;
+  for (let n = 0; n < targets.length; n++) {
+    const row = logits.subarray(n * V, (n + 1) * V);
+    const max = Math.max(...row);
+    const lse = max + Math.log(row.reduce((s, x) => s + Math.exp(x - max), 0));
+    total += lse - row[targets[n]];
+  }
+  return total / targets.length;
+}
+
+function closeTo(got, ref, tol, what) {
+  assert.equal(got.length, ref.length, `${what}: length`);
+  let worst = 0;
+  for (let i = 0; i < got.length; i++) {
+    const err = Math.abs(got[i] - ref[i]) / (1 + Math.abs(ref[i]));
+    worst = Math.max(worst, err);
+    assert.ok(err <= tol, `${what}[${i}]: ${got[i]} vs ${ref[i]} (tol ${tol})`);
+  }
+  return worst;
+}
+
+/** A model with every parameter drawn (norms and biases too), so that no gradient is trivially 0 or 1. */
+function model(family, seed) {
+  ca.manualSeed(seed);
+  const m = family === 'gpt' ? new ca.GPTModel(GPT_SMALL) : new ca.Llama3Model(LLAMA_SMALL);
+  let s = seed;
+  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+  for (const p of m.parameters()) {
+    if (/norm/.test(p.name)) p.data.forEach((_, i) => { p.data[i] += 0.3 * rand(); });
+    if (/bias|shift/.test(p.name)) p.data.forEach((_, i) => { p.data[i] = 0.2 * rand(); });
+  }
+  return m;
+}
+
+for (const family of ['gpt', 'llama']) {
+  const cfg = family === 'gpt' ? GPT_SMALL : LLAMA_SMALL;
+  const V = cfg.vocab_size;
+
+  test(`${family}: logits and every layer's weights match the float64 reference`, () => {
+    const m = model(family, 5).eval();
+    const [B, T] = [2, 7];
+    const ids = Int32Array.from({ length: B * T }, (_, i) => (i * 7 + 3) % V);
+    const r = m.forward(ids, [B, T], { returnWeights: true });
+    const ref = referenceForward(family, cfg, toDouble(m.stateDict()), ids, B, T);
+    const worst = closeTo(r.logits, ref.logits, 1e-5, 'logits');
+    assert.equal(r.weights.length, cfg.n_layers);
+    r.weights.forEach((w, l) => closeTo(w, ref.weights[l], 1e-5, `weights of layer ${l}`));
+    console.log(`${family}: largest logit error ${worst.toExponential(2)} of 1 + |ref|`);
+    // Without returnWeights (another route through the fused kernel): a Float32Array of the same logits.
+    closeTo(m.forward(ids, [B, T]), ref.logits, 1e-5, 'logits without weights');
+  });
+
+  test(`${family}: gradients match the float64 reference's finite differences`, () => {
+    const m = model(family, 9).train();
+    const [B, T] = [2, 5];
+    const ids = Int32Array.from({ length: B * T }, (_, i) => (i * 5 + 1) % V);
+    const targets = Int32Array.from({ length: B * T }, (_, i) => (i * 3 + 2) % V);
+    const logits = /** @type {Float32Array} */ (m.forward(ids, [B, T]));
+    const { loss, gradLogits } = ca.crossEntropy(logits, targets);
+    assert.equal(m.backward(gradLogits), null);
+    const p64 = toDouble(m.stateDict());
+    const lossOf = () => crossEntropy64(referenceForward(family, cfg, p64, ids, B, T).logits, targets, V);
+    assert.ok(Math.abs(loss - lossOf()) <= 1e-5 * (1 + Math.abs(loss)), 'the loss');
+    const grads = m.gradients();
+    let checked = 0;
+    for (const [name, values] of Object.entries(p64)) {
+      const grad = grads[name];
+      assert.ok(grad, `${name} has a gradient`);
+      // A few entries of each tensor (tok_emb: rows that the ids use).
+      const picks = name === 'tok_emb.weight'
+        ? [ids[0] * cfg.emb_dim, ids[3] * cfg.emb_dim + 5]
+        : [0, Math.floor(values.length / 2), values.length - 1];
+      for (const i of picks) {
+        const h = 1e-5;
+        const keep = values[i];
+        values[i] = keep + h;
+        const up = lossOf();
+        values[i] = keep - h;
+        const down = lossOf();
+        values[i] = keep;
+        const fd = (up - down) / (2 * h);
+        assert.ok(Math.abs(grad[i] - fd) <= 1e-4 * (1 + Math.abs(fd)), `${name}[${i}]: ${grad[i]} vs ${fd}`);
+        checked += 1;
+      }
+    }
+    assert.ok(checked > 20);
+  });
+
+  test(`${family}: greedy generation with the caches equals the no-cache argmax, token by token`, () => {
+    const m = model(family, 13);
+    const prompt = [[1, 2, 3], [4, 5, 6]];
+    const cached = m.generate(prompt, { maxNewTokens: 6 });
+    const plain = m.generate(prompt, { maxNewTokens: 6, useCache: false });
+    assert.deepEqual(cached, plain);
+    // Each new token is the argmax of a full forward over what came before (float64 reference).
+    const p64 = toDouble(m.stateDict());
+    for (const row of cached) {
+      for (let t = 3; t < row.length; t++) {
+        const { logits } = referenceForward(family, cfg, p64, row.subarray(0, t), 1, t);
+        const last = logits.subarray((t - 1) * V, t * V);
+        assert.equal(row[t], last.indexOf(Math.max(...last)), `token ${t}`);
+      }
+    }
+    // bfloat16 and int8 caches: the same call runs (values may differ slightly).
+    for (const cacheDtype of ['bfloat16', 'int8']) {
+      assert.equal(m.generate([1, 2, 3], { maxNewTokens: 4, cacheDtype }).length, 7);
+    }
+    assert.equal(m.training, true, 'generate restores the mode');
+    assert.equal(m.cacheLength, 0, 'generate empties the caches');
+  });
+
+  test(`${family}: sampling is seeded and reproducible; topK 1 is greedy; eosId stops`, () => {
+    const m = model(family, 17);
+    const a = m.generate([1, 2], { maxNewTokens: 8, temperature: 1.5, topK: 10, topP: 0.9, seed: 42 });
+    const b = m.generate([1, 2], { maxNewTokens: 8, temperature: 1.5, topK: 10, topP: 0.9, seed: 42 });
+    assert.deepEqual(a, b);
+    const greedy = m.generate([1, 2], { maxNewTokens: 8 });
+    assert.deepEqual(m.generate([1, 2], { maxNewTokens: 8, temperature: 2, topK: 1, seed: 1 }), greedy);
+    const stop = m.generate([1, 2], { maxNewTokens: 8, eosId: greedy[4] });
+    assert.deepEqual(stop, greedy.slice(0, greedy.indexOf(greedy[4], 2) + 1));
+  });
+
+  test(`${family}: bad calls are clear errors and the model keeps working`, () => {
+    const m = model(family, 21).eval();
+    assert.throws(() => m.forward([V], [1, 1]), RangeError);
+    assert.throws(() => m.forward([1, 2, 3], [2, 2]), /idx must have length 4/);
+    assert.throws(() => m.forward(new Int32Array(cfg.context_length + 1), [1, cfg.context_length + 1]), /contextLength/);
+    assert.throws(() => m.forward([1], [1, 1], { bogus: 1 }), /bogus/);
+    assert.throws(() => m.forward([1], [1, 1], { headMask: new Float32Array(3) }), /headMask/);
+    assert.throws(() => m.generate([1, 2], { maxNewTokens: cfg.context_length }), /contextLength/);
+    assert.throws(() => m.generate([1, 2], { maxNewTokens: 2, temperature: -1 }), /temperature/);
+    assert.throws(() => m.generate([[1, 2], [3]], { maxNewTokens: 2 }), /idx\[1\]/);
+    assert.throws(() => m.backward(new Float32Array(V)), /training mode/);
+    assert.equal(m.forward([1, 2], [1, 2]).length, 2 * V);
+    // A head mask of zeros for every layer: the attention adds nothing; ones change nothing.
+    const ones = new Float32Array(cfg.n_layers * cfg.n_heads).fill(1);
+    assert.deepEqual(m.forward([1, 2], [1, 2], { headMask: ones }), m.forward([1, 2], [1, 2]));
+  });
+}
+
+test('GPTModel(GPT_CONFIG_124M) has the book\'s 163,009,536 parameters and its state-dict names', () => {
+  const GPT_CONFIG_124M = {
+    vocab_size: 50257, context_length: 1024, emb_dim: 768, n_heads: 12, n_layers: 12, drop_rate: 0.1, qkv_bias: false,
+  };
+  ca.manualSeed(123);
+  const m = new ca.GPTModel(GPT_CONFIG_124M);
+  assert.equal(m.parameters().reduce((s, p) => s + p.data.length, 0), 163_009_536);
+  const names = m.namedParameters().map(([n]) => n);
+  assert.deepEqual(names.slice(0, 13), [
+    'tok_emb.weight', 'pos_emb.weight',
+    'trf_blocks.0.att.W_query.weight', 'trf_blocks.0.att.W_key.weight', 'trf_blocks.0.att.W_value.weight',
+    'trf_blocks.0.att.out_proj.weight', 'trf_blocks.0.att.out_proj.bias',
+    'trf_blocks.0.ff.layers.0.weight', 'trf_blocks.0.ff.layers.0.bias',
+    'trf_blocks.0.ff.layers.2.weight', 'trf_blocks.0.ff.layers.2.bias',
+    'trf_blocks.0.norm1.scale', 'trf_blocks.0.norm1.shift',
+  ]);
+  assert.deepEqual(names.slice(-3), ['final_norm.scale', 'final_norm.shift', 'out_head.weight']);
+  // The token embedding is drawn first: the book's torch.manual_seed(123) table, as ca.Embedding gives it.
+  ca.manualSeed(123);
+  assert.deepEqual(m.tokEmb.weight.subarray(0, 8), new ca.Embedding(50257, 768).weight.subarray(0, 8));
+});
+
+test('Llama3Model takes the bonus\'s config (dtype ignored) and names', () => {
+  const m = new ca.Llama3Model({ ...LLAMA_SMALL, dtype: 'bfloat16' });
+  const names = m.namedParameters().map(([n]) => n);
+  for (const n of ['tok_emb.weight', 'trf_blocks.1.att.W_query.weight', 'trf_blocks.1.ff.fc3.weight',
+    'trf_blocks.1.norm2.weight', 'final_norm.weight', 'out_head.weight']) assert.ok(names.includes(n), n);
+  assert.throws(() => new ca.Llama3Model({ ...LLAMA_SMALL, n_kv_groups: 3 }), /numKVGroups/);
+  assert.throws(() => new ca.Llama3Model({ ...LLAMA_SMALL, hidden: 3 }), /hidden/);
+  assert.throws(() => new ca.GPTModel({ ...GPT_SMALL, emb_dim: 15 }), /divisible/);
+  assert.throws(() => new ca.GPTModel({ ...GPT_SMALL, n_layers: undefined }), /n_layers/);
+});
+
+test('LayerNorm, RMSNorm, GELU and SiLU modules against float64, with gradients', () => {
+  const rows = 3;
+  const d = 37;
+  const x = Float32Array.from({ length: rows * d }, (_, i) => Math.sin(i * 1.3) * 3 + (i % 5));
+  const g = Float32Array.from({ length: rows * d }, (_, i) => Math.cos(i * 0.7));
+  const ln = new ca.LayerNorm(d);
+  ln.scale.forEach((_, i) => { ln.scale[i] = 1 + 0.01 * i; });
+  closeTo(ln.forward(x, [rows, d]), layerNorm(x, rows, d, ln.scale, ln.shift), 2e-6, 'LayerNorm');
+  const gx = ln.backward(g);
+  // d/dx of Σ g · LayerNorm(x), by central differences in double.
+  for (const i of [0, 17, rows * d - 1]) {
+    const f = (delta) => {
+      const xx = Float64Array.from(x);
+      xx[i] += delta;
+      return layerNorm(xx, rows, d, ln.scale, ln.shift).reduce((s, y, j) => s + y * g[j], 0);
+    };
+    const fd = (f(1e-6) - f(-1e-6)) / 2e-6;
+    assert.ok(Math.abs(gx[i] - fd) <= 1e-4 * (1 + Math.abs(fd)), `LayerNorm grad ${i}: ${gx[i]} vs ${fd}`);
+  }
+  const rms = new ca.RMSNorm(d, { eps: 1e-6 });
+  closeTo(rms.forward(x, [rows, d]), rmsNorm(x, rows, d, rms.weight, 1e-6), 2e-6, 'RMSNorm');
+  assert.equal(rms.backward(g).length, rows * d);
+  assert.ok(rms.weightGrad && rms.weightGrad.some((v) => v !== 0));
+  closeTo(new ca.GELU().forward(x), Array.from(x, gelu), 1e-6, 'GELU');
+  closeTo(new ca.SiLU().forward(x), Array.from(x, silu), 2e-6, 'SiLU');
+  assert.throws(() => new ca.LayerNorm(d).forward(x, [rows, d + 1]), /embDim 37/);
+  assert.throws(() => new ca.RMSNorm(d, { eps: 0 }), /eps/);
+  assert.throws(() => new ca.GELU().forward([1, 2]), TypeError);
+});
