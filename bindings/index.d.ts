@@ -24,7 +24,7 @@ import type {
 import type { Embedding, Linear, Module, ModuleList, Sequential } from './nn/layers.js';
 import type {
   Activation, Dropout, FeedForward, GatedFeedForward, GPTConfig, GPTModel, LayerNorm, Llama3Model, LlamaConfig,
-  RMSNorm, TransformerBlock,
+  RMSNorm, Safetensors, TransformerBlock,
 } from './nn/models.js';
 import type {
   AdamW, AdamWOptions, CrossEntropyOptions, CrossEntropyResult, Parameters, SGD, SGDOptions,
@@ -157,6 +157,27 @@ export interface CausalAttentionRuntime {
   Llama3TransformerBlock: { new (cfg: LlamaConfig): TransformerBlock<GroupedQueryAttention, GatedFeedForward, RMSNorm> };
   /** The book's Llama3Model(cfg) (Llama 3.2 from scratch). */
   Llama3Model: { new (cfg: LlamaConfig): Llama3Model };
+
+  /**
+   * Reads a .safetensors file: every tensor's dtype and shape; F32, F16 and
+   * BF16 data decoded to float32 (other dtypes: data null). A malformed
+   * file (truncated, bad header, offsets outside the file or overlapping,
+   * shape × dtype size not the byte range) is a RangeError naming the tensor.
+   */
+  readSafetensors(bytes: ArrayBuffer | Uint8Array): Safetensors;
+  /**
+   * A pretrained model from Hugging Face files: `config` (config.json, object
+   * or text) and `safetensors` (one file's bytes or several shards').
+   * model_type 'gpt2' (gpt2, distilgpt2, gpt2-medium) → GPTModel, c_attn
+   * split, Conv1D weights transposed, out_head tied to wte; 'llama'
+   * (SmolLM2, Llama 3.2) → Llama3Model, lm_head tied when the file has none.
+   * In eval mode. Unknown model types, missing, unexpected and mis-shaped
+   * tensors are one error naming them; nothing is half loaded.
+   */
+  loadPretrained(options: {
+    config: object | string;
+    safetensors: ArrayBuffer | Uint8Array | Safetensors | ReadonlyArray<ArrayBuffer | Uint8Array | Safetensors>;
+  }): GPTModel | Llama3Model;
 
   /** A key/value cache resident in wasm memory (dispose it when done). */
   createKVCache(options: KVCacheOptions): KVCache;

@@ -13,6 +13,8 @@ import {
   VISIBILITY_OPTIONS,
 } from './api/attention-options.mjs';
 import { crossEntropy } from './nn/loss.mjs';
+import { bookConfig, bookStateDict } from './models/pretrained.mjs';
+import { readSafetensors } from './models/safetensors.mjs';
 import { defineModules } from './nn/modules.mjs';
 import { SGD, bindAdamW } from './nn/optim.mjs';
 import { MT19937 } from './api/random.mjs';
@@ -139,6 +141,42 @@ export class Runtime {
       }),
     });
     Object.freeze(this);
+  }
+
+  /**
+   * Reads a .safetensors file (models/safetensors.mjs): tensors by name,
+   * F32 / F16 / BF16 decoded to float32.
+   * @param {ArrayBuffer | Uint8Array} bytes
+   */
+  readSafetensors(bytes) {
+    return readSafetensors(bytes);
+  }
+
+  /**
+   * A pretrained model from Hugging Face files: config.json (object or
+   * text) and one or more .safetensors shards (bytes, or readSafetensors'
+   * results). model_type 'gpt2' → a GPTModel, 'llama' → a Llama3Model, the
+   * weights mapped as the book's loaders do; returned in eval mode. Every
+   * problem is found before anything is loaded.
+   * @param {{ config: object | string, safetensors: ArrayBuffer | Uint8Array | ReturnType<typeof readSafetensors>
+   *   | ReadonlyArray<ArrayBuffer | Uint8Array | ReturnType<typeof readSafetensors>> }} options
+   */
+  loadPretrained(options) {
+    this.#checkAlive();
+    const o = checkOptionNames('options', options, ['config', 'safetensors']);
+    const { family, cfg } = bookConfig(o.config);
+    const s = o.safetensors;
+    if (s === undefined || (Array.isArray(s) && s.length === 0)) {
+      throw new TypeError('options.safetensors must be the .safetensors file\'s bytes (or an array of shards), got ' +
+        `${s === undefined ? 'undefined' : 'an empty array'}`);
+    }
+    const shards = /** @type {any[]} */ (Array.isArray(s) ? s : [s]).map((shard, i) =>
+      shard && typeof shard === 'object' && 'tensors' in shard ? shard
+        : readSafetensors(shard, Array.isArray(s) ? `options.safetensors[${i}]` : 'options.safetensors'));
+    const stateDict = bookStateDict(family, cfg, shards);
+    if (family === 'gpt2') return new this.GPTModel(cfg).loadStateDict(stateDict).eval();
+    const { tie_word_embeddings: _, ...llama } = /** @type {any} */ (cfg);
+    return new this.Llama3Model(llama).loadStateDict(stateDict).eval();
   }
 
   /** @returns {number} */

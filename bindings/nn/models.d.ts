@@ -178,3 +178,11 @@ export interface Llama3Model extends LanguageModel {
   readonly finalNorm: RMSNorm;
   readonly outHead: Linear;
 }
+
+/** ca.readSafetensors's result. */
+export interface Safetensors {
+  /** By name, in the file's order; data null for a dtype other than F32, F16, BF16. */
+  tensors: Map<string, { dtype: string; shape: number[]; data: Float32Array | null }>;
+  /** The header's __metadata__ (strings), or {}. */
+  metadata: Record<string, string>;
+}
