@@ -21,7 +21,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
  * uPlot (the Learn section's loss curve) ships one ES module with no imports
  * and a stylesheet.
  */
-export const VENDOR_PACKAGES = ['d3-color', 'd3-interpolate', 'd3-scale-chromatic', 'gpt-tokenizer', 'uplot'];
+export const VENDOR_PACKAGES = ['d3-color', 'd3-interpolate', 'd3-scale-chromatic', 'gpt-tokenizer', 'uplot', '@huggingface/tokenizers'];
 
 export const SECURITY_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',
@@ -33,7 +33,9 @@ export const SECURITY_HEADERS = {
     "style-src 'self'",
     "img-src 'self' data: blob:",
     "worker-src 'self' blob:",
-    "connect-src 'self'",
+    // The real-model section downloads checkpoints from the Hugging Face hub
+    // (its files redirect to the hub's CDN hosts).
+    "connect-src 'self' https://huggingface.co https://*.huggingface.co https://*.hf.co",
     "object-src 'none'",
     "base-uri 'none'",
     "form-action 'none'",

@@ -14,6 +14,7 @@ import {
 import { tokenLabel, tokenName } from './core/format.mjs';
 import { Heatmap } from './widgets/heatmap.mjs';
 import { setupLearn } from './learn/learn.mjs';
+import { setupModel } from './model/model.mjs';
 import { runPipeline } from './pipeline/pipeline.mjs';
 import { DEFAULT_PRESET, PRESETS, matchPreset, readForm, writeForm } from './pipeline/state.mjs';
 import { D_IN, bookWord, embed, longText, tokenize } from './core/tokens.mjs';
@@ -380,6 +381,7 @@ async function main() {
   // The Learn section trains in a worker of its own, which loads the
   // package itself: it starts now, alongside the engine below.
   setupLearn({ getText: () => fields.text.value, showInPipeline: showLearnHead });
+  setupModel();
   // The one place the page obtains its runtime: in a worker, so that no
   // computation ever blocks the page's thread.
   page.ca = await init({ worker: true });

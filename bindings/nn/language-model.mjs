@@ -96,6 +96,15 @@ export class LanguageModel extends Module {
     void g;
   }
 
+  /**
+   * The number of parameters (the book's sum(p.numel() for p in
+   * model.parameters()): 163,009,536 for GPT_CONFIG_124M).
+   * @returns {number}
+   */
+  numParameters() {
+    return this.parameters().reduce((sum, p) => sum + p.data.length, 0);
+  }
+
   /** Tokens the blocks' caches hold (0 without a cache). */
   get cacheLength() {
     return this.parts().blocks[0]?.att.cacheLength ?? 0;

@@ -143,6 +143,8 @@ export interface LanguageModel extends Module {
   readonly nHeads: number;
   /** Tokens the layers' KV caches hold. */
   readonly cacheLength: number;
+  /** The number of parameters (the book's sum of numel): 163,009,536 for GPT_CONFIG_124M. */
+  numParameters(): number;
   /** Token ids [batch, tokens] (or [tokens]) → logits [batch, tokens, vocabSize]. */
   forward(idx: Int32Array | Uint32Array | number[], shape?: number[],
     options?: ModelForwardOptions & { returnWeights?: false }): Float32Array;

@@ -35,6 +35,9 @@ const BOUNDED = new Map([
   ['web/widgets/heatmap-overlay.mjs: tip.replaceChildren(...lines.map', "a tooltip's few lines"],
   ['web/learn/model/trainer.mjs: problems.push(...checkVariant', 'the problems one settings check finds (a few)'],
   ['web/learn/views/icl-view.mjs: .replaceChildren(...rows', "one row per probe token (the Learn settings' LIMITS bound the tokens) or at most TABLE_ROWS (60)"],
+  ['web/model/model.mjs: box.replaceChildren(...ids.map', 'the real-model text\'s last MAX_TOKENS (48) tokens'],
+  ['web/model/model.mjs: .replaceChildren(...best.map', 'the TOP (10) predictions'],
+  ['web/model/model.mjs: .replaceChildren(...rows', 'the 8 best-scoring heads'],
   ['web/learn/views/scrub.mjs: body.replaceChildren(...summary.map', 'one row per kept checkpoint: at most KEEP[1] (65)'],
   ['web/learn/views/scrub.mjs: tr.append(...cells', "one checkpoint row's few cells"],
 ]);

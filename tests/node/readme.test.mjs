@@ -5,7 +5,7 @@
 // stays a front door.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -113,6 +113,35 @@ describe('README examples', () => {
 
   it('the worker mode example runs and prints what its comment says', () => {
     assert.match(run(block('init({ worker: true })')), /^threads true 12 36$/m);
+  });
+
+  it('the Run GPT-2 example loads a GPT-2 checkpoint and continues the prompt', async () => {
+    // A small random checkpoint with GPT-2's names, layouts and vocabulary stands in for the hub's files.
+    const { writeSafetensors } = await import('../../bindings/models/safetensors.mjs');
+    const dir = join(root, 'build/readme-gpt2');
+    mkdirSync(dir, { recursive: true });
+    const [V, E, P] = [50257, 8, 32];
+    let seed = 1;
+    const rand = (n) => Float32Array.from({ length: n }, () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5);
+    const tensors = { 'wte.weight': { shape: [V, E], data: rand(V * E) }, 'wpe.weight': { shape: [P, E], data: rand(P * E) },
+      'ln_f.weight': { shape: [E], data: rand(E) }, 'ln_f.bias': { shape: [E], data: rand(E) } };
+    for (const [name, shape] of [['ln_1.weight', [E]], ['ln_1.bias', [E]], ['attn.c_attn.weight', [E, 3 * E]],
+      ['attn.c_attn.bias', [3 * E]], ['attn.c_proj.weight', [E, E]], ['attn.c_proj.bias', [E]], ['ln_2.weight', [E]],
+      ['ln_2.bias', [E]], ['mlp.c_fc.weight', [E, 4 * E]], ['mlp.c_fc.bias', [4 * E]], ['mlp.c_proj.weight', [4 * E, E]],
+      ['mlp.c_proj.bias', [E]]]) tensors[`h.0.${name}`] = { shape, data: rand(shape.reduce((a, b) => a * b)) };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: E, n_head: 2, n_layer: 1 }));
+    writeFileSync(join(dir, 'model.safetensors'), writeSafetensors(tensors));
+    const code = block("ca.loadPretrained({");
+    ran.add(code);
+    const out = run(code.replaceAll("'gpt2/", "'build/readme-gpt2/"));
+    assert.ok(out.startsWith('Every effort moves you') && out.trim().length > 'Every effort moves you'.length, out);
+  });
+
+  it('the models guide: the book\'s parameter count and names; a GPTModel that learns', () => {
+    const out = run(block('model.numParameters().toLocaleString'));
+    assert.match(out, /^163,009,536$/m);
+    assert.match(out, /'tok_emb.weight', 'pos_emb.weight'|'tok_emb.weight',\s+'pos_emb.weight'/);
+    assert.equal(run(block('learn to continue 1 2 3')).trim(), 'true');
   });
 
   it('every other example in the README and the guides runs', () => {

@@ -1,0 +1,155 @@
+// The page's "A real model" section in headless Chromium, on a small random
+// GPT-2 checkpoint written as real files (config.json + model.safetensors
+// with the hub's names and layouts, GPT-2's own vocabulary size so that
+// GPT-2's tokenizer applies): loaded through #model-files and through the
+// hub download (served from the page's origin with ?hub=), the status hooks,
+// the predictions against the same model run in Node, every head's
+// triangle and scores, generation against Node's greedy generate, and a bad
+// file's visible message. Screenshot: tests/browser/screenshots/model.png.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { encode } from 'gpt-tokenizer/encoding/r50k_base';
+import { init } from 'causal-attention';
+import { writeSafetensors } from '../../bindings/models/safetensors.mjs';
+import { SCREENSHOTS, openDemo, openPage, useChromiumAndServer } from './browser.mjs';
+
+const env = useChromiumAndServer();
+const ca = await init();
+
+const CONFIG = { model_type: 'gpt2', vocab_size: 50257, n_positions: 64, n_embd: 16, n_head: 2, n_layer: 2 };
+
+/** A random GPT-2 checkpoint's tensors, by the hub's names ([in, out] Conv1D weights). */
+function checkpoint() {
+  let s = 11;
+  const rand = (n, scale) => Float32Array.from({ length: n }, () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5) * scale);
+  const E = CONFIG.n_embd;
+  const t = {
+    'wte.weight': { shape: [CONFIG.vocab_size, E], data: rand(CONFIG.vocab_size * E, 2) },
+    'wpe.weight': { shape: [CONFIG.n_positions, E], data: rand(CONFIG.n_positions * E, 1) },
+    'ln_f.weight': { shape: [E], data: Float32Array.from({ length: E }, () => 1) },
+    'ln_f.bias': { shape: [E], data: new Float32Array(E) },
+  };
+  for (let l = 0; l < CONFIG.n_layer; l++) {
+    const h = `h.${l}.`;
+    Object.assign(t, {
+      [`${h}ln_1.weight`]: { shape: [E], data: Float32Array.from({ length: E }, () => 1) },
+      [`${h}ln_1.bias`]: { shape: [E], data: rand(E, 0.1) },
+      [`${h}attn.c_attn.weight`]: { shape: [E, 3 * E], data: rand(3 * E * E, 3) },
+      [`${h}attn.c_attn.bias`]: { shape: [3 * E], data: rand(3 * E, 0.1) },
+      [`${h}attn.c_proj.weight`]: { shape: [E, E], data: rand(E * E, 1) },
+      [`${h}attn.c_proj.bias`]: { shape: [E], data: rand(E, 0.1) },
+      [`${h}ln_2.weight`]: { shape: [E], data: Float32Array.from({ length: E }, () => 1) },
+      [`${h}ln_2.bias`]: { shape: [E], data: rand(E, 0.1) },
+      [`${h}mlp.c_fc.weight`]: { shape: [E, 4 * E], data: rand(4 * E * E, 1) },
+      [`${h}mlp.c_fc.bias`]: { shape: [4 * E], data: rand(4 * E, 0.1) },
+      [`${h}mlp.c_proj.weight`]: { shape: [4 * E, E], data: rand(4 * E * E, 1) },
+      [`${h}mlp.c_proj.bias`]: { shape: [E], data: rand(E, 0.1) },
+    });
+  }
+  return t;
+}
+
+const bytes = writeSafetensors(checkpoint());
+const dir = mkdtempSync(join(tmpdir(), 'ca-model-'));
+writeFileSync(join(dir, 'config.json'), JSON.stringify(CONFIG));
+writeFileSync(join(dir, 'model.safetensors'), bytes);
+const reference = ca.loadPretrained({ config: CONFIG, safetensors: bytes });
+
+const loaded = (page) => page.waitForSelector('#model-status[data-loaded="true"]', { timeout: 60000 });
+const analysedAfter = (page, n) => page.waitForFunction((k) => Number(document.getElementById('model-section').dataset.analysed ?? 0) > k,
+  n, { timeout: 60000 });
+const analysed = (page) => page.$eval('#model-section', (el) => Number(el.dataset.analysed ?? 0));
+
+describe('the page\'s real-model section', () => {
+  it('loads GPT-2 files, shows the status, predictions, heads and scores, and generates (against Node)', async () => {
+    const { page, problems } = await openDemo(env.browser, env.server.url);
+    await page.setInputFiles('#model-files', [join(dir, 'config.json'), join(dir, 'model.safetensors')]);
+    await loaded(page);
+    await analysedAfter(page, 0);
+    const status = await page.$eval('#model-status', (el) => ({ ...el.dataset, text: el.textContent }));
+    assert.equal(status.modelType, 'gpt2');
+    assert.equal(status.layers, '2');
+    assert.equal(status.heads, '2');
+    assert.equal(Number(status.parameters), reference.numParameters());
+    assert.match(status.text, /2 layers × 2 heads/);
+
+    // The predictions: the same model in Node on the same tokens.
+    const text = await page.inputValue('#model-text');
+    const ids = encode(text).slice(-48);
+    const logits = reference.forward(ids, [1, ids.length]);
+    const last = logits.subarray((ids.length - 1) * CONFIG.vocab_size);
+    const order = Array.from(last.keys()).sort((a, b) => last[b] - last[a]).slice(0, 10);
+    const shown = await page.$$eval('#model-predictions li', (lis) => lis.map((li) => ({
+      id: Number(li.dataset.tokenId), p: Number(li.dataset.probability), text: li.textContent,
+    })));
+    assert.deepEqual(shown.map((s) => s.id), order);
+    for (let i = 1; i < shown.length; i++) assert.ok(shown[i].p <= shown[i - 1].p);
+    const max = Math.max(...last);
+    const sum = last.reduce((a, x) => a + Math.exp(x - max), 0);
+    assert.ok(Math.abs(shown[0].p - Math.exp(last[order[0]] - max) / sum) < 1e-5);
+
+    // Every head: a triangle and its scores.
+    const heads = await page.$$eval('figure[data-model-head]', (figs) => figs.map((f) => ({
+      name: f.dataset.modelHead, induction: Number(f.dataset.induction), prev: Number(f.dataset.previousToken),
+      drawn: f.querySelector('canvas.base')?.width > 0,
+    })));
+    assert.deepEqual(heads.map((h) => h.name), ['1.1', '1.2', '2.1', '2.2']);
+    for (const h of heads) {
+      assert.ok(h.induction >= 0 && h.induction <= 1 && h.prev >= 0 && h.prev <= 1, JSON.stringify(h));
+    }
+    assert.equal(await page.$$eval('#model-scores-body tr', (r) => r.length), 4);
+
+    // Generation: Node's greedy generate on the same tokens.
+    const before = await analysed(page);
+    await page.click('#model-generate');
+    await analysedAfter(page, before);
+    const expected = reference.generate(ids, { maxNewTokens: 10 });
+    const { decode } = await import('gpt-tokenizer/encoding/r50k_base');
+    assert.equal(await page.inputValue('#model-text'), text + decode([...expected.subarray(ids.length)]));
+    await page.$eval('#model-section', (el) => el.scrollIntoView());
+    await page.screenshot({ path: join(SCREENSHOTS, 'model.png'), fullPage: false });
+    console.log(`  predictions: ${shown.slice(0, 3).map((s) => s.text.trim()).join(' | ')}; ` +
+      `heads: ${heads.map((h) => `${h.name} ind ${h.induction} prev ${h.prev}`).join(', ')}`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('downloads from the hub (a local base URL) and says clearly what is wrong with a bad file', async () => {
+    const { page, problems } = await openPage(env.browser, env.server.url, '?hub=/test-hub');
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+    const served = [];
+    await page.route((url) => url.pathname.startsWith('/test-hub/'), (route) => {
+      const name = route.request().url().split('/').pop();
+      served.push(name);
+      if (name === 'config.json') return route.fulfill({ body: JSON.stringify(CONFIG), contentType: 'application/json' });
+      if (name === 'model.safetensors') return route.fulfill({ body: Buffer.from(bytes), contentType: 'application/octet-stream' });
+      return route.fulfill({ status: 404, body: 'not found' });
+    });
+    await page.selectOption('#model-hub-name', { label: 'gpt2' });
+    await page.click('#model-hub-load');
+    await loaded(page).catch(async (e) => {
+      throw new Error(`${e.message}; status '${await page.textContent('#model-status')}', served ${served}, ${problems}`);
+    });
+    assert.deepEqual(served, ['config.json', 'model.safetensors.index.json', 'model.safetensors']);
+    assert.equal(await page.$eval('#model-status', (el) => el.dataset.layers), '2');
+    await analysedAfter(page, 0);
+
+    // A truncated file: a visible message, the loaded model kept.
+    await page.setInputFiles('#model-files', [
+      { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(CONFIG)) },
+      { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes.subarray(0, 1000)) },
+    ]);
+    await page.waitForSelector('#model-status[data-error="true"]');
+    const message = await page.textContent('#model-status');
+    assert.match(message, /Could not load the model: .*(truncated|does not fit|data_offsets)/);
+    assert.ok(await page.isVisible('#model-status'));
+    // Only config.json: says what is missing.
+    await page.setInputFiles('#model-files', [{ name: 'config.json', mimeType: 'application/json', buffer: Buffer.from('{}') }]);
+    await page.waitForFunction(() => /no \.safetensors file/.test(document.getElementById('model-status').textContent));
+    assert.deepEqual(problems.filter((p) => !p.includes('404')), []);
+    await page.close();
+  });
+});
