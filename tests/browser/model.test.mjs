@@ -63,6 +63,32 @@ const analysedAfter = (page, n) => page.waitForFunction((k) => Number(document.g
   n, { timeout: 60000 });
 const analysed = (page) => page.$eval('#model-section', (el) => Number(el.dataset.analysed ?? 0));
 
+/** A small Llama-family checkpoint (SmolLM2's layout) and a word-level tokenizer.json for its vocabulary. */
+function llamaFiles() {
+  const words = 'the a cat dog sat on mat and ran to . , big small red'.split(' ');
+  const vocab = Object.fromEntries([['[UNK]', 0], ...words.map((w, i) => [w, i + 1])]);
+  const tokenizer = { version: '1.0', truncation: null, padding: null, added_tokens: [], normalizer: null,
+    pre_tokenizer: { type: 'Whitespace' }, post_processor: null, decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
+    model: { type: 'WordLevel', vocab, unk_token: '[UNK]' } };
+  const config = { model_type: 'llama', vocab_size: 16, max_position_embeddings: 64, hidden_size: 16, num_attention_heads: 4,
+    num_key_value_heads: 2, num_hidden_layers: 2, intermediate_size: 24, rope_theta: 10000, tie_word_embeddings: true };
+  let s = 5;
+  const rand = (shape) => ({ shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b) },
+    () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5) * 2) });
+  const t = { 'model.embed_tokens.weight': rand([16, 16]), 'model.norm.weight': rand([16]) };
+  for (let l = 0; l < 2; l++) {
+    const p = `model.layers.${l}.`;
+    Object.assign(t, {
+      [`${p}self_attn.q_proj.weight`]: rand([16, 16]), [`${p}self_attn.k_proj.weight`]: rand([8, 16]),
+      [`${p}self_attn.v_proj.weight`]: rand([8, 16]), [`${p}self_attn.o_proj.weight`]: rand([16, 16]),
+      [`${p}mlp.gate_proj.weight`]: rand([24, 16]), [`${p}mlp.up_proj.weight`]: rand([24, 16]),
+      [`${p}mlp.down_proj.weight`]: rand([16, 24]), [`${p}input_layernorm.weight`]: rand([16]),
+      [`${p}post_attention_layernorm.weight`]: rand([16]),
+    });
+  }
+  return { config, tokenizer, bytes: writeSafetensors(t) };
+}
+
 describe('the page\'s real-model section', () => {
   it('loads GPT-2 files, shows the status, predictions, heads and scores, and generates (against Node)', async () => {
     const { page, problems } = await openDemo(env.browser, env.server.url);
@@ -113,6 +139,30 @@ describe('the page\'s real-model section', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'model.png'), fullPage: false });
     console.log(`  predictions: ${shown.slice(0, 3).map((s) => s.text.trim()).join(' | ')}; ` +
       `heads: ${heads.map((h) => `${h.name} ind ${h.induction} prev ${h.prev}`).join(', ')}`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('loads a Llama-family checkpoint with its tokenizer.json, and says when tokenizer.json is missing', async () => {
+    const { config, tokenizer, bytes: llama } = llamaFiles();
+    const { page, problems } = await openDemo(env.browser, env.server.url);
+    const file = (name, body) => ({ name, mimeType: 'application/octet-stream', buffer: Buffer.from(body) });
+    await page.setInputFiles('#model-files', [file('config.json', JSON.stringify(config)), file('model.safetensors', llama)]);
+    await page.waitForFunction(() => /needs its tokenizer\.json/.test(document.getElementById('model-status').textContent));
+    await page.setInputFiles('#model-files', [file('config.json', JSON.stringify(config)), file('model.safetensors', llama),
+      file('tokenizer.json', JSON.stringify(tokenizer))]);
+    await loaded(page);
+    assert.equal(await page.$eval('#model-status', (el) => el.dataset.modelType), 'llama');
+    await page.fill('#model-text', 'the cat sat on the mat and the dog');
+    await page.waitForFunction(() => document.querySelectorAll('#model-tokens .chip').length === 9);
+    const { Tokenizer } = await import('@huggingface/tokenizers');
+    const ids = new Tokenizer(tokenizer, {}).encode('the cat sat on the mat and the dog', { add_special_tokens: false }).ids;
+    const reference = ca.loadPretrained({ config, safetensors: llama });
+    const logits = reference.forward(ids, [1, ids.length]);
+    const last = logits.subarray((ids.length - 1) * 16);
+    const best = last.indexOf(Math.max(...last));
+    await page.waitForFunction((id) => document.querySelector('#model-predictions li')?.dataset.tokenId === String(id), best);
+    assert.equal(await page.$$eval('figure[data-model-head]', (f) => f.length), 8);
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -282,6 +282,21 @@ for (const family of ['gpt', 'llama']) {
     assert.deepEqual(stop, greedy.slice(0, greedy.indexOf(greedy[4], 2) + 1));
   });
 
+  test(`${family}: keyLengths and masks reach every layer: a padded batch row equals the row alone`, () => {
+    const m = model(family, 19).eval();
+    const T = 6;
+    const a = [3, 1, 4, 1, 5, 9];
+    const b = [2, 6, 5, 0, 0, 0]; // 3 tokens, then padding
+    const batch = m.forward([...a, ...b], [2, T], { keyLengths: [6, 3] });
+    const alone = m.forward(b.slice(0, 3), [1, 3]);
+    closeTo(batch.subarray(T * V, (T + 3) * V), alone, 1e-5, 'the padded row\'s real tokens');
+    closeTo(batch.subarray(0, T * V), m.forward(a, [1, T]), 1e-5, 'the full row');
+    // A boolean mask hiding keys 3.. from every query: the same as keyLengths 3.
+    const mask = new Uint8Array(T).map((_, j) => (j < 3 ? 1 : 0));
+    const masked = m.forward(b, [1, T], { mask, maskShape: [T] });
+    closeTo(masked.subarray(0, 3 * V), alone, 1e-5, 'the masked row');
+  });
+
   test(`${family}: bad calls are clear errors and the model keeps working`, () => {
     const m = model(family, 21).eval();
     assert.throws(() => m.forward([V], [1, 1]), RangeError);
