@@ -245,6 +245,7 @@ async function update() {
   const t0 = performance.now();
   draw(state, tokens, x);
   delete document.body.dataset.learnHead;
+  delete document.body.dataset.modelHead;
   const redrawMs = performance.now() - t0;
   $('timing').textContent = timingLine(r, redrawMs);
   Object.assign(document.body.dataset, {
@@ -300,7 +301,7 @@ function draw(state, tokens, x) {
 
   const rn = r.renorm;
   // (A Learn head skips the chapter's first route: its page section then says nothing.)
-  $('renormalize-off').hidden = rn !== null || r.route.kind === 'learn';
+  $('renormalize-off').hidden = rn !== null || r.route.kind === 'learn' || r.route.kind === 'model';
   $('renormalize-panels').hidden = rn === null;
   if (rn) {
     panels.get('full').setData({ ...common, values: rn.full });
@@ -326,7 +327,11 @@ function showLearnHead(r, tokens) {
   page.selectedRow = null;
   page.chipsFor = null;
   draw({ ...readForm(fields).state, training: false }, tokens, r.x);
-  Object.assign(document.body.dataset, { learnHead: `${r.layer + 1}.${r.head + 1}`, renderCount: String(++page.renderCount) });
+  const name = `${r.layer + 1}.${r.head + 1}`;
+  delete document.body.dataset.learnHead;
+  delete document.body.dataset.modelHead;
+  Object.assign(document.body.dataset, r.route.kind === 'model' ? { modelHead: name, renderCount: String(++page.renderCount) }
+    : { learnHead: name, renderCount: String(++page.renderCount) });
   $('pipeline-title').scrollIntoView({ block: 'start' });
 }
 
@@ -381,7 +386,7 @@ async function main() {
   // The Learn section trains in a worker of its own, which loads the
   // package itself: it starts now, alongside the engine below.
   setupLearn({ getText: () => fields.text.value, showInPipeline: showLearnHead });
-  setupModel();
+  setupModel({ showInPipeline: showLearnHead });
   // The one place the page obtains its runtime: in a worker, so that no
   // computation ever blocks the page's thread.
   page.ca = await init({ worker: true });

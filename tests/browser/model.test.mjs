@@ -14,7 +14,7 @@ import { describe, it } from 'node:test';
 import { encode } from 'gpt-tokenizer/encoding/r50k_base';
 import { init } from 'causal-attention';
 import { writeSafetensors } from '../../bindings/models/safetensors.mjs';
-import { SCREENSHOTS, openDemo, openPage, useChromiumAndServer } from './browser.mjs';
+import { SCREENSHOTS, openDemo, openPage, readTable, useChromiumAndServer } from './browser.mjs';
 
 const env = useChromiumAndServer();
 const ca = await init();
@@ -127,6 +127,21 @@ describe('the page\'s real-model section', () => {
       assert.ok(h.induction >= 0 && h.induction <= 1 && h.prev >= 0 && h.prev <= 1, JSON.stringify(h));
     }
     assert.equal(await page.$$eval('#model-scores-body tr', (r) => r.length), 4);
+
+    // Open layer 2, head 1 in the pipeline: its softmax panel holds the weights Node computes.
+    await page.click('figure[data-model-head="2.1"] button');
+    await page.waitForSelector('body[data-model-head="2.1"]');
+    assert.equal(await page.textContent('#pipeline-title'), 'The pipeline: the loaded model\u2019s layer 2, head 1');
+    const T = ids.length;
+    const weights = reference.forward(ids, [1, T], { returnWeights: true }).weights[1];
+    const table = await readTable(page, '#panel-weights');
+    assert.equal(table.cells.length, T);
+    table.cells.forEach((row, i) => row.forEach((cell, j) => {
+      if (j > i) assert.ok(cell.masked || cell.value === 0, `(${i}, ${j}) above the diagonal`);
+      else assert.ok(Math.abs(cell.value - weights[i * T + j]) < 1e-5, `(${i}, ${j}): ${cell.value} vs ${weights[i * T + j]}`);
+    }));
+    await page.$eval('#pipeline-title', (el) => el.scrollIntoView());
+    await page.screenshot({ path: join(SCREENSHOTS, 'model-pipeline.png') });
 
     // Generation: Node's greedy generate on the same tokens.
     const before = await analysed(page);

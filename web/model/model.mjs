@@ -37,10 +37,16 @@ const state = {
   busy: false,
   analysed: 0,
   pending: false,
+  showInPipeline: null,
 };
 
-/** Wires the section. */
-export function setupModel() {
+/**
+ * Wires the section. `showInPipeline(result, tokens)` shows a head in the
+ * page's pipeline (app.mjs; the Learn section's "open in the pipeline").
+ * @param {{ showInPipeline: (result: object, tokens: { text: string, id: number }[]) => void }} hooks
+ */
+export function setupModel({ showInPipeline }) {
+  state.showInPipeline = showInPipeline;
   const hub = $('model-hub-name');
   for (const [label, repo] of Object.entries(HUB_MODELS)) hub.append(new Option(label, repo));
   $('model-files').addEventListener('change', (e) => {
@@ -112,7 +118,7 @@ async function load(source, from) {
     state.tokenizer = tokenizer;
     state.info = {
       type: config.model_type, layers: await model.nLayers, heads: await model.nHeads,
-      parameters: await model.numParameters(), vocab: await model.vocabSize,
+      parameters: await model.numParameters(), vocab: await model.vocabSize, embDim: await model.embDim,
     };
     const i = state.info;
     setStatus(`${i.type} model from ${from}: ${i.layers} layers × ${i.heads} heads, ` +
@@ -159,7 +165,13 @@ function buildHeads() {
       fig.className = 'model-head';
       fig.dataset.modelHead = `${l + 1}.${h + 1}`;
       const cap = document.createElement('figcaption');
-      cap.textContent = `${l + 1}.${h + 1}`;
+      const open = document.createElement('button');
+      open.type = 'button';
+      open.className = 'head-button';
+      open.textContent = `${l + 1}.${h + 1}`;
+      open.setAttribute('aria-label', `Open layer ${l + 1}, head ${h + 1} in the pipeline`);
+      open.addEventListener('click', () => openInPipeline(l, h));
+      cap.append(open);
       const box = document.createElement('div');
       fig.append(cap, box);
       grid.append(fig);
@@ -251,6 +263,78 @@ function showPredictions(logits) {
     li.append(word, ` ${(100 * p).toFixed(1)} %`, bar);
     return li;
   }));
+}
+
+/**
+ * Head `head` of layer `layer` (0-based) on the text, in the shape of the
+ * pipeline's result (as the Learn section's head-pipeline.mjs makes it):
+ * the layer's attention input (the residual stream entering the layer,
+ * through norm1), its scores and weights from att.forward, and the head's
+ * context vectors (its weights times its value vectors, before out_proj).
+ * Computed in the worker, one sub-module call after another.
+ * @param {number} layer
+ * @param {number} head
+ */
+async function openInPipeline(layer, head) {
+  if (!state.model || state.busy) return;
+  state.busy = true;
+  setButtons();
+  try {
+    const started = performance.now();
+    const ids = tokens();
+    const T = ids.length;
+    const { embDim: d, heads: H, type } = state.info;
+    const hd = d / H;
+    const m = state.model;
+    const shape = [1, T, d];
+    let x = await m.tokEmb.forward(Int32Array.from(ids), [1, T]);
+    if (type === 'gpt2') {
+      const pos = await m.posEmb.forward(Int32Array.from(ids.keys()), [1, T]);
+      for (let i = 0; i < x.length; i++) x[i] += pos[i];
+    }
+    for (let l = 0; l < layer; l++) x = await (await m.trfBlocks.at(l)).forward(x, shape);
+    const block = await m.trfBlocks.at(layer);
+    const input = await block.norm1.forward(x, shape);
+    const t0 = performance.now();
+    const r = await block.att.forward(input, shape, { returnWeights: true, returnScores: true, returnQKV: true });
+    const forwardMs = performance.now() - t0;
+    // The head's context vectors: weights [T, T] · its values [T, hd].
+    const context = new Float32Array(T * hd);
+    const w0 = head * T * T;
+    // (GroupedQueryAttention returns its key/value heads: a group of H / kvHeads query heads shares one.)
+    const kvHeads = r.values.length / (T * hd);
+    const valueHead = Math.floor(head / (H / kvHeads));
+    const v0 = valueHead * T * hd;
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j <= i; j++) {
+        const w = r.weights[w0 + i * T + j];
+        for (let e = 0; e < hd; e++) context[i * hd + e] += w * r.values[v0 + j * hd + e];
+      }
+    }
+    const kind = type === 'gpt2' ? 'MultiHeadAttention' : 'GroupedQueryAttention';
+    const result = {
+      mod: { kind, headDim: hd, outDim: hd, listing: 'model' },
+      route: {
+        kind: 'model',
+        line: `A head of the loaded ${type} model: layer ${layer + 1}, head ${head + 1} of ${H} (${kind}, d_model ${d}) ` +
+          `on the text's last ${T} tokens. Computed by trf_blocks[${layer}].att.forward(norm1(x)) in eval mode, x the ` +
+          `residual stream entering layer ${layer + 1}${type === 'gpt2' ? '' : '; its queries and keys are rotated by position (RoPE)'}; ` +
+          `the context panel shows this head's own ${hd} values (before out_proj). Change a setting above to go back to ` +
+          'the book\u2019s example.',
+      },
+      title: `The pipeline: the loaded model\u2019s layer ${layer + 1}, head ${head + 1}`,
+      layer, T, Tq: T, q0: 0, H, hd, head, outDim: hd, dIn: d, x: input,
+      scale: Math.fround(1 / Math.sqrt(hd)), maskShift: 0, dropoutActive: false, dropoutScale: 1,
+      scores: r.scores, weights: r.weights, dropped: null, output: context, renorm: null,
+      forwardMs, computeMs: performance.now() - started, ids,
+    };
+    state.showInPipeline?.(result, ids.map((id) => ({ text: state.tokenizer.decode([id]), id })));
+  } catch (error) {
+    setStatus(`The head could not be opened: ${/** @type {Error} */ (error).message}`, { ...$('model-status').dataset, error: 'true' });
+  } finally {
+    state.busy = false;
+    setButtons();
+  }
 }
 
 /** Appends 10 tokens (greedy, with the KV caches) to the text. */

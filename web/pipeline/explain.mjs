@@ -68,7 +68,8 @@ export function panelNotes(r, state) {
         `\u00d7 ${formatValue(r.dropoutScale, 2)}, so rows no longer sum to 1.`
       : `Dropout is off (${state.training ? 'p = 0' : 'eval mode'}): the weights pass unchanged.`,
     context: 'Weights \u00d7 V: row i mixes the value vectors of the keys it sees. ' +
-      (r.mod.kind === 'MultiHeadAttention' ? 'All heads, merged and through out_proj.'
+      (r.route.kind === 'model' ? `This head's own ${r.hd} values, before the heads merge and out_proj.`
+        : r.mod.kind === 'MultiHeadAttention' ? 'All heads, merged and through out_proj.'
         : r.mod.kind === 'MultiHeadAttentionWrapper' ? `All heads concatenated (head ${r.head + 1}: ` +
           `d${r.head * hd + 1}\u2013d${(r.head + 1) * hd}).` : '') +
       (r.dropoutActive ? ' With dropout applied.' : ''),
