@@ -136,27 +136,60 @@ export interface CausalAttentionRuntime {
   };
 
   /** The book's LayerNorm(embDim) (ch. 4): scale, shift; eps 1e-5. */
-  LayerNorm: { new (embDim: number, options?: { eps?: number }): LayerNorm };
+  LayerNorm: {
+    /** LayerNorm(embDim, { eps = 1e-5 }). */
+    new (embDim: number, options?: { eps?: number }): LayerNorm;
+  };
   /** torch.nn.RMSNorm(embDim): weight; eps 1e-5. */
-  RMSNorm: { new (embDim: number, options?: { eps?: number }): RMSNorm };
+  RMSNorm: {
+    /** RMSNorm(embDim, { eps = 1e-5 }). */
+    new (embDim: number, options?: { eps?: number }): RMSNorm;
+  };
   /** The book's GELU (tanh form). */
-  GELU: { new (): Activation };
+  GELU: {
+    /** GELU(). */
+    new (): Activation;
+  };
   /** torch.nn.SiLU. */
-  SiLU: { new (): Activation };
+  SiLU: {
+    /** SiLU(). */
+    new (): Activation;
+  };
   /** nn.Dropout(p = 0.5), drawing from the runtime's generator. */
-  Dropout: { new (p?: number): Dropout };
+  Dropout: {
+    /** Dropout(p = 0.5). */
+    new (p?: number): Dropout;
+  };
   /** The book's FeedForward(cfg). */
-  FeedForward: { new (cfg: GPTConfig): FeedForward };
+  FeedForward: {
+    /** FeedForward(cfg): Linear(emb, 4·emb), GELU, Linear(4·emb, emb). */
+    new (cfg: GPTConfig): FeedForward;
+  };
   /** The book's TransformerBlock(cfg). */
-  TransformerBlock: { new (cfg: GPTConfig): TransformerBlock };
+  TransformerBlock: {
+    /** TransformerBlock(cfg). */
+    new (cfg: GPTConfig): TransformerBlock;
+  };
   /** The book's GPTModel(cfg): new GPTModel(GPT_CONFIG_124M) has 163,009,536 parameters. */
-  GPTModel: { new (cfg: GPTConfig): GPTModel };
+  GPTModel: {
+    /** GPTModel(cfg), cfg as the book's GPT_CONFIG_124M. */
+    new (cfg: GPTConfig): GPTModel;
+  };
   /** Llama 3.2's FeedForward(cfg): fc1, fc2, fc3. */
-  GatedFeedForward: { new (cfg: LlamaConfig): GatedFeedForward };
+  GatedFeedForward: {
+    /** FeedForward(cfg) of the Llama 3.2 code. */
+    new (cfg: LlamaConfig): GatedFeedForward;
+  };
   /** Llama 3.2's TransformerBlock(cfg). */
-  Llama3TransformerBlock: { new (cfg: LlamaConfig): TransformerBlock<GroupedQueryAttention, GatedFeedForward, RMSNorm> };
+  Llama3TransformerBlock: {
+    /** TransformerBlock(cfg) of the Llama 3.2 code. */
+    new (cfg: LlamaConfig): TransformerBlock<GroupedQueryAttention, GatedFeedForward, RMSNorm>;
+  };
   /** The book's Llama3Model(cfg) (Llama 3.2 from scratch). */
-  Llama3Model: { new (cfg: LlamaConfig): Llama3Model };
+  Llama3Model: {
+    /** Llama3Model(cfg), cfg as the book's LLAMA32_CONFIG. */
+    new (cfg: LlamaConfig): Llama3Model;
+  };
 
   /**
    * Reads a .safetensors file: every tensor's dtype and shape; F32, F16 and

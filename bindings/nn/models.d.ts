@@ -8,10 +8,15 @@ import type { Linear, Module, ModuleList, Sequential, Embedding } from './layers
 
 /** The book's GPT_CONFIG_124M keys (ch. 4), as written in Python. */
 export interface GPTConfig {
+  /** Tokens in the vocabulary (GPT-2: 50257). */
   vocab_size: number;
+  /** Most positions (pos_emb's rows; GPT-2: 1024). */
   context_length: number;
+  /** Width of the residual stream (GPT-2 small: 768). */
   emb_dim: number;
+  /** Attention heads per block. */
   n_heads: number;
+  /** Transformer blocks. */
   n_layers: number;
   /** Dropout of the embeddings, the attention weights and the shortcuts. Default 0. */
   drop_rate?: number;
@@ -23,10 +28,15 @@ export interface GPTConfig {
 
 /** The book's Llama 3.2 config keys (LLAMA32_CONFIG). */
 export interface LlamaConfig {
+  /** Tokens in the vocabulary (Llama 3.2: 128256). */
   vocab_size: number;
+  /** Most positions (RoPE's tables). */
   context_length: number;
+  /** Width of the residual stream. */
   emb_dim: number;
+  /** Query heads per block. */
   n_heads: number;
+  /** Transformer blocks. */
   n_layers: number;
   /** The gated feed-forward's width. */
   hidden_dim: number;
@@ -35,7 +45,7 @@ export interface LlamaConfig {
   /** RoPE's theta base. Default 10 000 (Llama 3: 500 000). */
   rope_base?: number;
   /** Llama 3.1/3.2's frequency adjustment, or null. */
-  rope_freq?: { factor: number; low_freq_factor: number; high_freq_factor: number; original_context_length: number } | null;
+  rope_freq?: RopeFreq | null;
   /** The book's torch dtype: taken and ignored (parameters are float32). */
   dtype?: unknown;
   /** RMSNorm's eps (rms_norm_eps). Default 1e-5. */
@@ -72,74 +82,137 @@ export interface GenerateOptions {
   cacheDtype?: KVCacheDtype;
 }
 
+/** Llama 3.1/3.2's RoPE frequency adjustment (the book's freq_config). */
+export interface RopeFreq {
+  /** Frequencies of long wavelengths are divided by it (Llama 3.2: 32). */
+  factor: number;
+  /** Llama 3.2: 1. */
+  low_freq_factor: number;
+  /** Llama 3.2: 4. */
+  high_freq_factor: number;
+  /** Llama 3.2: 8192. */
+  original_context_length: number;
+}
+
 /** LayerNorm and RMSNorm: over the last axis of size embDim. */
 export interface Norm extends Module {
+  /** Size of the last axis normalised. */
   readonly embDim: number;
+  /** Added to the variance (or mean square) before the square root. */
   readonly eps: number;
+  /** Normalises each row of x [..., embDim]; in training mode it keeps x for backward(). */
   forward(x: Float32Array, shape: number[]): Float32Array;
+  /** The last training forward's backward: the gradient of x; the parameters' gradients accumulate. */
   backward(gradOutput: Float32Array): Float32Array;
 }
 
 /** The book's LayerNorm: parameters `scale` (ones) and `shift` (zeros). */
 export interface LayerNorm extends Norm {
+  /** [embDim], ones. */
   scale: Float32Array;
+  /** [embDim], zeros. */
   shift: Float32Array;
+  /** The gradient of scale: null until a backward. */
   scaleGrad: Float32Array | null;
+  /** The gradient of shift: null until a backward. */
   shiftGrad: Float32Array | null;
 }
 
 /** torch.nn.RMSNorm: parameter `weight` (ones). */
 export interface RMSNorm extends Norm {
+  /** [embDim], ones. */
   weight: Float32Array;
+  /** The gradient of weight: null until a backward. */
   weightGrad: Float32Array | null;
 }
 
 /** GELU (the book's tanh form) and SiLU: elementwise, no parameters. */
 export interface Activation extends Module {
+  /** Elementwise on x (shape, when given, checks its length); in training mode it keeps x for backward(). */
   forward(x: Float32Array, shape?: number[]): Float32Array;
+  /** gradOutput times the activation's derivative at the kept x. */
   backward(gradOutput: Float32Array): Float32Array;
 }
 
 /** nn.Dropout(p). */
 export interface Dropout extends Module {
+  /** The probability of zeroing a value, in [0, 1). */
   p: number;
+  /** Training mode: zeroes values with probability p and scales the rest by 1 / (1 − p); eval mode: a copy of x. */
   forward(x: Float32Array): Float32Array;
+  /** The last forward's mask and scale applied to gradOutput. */
   backward(gradOutput: Float32Array): Float32Array;
 }
 
 /** The book's FeedForward: layers = Sequential(Linear, GELU, Linear). */
 export interface FeedForward extends Module {
+  /** Linear(emb, 4·emb), GELU, Linear(4·emb, emb). */
   readonly layers: Sequential;
+  /** x [..., emb_dim] → [..., emb_dim]. */
   forward(x: Float32Array, shape: number[]): Float32Array;
+  /** The gradient of x; the Linear layers' gradients accumulate. */
   backward(gradOutput: Float32Array): Float32Array;
 }
 
 /** The Llama 3.2 FeedForward: fc3(SiLU(fc1(x)) · fc2(x)). */
 export interface GatedFeedForward extends Module {
+  /** The gate: Linear(emb, hidden), no bias (Hugging Face's gate_proj). */
   readonly fc1: Linear;
+  /** Linear(emb, hidden), no bias (up_proj). */
   readonly fc2: Linear;
+  /** Linear(hidden, emb), no bias (down_proj). */
   readonly fc3: Linear;
+  /** x [..., emb_dim] → [..., emb_dim]. */
   forward(x: Float32Array, shape: number[]): Float32Array;
+  /** The gradient of x; the three layers' gradients accumulate. */
   backward(gradOutput: Float32Array): Float32Array;
 }
 
 /** A pre-norm transformer block (the book's TransformerBlock; Llama's). */
 export interface TransformerBlock<A = MultiHeadAttention, F = FeedForward, N = LayerNorm> extends Module {
+  /** The attention (its options come from forward's). */
   readonly att: A;
+  /** The feed-forward. */
   readonly ff: F;
+  /** Before the attention. */
   readonly norm1: N;
+  /** Before the feed-forward. */
   readonly norm2: N;
+  /** The book's drop_shortcut (GPT), or null (Llama). */
   readonly dropShortcut: Dropout | null;
-  forward(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | { output: Float32Array; weights?: Float32Array };
+  /** x + att(norm1(x)), then + ff(norm2(·)); with options.returnWeights, the attention's weights too. */
+  forward(x: Float32Array, shape: number[], options?: ForwardOptions): Float32Array | BlockResult;
+  /** The gradient of x; every parameter's gradient accumulates. */
   backward(gradOutput: Float32Array): Float32Array;
+}
+
+/** A block's forward with returnWeights. */
+export interface BlockResult {
+  /** [batch, tokens, emb_dim]. */
+  output: Float32Array;
+  /** The attention's weights [batch, heads, tokens, keys]. */
+  weights?: Float32Array;
+}
+
+/** A model's forward with returnWeights. */
+export interface ModelForwardResult {
+  /** [batch, tokens, vocab_size]. */
+  logits: Float32Array;
+  /** One [batch, heads, tokens, keys] array per layer. */
+  weights: Float32Array[];
 }
 
 /** What GPTModel and Llama3Model share. */
 export interface LanguageModel extends Module {
+  /** Tokens in the vocabulary: the logits' last axis. */
   readonly vocabSize: number;
+  /** Most positions a sequence may reach (cached and new tokens together). */
   readonly contextLength: number;
+  /** Width of the residual stream. */
   readonly embDim: number;
+  /** Transformer blocks. */
   readonly nLayers: number;
+  /** Attention (query) heads per block. */
   readonly nHeads: number;
   /** Tokens the layers' KV caches hold. */
   readonly cacheLength: number;
@@ -150,7 +223,7 @@ export interface LanguageModel extends Module {
     options?: ModelForwardOptions & { returnWeights?: false }): Float32Array;
   /** With returnWeights: the logits and each layer's weights [batch, heads, tokens, keys]. */
   forward(idx: Int32Array | Uint32Array | number[], shape: number[] | undefined,
-    options: ModelForwardOptions & { returnWeights: true }): { logits: Float32Array; weights: Float32Array[] };
+    options: ModelForwardOptions & { returnWeights: true }): ModelForwardResult;
   /** gradLogits [batch, tokens, vocabSize] → null; every parameter's gradient accumulates. */
   backward(gradLogits: Float32Array): null;
   /** Empties every layer's KV cache. */
@@ -163,28 +236,50 @@ export interface LanguageModel extends Module {
 
 /** The book's GPTModel (ch. 4). */
 export interface GPTModel extends LanguageModel {
+  /** The config, checked (defaults filled in). */
   readonly cfg: Readonly<Required<GPTConfig>>;
+  /** tok_emb [vocab_size, emb_dim]. */
   readonly tokEmb: Embedding;
+  /** pos_emb [context_length, emb_dim]. */
   readonly posEmb: Embedding;
+  /** drop_emb. */
   readonly dropEmb: Dropout;
+  /** trf_blocks. */
   readonly trfBlocks: ModuleList<TransformerBlock>;
+  /** final_norm. */
   readonly finalNorm: LayerNorm;
+  /** out_head [vocab_size, emb_dim], no bias. */
   readonly outHead: Linear;
 }
 
 /** The book's Llama3Model (Llama 3.2 from scratch). */
 export interface Llama3Model extends LanguageModel {
+  /** The config, checked (defaults filled in). */
   readonly cfg: Readonly<LlamaConfig>;
+  /** tok_emb [vocab_size, emb_dim]. */
   readonly tokEmb: Embedding;
+  /** trf_blocks. */
   readonly trfBlocks: ModuleList<TransformerBlock<GroupedQueryAttention, GatedFeedForward, RMSNorm>>;
+  /** final_norm. */
   readonly finalNorm: RMSNorm;
+  /** out_head [vocab_size, emb_dim], no bias. */
   readonly outHead: Linear;
 }
 
 /** ca.readSafetensors's result. */
 export interface Safetensors {
-  /** By name, in the file's order; data null for a dtype other than F32, F16, BF16. */
-  tensors: Map<string, { dtype: string; shape: number[]; data: Float32Array | null }>;
+  /** By name, in the file's order. */
+  tensors: Map<string, SafetensorsTensor>;
   /** The header's __metadata__ (strings), or {}. */
   metadata: Record<string, string>;
+}
+
+/** One tensor of a .safetensors file. */
+export interface SafetensorsTensor {
+  /** The file's dtype: 'F32', 'F16', 'BF16', 'I64', ... */
+  dtype: string;
+  /** Its shape. */
+  shape: number[];
+  /** The values as float32 (F32, F16, BF16), or null for another dtype. */
+  data: Float32Array | null;
 }
