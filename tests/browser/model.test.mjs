@@ -202,6 +202,27 @@ describe('the page\'s real-model section', () => {
     assert.equal(await page.$eval('#model-status', (el) => el.dataset.layers), '2');
     await analysedAfter(page, 0);
 
+    // SmolLM2 from the hub: its tokenizer.json, and a checkpoint in two shards named by model.safetensors.index.json.
+    const { config: llamaConfig, tokenizer, bytes: llamaBytes } = llamaFiles();
+    const { readSafetensors } = await import('../../bindings/models/safetensors.mjs');
+    const all = [...readSafetensors(llamaBytes).tensors];
+    const shardOf = (part) => writeSafetensors(Object.fromEntries(all.filter((_, i) => i % 2 === part)
+      .map(([n, t]) => [n, { shape: t.shape, data: t.data }])));
+    const shards = { 'model-00001-of-00002.safetensors': shardOf(0), 'model-00002-of-00002.safetensors': shardOf(1) };
+    const index = { weight_map: Object.fromEntries(all.map(([n], i) => [n, Object.keys(shards)[i % 2]])) };
+    const llamaServed = [];
+    await page.route((url) => url.pathname.startsWith('/test-hub/HuggingFaceTB/'), (route) => {
+      const name = route.request().url().split('/').pop();
+      llamaServed.push(name);
+      const body = { 'config.json': JSON.stringify(llamaConfig), 'tokenizer.json': JSON.stringify(tokenizer),
+        'model.safetensors.index.json': JSON.stringify(index) }[name] ?? shards[name];
+      return body ? route.fulfill({ body: Buffer.from(body) }) : route.fulfill({ status: 404, body: 'not found' });
+    });
+    await page.selectOption('#model-hub-name', { label: 'SmolLM2-135M' });
+    await page.click('#model-hub-load');
+    await page.waitForSelector('#model-status[data-model-type="llama"][data-loaded="true"]', { timeout: 60000 });
+    assert.deepEqual(llamaServed, ['config.json', 'tokenizer.json', 'model.safetensors.index.json', ...Object.keys(shards)]);
+
     // A truncated file: a visible message, the loaded model kept.
     await page.setInputFiles('#model-files', [
       { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(CONFIG)) },
