@@ -38,8 +38,6 @@ const GENERATE_OPTIONS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'eosId'
 export class LanguageModel extends Module {
   /** @type {Engine} */
   #engine;
-  /** @type {{ dims: number[], batch: number, tokens: number } | null} */
-  #last = null;
 
   /**
    * @param {Engine} engine
@@ -152,6 +150,20 @@ export class LanguageModel extends Module {
    * @returns {Float32Array | { logits: Float32Array, weights: Float32Array[] }}
    */
   forward(idx, shape, options) {
+    return this.#forward(idx, shape, options, false);
+  }
+
+  /**
+   * forward's body; `lastOnly`: the final norm and out_head on each
+   * sequence's last token only (generate's prefill needs no other logits:
+   * out_head is a quarter of GPT-2 small's multiply-adds), logits [batch, 1, vocab].
+   * @param {Int32Array | Uint32Array | number[]} idx
+   * @param {number[] | undefined} shape
+   * @param {ModelForwardOptions | undefined} options
+   * @param {boolean} lastOnly
+   * @returns {Float32Array | { logits: Float32Array, weights: Float32Array[] }}
+   */
+  #forward(idx, shape, options, lastOnly) {
     this.#engine.checkAlive();
     const o = checkOptionNames('options', options, FORWARD_OPTIONS);
     const { tokEmb, blocks, finalNorm, outHead, embedDropout } = this.parts();
@@ -190,9 +202,16 @@ export class LanguageModel extends Module {
         if (r.weights) weights.push(r.weights);
       }
     });
-    x = finalNorm.forward(x, xShape);
-    const logits = outHead.forward(x, xShape);
-    this.#last = this.training && !useCache ? { dims, batch, tokens } : null;
+    let outShape = xShape;
+    if (lastOnly && tokens > 1) {
+      const E = this.embDim;
+      const last = new Float32Array(batch * E);
+      for (let b = 0; b < batch; b++) last.set(x.subarray(((b + 1) * tokens - 1) * E, (b + 1) * tokens * E), b * E);
+      x = last;
+      outShape = [batch, 1, E];
+    }
+    x = finalNorm.forward(x, outShape);
+    const logits = outHead.forward(x, outShape);
     return returnWeights ? { logits, weights } : logits;
   }
 
@@ -213,7 +232,6 @@ export class LanguageModel extends Module {
     if (embedDropout) g = embedDropout.backward(g);
     this.positionsBackward(g);
     tokEmb.backward(g);
-    this.#last = null;
     return null;
   }
 
@@ -301,10 +319,10 @@ export class LanguageModel extends Module {
         const tokens = length - from;
         const ids = new Int32Array(batch * tokens);
         out.forEach((r, b) => ids.set(r.subarray(from, length), b * tokens));
-        const logits = /** @type {Float32Array} */ (this.forward(ids, [batch, tokens],
-          useCache ? { useCache, ...(o.cacheDtype === undefined ? {} : { cacheDtype: o.cacheDtype }) } : undefined));
+        const logits = /** @type {Float32Array} */ (this.#forward(ids, [batch, tokens],
+          useCache ? { useCache, ...(o.cacheDtype === undefined ? {} : { cacheDtype: o.cacheDtype }) } : undefined, true));
         for (let b = 0; b < batch; b++) {
-          const at = (b * tokens + tokens - 1) * this.vocabSize;
+          const at = b * this.vocabSize;
           const next = done[b] && eosId !== null ? eosId : sampler.pick(logits.subarray(at, at + this.vocabSize));
           out[b][length] = next;
           if (eosId !== null && next === eosId) done[b] = 1;
