@@ -45,6 +45,8 @@ export class Runtime {
   /** @type {Engine} */
   #engine;
   #generator = new MT19937();
+  /** Set while loadPretrained builds a model (modules then skip their initial draws). */
+  #skipInit = { on: false };
   /** @type {() => void} */
   #onDispose;
   #disposed = false;
@@ -76,9 +78,13 @@ export class Runtime {
     this.gemmKernel = engine.gemmKernel;
     // The book's modules, bound to this runtime's generator and engine
     // (nn/modules.mjs's header lists what they need), one member each.
+    const skipping = this.#skipInit;
     const modules = defineModules({
       generator: this.#generator,
       checkAlive,
+      get skipInit() {
+        return skipping.on;
+      },
       layerForward: engine.layerForward.bind(engine),
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
@@ -174,9 +180,15 @@ export class Runtime {
       shard && typeof shard === 'object' && 'tensors' in shard ? shard
         : readSafetensors(shard, Array.isArray(s) ? `options.safetensors[${i}]` : 'options.safetensors'));
     const stateDict = bookStateDict(family, cfg, shards);
-    if (family === 'gpt2') return new this.GPTModel(cfg).loadStateDict(stateDict).eval();
-    const { tie_word_embeddings: _, ...llama } = /** @type {any} */ (cfg);
-    return new this.Llama3Model(llama).loadStateDict(stateDict).eval();
+    // Built without drawing initial values (every one is loaded next).
+    this.#skipInit.on = true;
+    try {
+      if (family === 'gpt2') return new this.GPTModel(cfg).loadStateDict(stateDict).eval();
+      const { tie_word_embeddings: _, ...llama } = /** @type {any} */ (cfg);
+      return new this.Llama3Model(llama).loadStateDict(stateDict).eval();
+    } finally {
+      this.#skipInit.on = false;
+    }
   }
 
   /** @returns {number} */

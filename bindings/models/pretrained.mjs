@@ -186,7 +186,7 @@ export function bookStateDict(family, cfg, shards) {
     // separate lm_head.weight, where a file has one, is the same tensor).
     out['out_head.weight'] = tensors.has('lm_head.weight')
       ? /** @type {Float32Array} */ (take('lm_head.weight', [cfg.vocab_size, E]))
-      : out['tok_emb.weight']?.slice();
+      : out['tok_emb.weight'];
   } else {
     const hd = E / cfg.n_heads;
     const kv = cfg.n_kv_groups * hd;
@@ -209,7 +209,7 @@ export function bookStateDict(family, cfg, shards) {
     if (tensors.has('lm_head.weight') || !cfg.tie_word_embeddings) {
       out['out_head.weight'] = /** @type {Float32Array} */ (take('lm_head.weight', [cfg.vocab_size, E]));
     } else {
-      out['out_head.weight'] = out['tok_emb.weight']?.slice();
+      out['out_head.weight'] = out['tok_emb.weight']; // loadStateDict copies it into out_head's own array
     }
   }
   const unexpected = [...tensors.keys()].filter((n) => !used.has(n));

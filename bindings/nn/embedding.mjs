@@ -31,7 +31,8 @@ export class Embedding extends Module {
     this.numEmbeddings = numEmbeddings;
     this.embeddingDim = embeddingDim;
     fixFields(this, 'numEmbeddings', 'embeddingDim');
-    this.weight = this.#engine.generator.normalFloats(numEmbeddings * embeddingDim);
+    this.weight = this.#engine.skipInit ? new Float32Array(numEmbeddings * embeddingDim)
+      : this.#engine.generator.normalFloats(numEmbeddings * embeddingDim);
     /** @type {Float32Array | null} Gradient [numEmbeddings, embeddingDim]: null until a backward. */
     this.weightGrad = null;
     this.registerParameter('weight', 'weight', [numEmbeddings, embeddingDim]);

@@ -37,15 +37,17 @@ export class Linear extends Module {
     this.inFeatures = inFeatures;
     this.outFeatures = outFeatures;
     const g = this.#engine.generator;
+    // Zeros when the parameters are about to be loaded (Engine.skipInit).
+    const draw = !this.#engine.skipInit;
     const wb = kaimingBound(inFeatures);
     this.weight = new Float32Array(outFeatures * inFeatures);
-    for (let i = 0; i < this.weight.length; i++) this.weight[i] = g.nextFloat(-wb, wb);
+    if (draw) for (let i = 0; i < this.weight.length; i++) this.weight[i] = g.nextFloat(-wb, wb);
     /** @type {Float32Array | null} */
     this.bias = null;
     if (bias) {
       const bb = 1 / Math.sqrt(inFeatures);
       this.bias = new Float32Array(outFeatures);
-      for (let i = 0; i < outFeatures; i++) this.bias[i] = g.nextFloat(-bb, bb);
+      if (draw) for (let i = 0; i < outFeatures; i++) this.bias[i] = g.nextFloat(-bb, bb);
     }
     /** @type {Float32Array | null} Gradients [outFeatures, inFeatures] and [outFeatures]: null until a backward. */
     this.weightGrad = null;

@@ -33,6 +33,10 @@ import { product } from '../engine/heap.mjs';
  * @property {MT19937} generator  the runtime's generator (manualSeed):
  *   initialisation and default dropout seeds
  * @property {() => void} checkAlive  throws (TypeError) after dispose
+ * @property {boolean} skipInit  true while a runtime builds a model whose
+ *   parameters it is about to load (loadPretrained): Linear and Embedding
+ *   start from zeros instead of drawing (no time spent, no draw taken from
+ *   the generator)
  * @property {(call: LayerCall) => LayerResult} layerForward  src/model/layer.h's
  *   layer on copies of the arrays; with call.keep, also `saved`
  * @property {(call: LayerBackwardCall) => { gradX: Float32Array, grads: LayerGrads }} layerBackward

@@ -118,7 +118,11 @@ test('GPT-2 files (F32 and BF16, one file or two shards) load into a GPTModel wi
   source.outHead.weight = source.tokEmb.weight.slice();
   const tensors = gpt2Tensors(source, GPT2_CONFIG);
   const ids = [1, 5, 9, 2, 40, 7];
+  ca.manualSeed(5);
+  const next = ca.rand([4]);
+  ca.manualSeed(5);
   const f32 = ca.loadPretrained({ config: JSON.stringify(GPT2_CONFIG), safetensors: writeSafetensors(tensors) });
+  assert.deepEqual(ca.rand([4]), next, 'loading takes no draw from the generator (no initial values are drawn)');
   assert.ok(f32 instanceof ca.GPTModel);
   assert.equal(f32.training, false);
   assert.deepEqual(f32.stateDict(), source.stateDict());
