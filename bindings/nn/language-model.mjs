@@ -7,7 +7,9 @@
 // how positions enter (GPT: a learned pos_emb; Llama: RoPE inside the
 // attention).
 
-import { checkBoolean, checkIndices, checkInteger, checkOptionNames, checkShape, describe } from '../api/validate.mjs';
+import {
+  checkBoolean, checkIndices, checkInteger, checkOptionNames, checkSeed, checkShape, describe,
+} from '../api/validate.mjs';
 import { MT19937 } from '../api/random.mjs';
 import { product } from '../engine/heap.mjs';
 import { Module, fixFields } from './module.mjs';
@@ -190,8 +192,13 @@ export class LanguageModel extends Module {
     blocks.forEach((block, layer) => {
       /** @type {ForwardOptions} */
       const att = { useCache, returnWeights };
-      for (const key of /** @type {const} */ (['cacheDtype', 'keyLengths', 'mask', 'maskShape', 'seed'])) {
+      for (const key of /** @type {const} */ (['cacheDtype', 'keyLengths', 'mask', 'maskShape'])) {
         if (o[key] !== undefined) /** @type {any} */ (att)[key] = o[key];
+      }
+      // Layer l's attention dropout draws from seed + l (one seed for all would repeat its masks).
+      if (o.seed !== undefined) {
+        checkSeed('options.seed', o.seed);
+        att.seed = (BigInt(/** @type {number | bigint} */ (o.seed)) + BigInt(layer)) % 2n ** 64n;
       }
       if (headMasks) att.headMask = headMasks[layer];
       const r = block.forward(x, xShape, att);
@@ -370,8 +377,8 @@ class Sampler {
       for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
       return best;
     }
-    const order = Array.from(logits.keys()).sort((a, b) => logits[b] - logits[a] || a - b);
-    const keep = order.slice(0, this.topK ?? order.length);
+    if (this.topK === null && this.topP === 1) return this.#draw(logits);
+    const keep = this.#candidates(logits);
     const max = logits[keep[0]];
     const p = keep.map((i) => Math.exp((logits[i] - max) / this.temperature));
     const sum = p.reduce((s, v) => s + v, 0);
@@ -385,5 +392,45 @@ class Sampler {
       if (u < 0) return keep[i];
     }
     return keep[n - 1];
+  }
+
+  /**
+   * A draw from softmax(logits / temperature) over the whole vocabulary, in
+   * token order (no sorting needed).
+   * @param {Float32Array} logits
+   * @returns {number}
+   */
+  #draw(logits) {
+    let max = -Infinity;
+    for (const x of logits) max = Math.max(max, x);
+    const p = new Float64Array(logits.length);
+    let sum = 0;
+    for (let i = 0; i < logits.length; i++) sum += (p[i] = Math.exp((logits[i] - max) / this.temperature));
+    let u = this.random.nextUint32() / 2 ** 32 * sum;
+    for (let i = 0; i < p.length; i++) {
+      u -= p[i];
+      if (u < 0) return i;
+    }
+    return logits.length - 1;
+  }
+
+  /**
+   * The tokens sampling may pick, largest logit first (ties: lower id
+   * first): the topK largest, or every token. With topK the vocabulary is
+   * not sorted: the k-th largest value is found first (a partial sort of a
+   * copy) and only the tokens at or above it are ordered.
+   * @param {Float32Array} logits
+   * @returns {number[]}
+   */
+  #candidates(logits) {
+    const byValue = (/** @type {number} */ a, /** @type {number} */ b) => logits[b] - logits[a] || a - b;
+    const k = this.topK ?? logits.length;
+    if (k >= logits.length) return Array.from(logits.keys()).sort(byValue);
+    const values = logits.slice().sort();
+    const threshold = values[values.length - k];
+    /** @type {number[]} */
+    const above = [];
+    for (let i = 0; i < logits.length; i++) if (logits[i] >= threshold) above.push(i);
+    return above.sort(byValue).slice(0, k);
   }
 }

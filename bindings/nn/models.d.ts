@@ -54,7 +54,9 @@ export interface LlamaConfig {
 
 /** A model's forward options: each handed to every layer's attention. */
 export interface ModelForwardOptions extends Pick<ForwardOptions,
-  'returnWeights' | 'useCache' | 'cacheDtype' | 'keyLengths' | 'mask' | 'maskShape' | 'seed'> {
+  'returnWeights' | 'useCache' | 'cacheDtype' | 'keyLengths' | 'mask' | 'maskShape'> {
+  /** The attention dropout's seed: layer l draws from seed + l (default: from the runtime's generator). */
+  seed?: number | bigint;
   /**
    * A factor per layer and head, [nLayers, heads] or [nLayers, batch,
    * heads] (Hugging Face's head_mask): 0 knocks a head out.

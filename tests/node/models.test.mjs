@@ -278,6 +278,21 @@ for (const family of ['gpt', 'llama']) {
     assert.deepEqual(a, b);
     const greedy = m.generate([1, 2], { maxNewTokens: 8 });
     assert.deepEqual(m.generate([1, 2], { maxNewTokens: 8, temperature: 2, topK: 1, seed: 1 }), greedy);
+    // A tiny temperature is greedy; topK 3: every token among the 3 largest logits of the reference at its step.
+    assert.deepEqual(m.generate([1, 2], { maxNewTokens: 8, temperature: 1e-6, seed: 3 }), greedy);
+    const p64 = toDouble(m.stateDict());
+    for (const seed of [1, 2, 3]) {
+      const row = m.generate([1, 2], { maxNewTokens: 6, temperature: 5, topK: 3, seed });
+      for (let t = 2; t < row.length; t++) {
+        const { logits } = referenceForward(family, cfg, p64, row.subarray(0, t), 1, t);
+        const last = Array.from(logits.subarray((t - 1) * V, t * V));
+        const third = [...last].sort((x, y) => y - x)[2];
+        assert.ok(last[row[t]] >= third - 1e-5, `token ${t} (seed ${seed}) is among the top 3`);
+      }
+    }
+    // A high temperature over the whole vocabulary visits many tokens.
+    const spread = m.generate([1], { maxNewTokens: 40, temperature: 100, seed: 9, useCache: false });
+    assert.ok(new Set(spread).size > 10, `distinct tokens ${new Set(spread).size}`);
     const stop = m.generate([1, 2], { maxNewTokens: 8, eosId: greedy[4] });
     assert.deepEqual(stop, greedy.slice(0, greedy.indexOf(greedy[4], 2) + 1));
   });
