@@ -18,11 +18,13 @@ import {
 } from '../api/validate.mjs';
 import { product } from '../engine/heap.mjs';
 import { renormalizes, resolveAttentionOptions, resolveVisibility } from '../api/attention-options.mjs';
+import { backwardMask, checkPatch, headOutputs, patchedOutput } from './head-hooks.mjs';
 import { Kept, Module, bindingOf, copyInto, fixFields, gradOrZeros, keepGrad } from './module.mjs';
 
 /**
  * @import {
- *   ForwardOptions, ForwardResult, ForwardResultWithQKV, ForwardResultWithScores, ForwardResultWithWeights,
+ *   ForwardOptions, ForwardResult, ForwardResultWithHeadOutputs, ForwardResultWithQKV, ForwardResultWithScores,
+ *   ForwardResultWithWeights,
  * } from './attention-modules.d.ts'
  * @import { KVCache } from '../api/kv-cache.mjs'
  * @import { CausalAttention } from './attention.mjs'
@@ -46,7 +48,7 @@ import { Kept, Module, bindingOf, copyInto, fixFields, gradOrZeros, keepGrad } f
 
 const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache', 'cacheDtype',
-  'keyLengths', 'mask', 'maskShape', 'headMask',
+  'keyLengths', 'mask', 'maskShape', 'headMask', 'returnHeadOutputs', 'patchHeads',
 ];
 
 /** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
@@ -113,7 +115,7 @@ export class AttentionLayer extends Module {
    * @overload
    * @param {Float32Array} x
    * @param {number[]} shape
-   * @param {ForwardOptions & { returnWeights?: false, returnScores?: false, returnQKV?: false }} [options]
+   * @param {ForwardOptions & { returnWeights?: false, returnScores?: false, returnQKV?: false, returnHeadOutputs?: false }} [options]
    * @returns {Float32Array}
    */
   /**
@@ -136,6 +138,13 @@ export class AttentionLayer extends Module {
    * @param {number[]} shape
    * @param {ForwardOptions & { returnQKV: true }} options
    * @returns {ForwardResultWithQKV}
+   */
+  /**
+   * @overload
+   * @param {Float32Array} x
+   * @param {number[]} shape
+   * @param {ForwardOptions & { returnHeadOutputs: true }} options
+   * @returns {ForwardResultWithHeadOutputs}
    */
   /**
    * @overload
@@ -228,11 +237,21 @@ export class AttentionLayer extends Module {
     Object.assign(attention, visibility.fields);
     if (useCache && o.keyLengths !== undefined) attention.queryOffset = held;
     const headMask = checkHeadMask('options.headMask', o.headMask, batch, params.numHeads);
+    // Each head's output, and patches of it (head-hooks.mjs).
+    const returnHeadOutputs = checkBoolean('options.returnHeadOutputs', o.returnHeadOutputs ?? false);
+    const hooks = returnHeadOutputs || o.patchHeads !== undefined;
+    if (hooks && !params.wOut) {
+      throw new TypeError(`options.returnHeadOutputs and options.patchHeads need a module with out_proj ` +
+        `(MultiHeadAttention, GroupedQueryAttention); ${this.constructor.name} has none`);
+    }
+    if (hooks && useCache) throw new RangeError('options.returnHeadOutputs and options.patchHeads are not taken with useCache');
+    const sizes = { batch, tokens, numHeads: params.numHeads, headDim: params.headDim, outputDim: parts.outputDim };
+    const patch = o.patchHeads === undefined ? null : checkPatch(o.patchHeads, sizes);
     const cache = useCache ? this.#cacheFor(batch, tokens, params, window, cacheDtype) : null;
     const layerOptions = {
       batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, headMask,
     };
-    const keep = this.training && !useCache;
+    const keep = (this.training && !useCache) || hooks;
     const spare = keep ? this.#spare : null;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
@@ -240,17 +259,30 @@ export class AttentionLayer extends Module {
     });
     this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
+    const own = hooks ? headOutputs(engine, /** @type {LayerSaved} */ (result.saved).context, headMask, sizes,
+      /** @type {Float32Array} */ (params.wOut)) : null;
+    // With either hook the output is the bias plus the heads' outputs (or
+    // patches), summed in head order: a capture and a patch give the same bits.
+    if (own) {
+      const y = patchedOutput(own, params.bOut ?? null, patch ?? { heads: [], values: new Float32Array(0), positions: null }, sizes);
+      if (o.out) /** @type {Float32Array} */ (o.out).set(y);
+      result.output = o.out ?? y;
+    }
     // make() runs only after a training forward without cache: keep was true.
     // The backward reads x and the mask again: copies of the caller's arrays,
     // so that changing them after forward() changes no gradient (keyLengths
     // and headMask are copies already).
     this.#kept.set(this.training, () => ({
       x: copyInto(spare?.x, x),
-      options: { ...layerOptions, arrays: visibility.arrays && { ...visibility.arrays, mask: visibility.arrays.mask?.slice() ?? null } },
+      options: {
+        ...layerOptions, arrays: visibility.arrays && { ...visibility.arrays, mask: visibility.arrays.mask?.slice() ?? null },
+        headMask: patch ? backwardMask(headMask, patch, batch, params.numHeads) : headMask,
+      },
       saved: /** @type {LayerSaved} */ (result.saved),
     }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
     delete result.saved;
-    return returnWeights || returnScores || returnQKV ? result : result.output;
+    if (own && returnHeadOutputs) /** @type {ForwardResult} */ (result).headOutputs = own;
+    return returnWeights || returnScores || returnQKV || returnHeadOutputs ? result : result.output;
   }
 
   /**

@@ -68,6 +68,38 @@ export interface ForwardOptions {
    * none). weights and scores stay the heads' own. Finite values only.
    */
   headMask?: Float32Array;
+  /**
+   * Also return `headOutputs` [batch, heads, tokens, outputDim]: what each
+   * head writes into the residual stream — its context vectors (times its
+   * headMask factor) through its columns of out_proj (the bias belongs to
+   * no head). The output is then computed as the bias plus the heads'
+   * outputs in head order (within 1e-5 of the fused forward's), as with
+   * patchHeads.
+   * Modules with out_proj only (MultiHeadAttention, GroupedQueryAttention);
+   * not with useCache.
+   */
+  returnHeadOutputs?: boolean;
+  /**
+   * Replace chosen heads' outputs (activation patching): `values`
+   * [batch, heads.length, tokens, outputDim] in the order of `heads`, at
+   * every token or at `positions` only. The output is then computed as the
+   * bias plus each head's output or patch, in head order, so that patching
+   * with values a returnHeadOutputs forward captured gives the same bits
+   * whichever heads are patched. A backward after it treats the patched
+   * heads' outputs as given: no gradient reaches their projections.
+   * Modules with out_proj only; not with useCache.
+   */
+  patchHeads?: HeadPatch;
+}
+
+/** options.patchHeads. */
+export interface HeadPatch {
+  /** Head indices (0-based), each once. */
+  heads: readonly number[] | Int32Array;
+  /** [batch, heads.length, tokens, outputDim]: the heads' replacement outputs. */
+  values: Float32Array;
+  /** Token indices to patch (default: all). */
+  positions?: readonly number[] | Int32Array;
 }
 
 /** What forward() returns with any of the return* options. */
@@ -84,6 +116,8 @@ export interface ForwardResult {
   keys?: Float32Array;
   /** [batch, heads, tokens, headDim]; present with returnQKV. */
   values?: Float32Array;
+  /** [batch, heads, tokens, outputDim]: each head's output; present with returnHeadOutputs. */
+  headOutputs?: Float32Array;
 }
 
 /** forward(..., { returnWeights: true }). */
@@ -108,6 +142,12 @@ export interface ForwardResultWithQKV extends ForwardResult {
   values: Float32Array;
 }
 
+/** forward(..., { returnHeadOutputs: true }). */
+export interface ForwardResultWithHeadOutputs extends ForwardResult {
+  /** [batch, heads, tokens, outputDim]: what each head writes into the output. */
+  headOutputs: Float32Array;
+}
+
 /** Shared by the four modules. Parameters are JS-owned: no dispose needed. */
 export interface AttentionModule extends Module {
   /** Size of each input token vector (the last axis of x). */
@@ -125,7 +165,7 @@ export interface AttentionModule extends Module {
    * Throws a RangeError when tokens > contextLength.
    */
   forward(x: Float32Array, shape: number[],
-    options?: ForwardOptions & { returnWeights?: false; returnScores?: false; returnQKV?: false }): Float32Array;
+    options?: ForwardOptions & { returnWeights?: false; returnScores?: false; returnQKV?: false; returnHeadOutputs?: false }): Float32Array;
   /** With returnWeights: `{ output, weights }` (and scores, QKV when asked). */
   forward(x: Float32Array, shape: number[],
     options: ForwardOptions & { returnWeights: true }): ForwardResultWithWeights;
@@ -135,6 +175,9 @@ export interface AttentionModule extends Module {
   /** With returnQKV: `{ output, queries, keys, values }` (and weights, scores when asked). */
   forward(x: Float32Array, shape: number[],
     options: ForwardOptions & { returnQKV: true }): ForwardResultWithQKV;
+  /** With returnHeadOutputs: `{ output, headOutputs }` (and the others when asked). */
+  forward(x: Float32Array, shape: number[],
+    options: ForwardOptions & { returnHeadOutputs: true }): ForwardResultWithHeadOutputs;
   /** Options known only at run time: the output array, or a {@link ForwardResult}. */
   forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | ForwardResult;
   /** Same as forward (like calling a PyTorch module). */

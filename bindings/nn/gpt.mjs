@@ -133,7 +133,10 @@ export class PreNormBlock extends Module {
       f = second.forward(f);
     }
     const output = add(f, x1);
-    return r instanceof Float32Array ? output : { output, weights: r.weights };
+    if (r instanceof Float32Array) return output;
+    const out = { output, weights: r.weights };
+    if (r.headOutputs) Object.assign(out, { headOutputs: r.headOutputs, residualMid: x1 });
+    return out;
   }
 
   /**
@@ -146,6 +149,8 @@ export class PreNormBlock extends Module {
     let g = second ? second.backward(gradOutput) : gradOutput;
     g = self.norm2.backward(self.ff.backward(g));
     const gx1 = add(g, gradOutput);
+    /** The gradient of the stream after the attention's add: every head's output's gradient (attribution). */
+    this.gradAttentionOutput = gx1;
     let ga = this.dropShortcut ? self.dropShortcut.backward(gx1) : gx1;
     ga = self.norm1.backward(self.att.backward(ga));
     return add(ga, gx1);

@@ -17,13 +17,13 @@ import { Module, fixFields } from './module.mjs';
 /**
  * @import { ForwardOptions } from './attention-modules.d.ts'
  * @import { Engine } from './module.mjs'
- * @import { ModelForwardOptions, GenerateOptions } from './models.d.ts'
+ * @import { ModelForwardOptions, ModelForwardResult, GenerateOptions } from './models.d.ts'
  */
 
 /**
  * A block as the model calls it (gpt.mjs's TransformerBlock, llama.mjs's).
  * @typedef {Module & {
- *   forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | { output: Float32Array, weights?: Float32Array },
+ *   forward(x: Float32Array, shape: number[], options: ForwardOptions): Float32Array | { output: Float32Array, weights?: Float32Array, headOutputs?: Float32Array },
  *   backward(g: Float32Array): Float32Array,
  *   att: { cacheLength: number, resetCache(): unknown, numHeads: number },
  * }} Block
@@ -34,7 +34,8 @@ import { Module, fixFields } from './module.mjs';
  * @typedef {Module & { forward(x: Float32Array, shape: number[]): Float32Array, backward(g: Float32Array): Float32Array }} Layer
  */
 
-const FORWARD_OPTIONS = ['returnWeights', 'useCache', 'cacheDtype', 'keyLengths', 'mask', 'maskShape', 'headMask', 'seed'];
+const FORWARD_OPTIONS = ['returnWeights', 'useCache', 'cacheDtype', 'keyLengths', 'mask', 'maskShape', 'headMask', 'seed',
+  'returnResidual', 'returnHeadOutputs', 'patchHeads'];
 const GENERATE_OPTIONS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'eosId', 'seed', 'useCache', 'cacheDtype'];
 
 export class LanguageModel extends Module {
@@ -124,22 +125,22 @@ export class LanguageModel extends Module {
    * @overload
    * @param {Int32Array | Uint32Array | number[]} idx
    * @param {number[]} [shape]
-   * @param {ModelForwardOptions & { returnWeights?: false }} [options]
+   * @param {ModelForwardOptions & { returnWeights?: false, returnResidual?: false, returnHeadOutputs?: false }} [options]
    * @returns {Float32Array}
    */
   /**
    * @overload
    * @param {Int32Array | Uint32Array | number[]} idx
    * @param {number[] | undefined} shape
-   * @param {ModelForwardOptions & { returnWeights: true }} options
-   * @returns {{ logits: Float32Array, weights: Float32Array[] }}
+   * @param {ModelForwardOptions & ({ returnWeights: true } | { returnResidual: true } | { returnHeadOutputs: true })} options
+   * @returns {ModelForwardResult}
    */
   /**
    * @overload
    * @param {Int32Array | Uint32Array | number[]} idx
    * @param {number[]} [shape]
    * @param {ModelForwardOptions} [options]
-   * @returns {Float32Array | { logits: Float32Array, weights: Float32Array[] }}
+   * @returns {Float32Array | ModelForwardResult}
    */
   /**
    * Token ids [batch, tokens] (or [tokens]) → logits [batch, tokens,
@@ -149,7 +150,7 @@ export class LanguageModel extends Module {
    * @param {Int32Array | Uint32Array | number[]} idx
    * @param {number[]} [shape]
    * @param {ModelForwardOptions} [options]
-   * @returns {Float32Array | { logits: Float32Array, weights: Float32Array[] }}
+   * @returns {Float32Array | ModelForwardResult}
    */
   forward(idx, shape, options) {
     return this.#forward(idx, shape, options, false);
@@ -163,7 +164,7 @@ export class LanguageModel extends Module {
    * @param {number[] | undefined} shape
    * @param {ModelForwardOptions | undefined} options
    * @param {boolean} lastOnly
-   * @returns {Float32Array | { logits: Float32Array, weights: Float32Array[] }}
+   * @returns {Float32Array | ModelForwardResult}
    */
   #forward(idx, shape, options, lastOnly) {
     this.#engine.checkAlive();
@@ -182,6 +183,9 @@ export class LanguageModel extends Module {
         `${start ? ` minus the ${start} cached` : ''}, got ${tokens}`);
     }
     const returnWeights = checkBoolean('options.returnWeights', o.returnWeights ?? false);
+    const returnResidual = checkBoolean('options.returnResidual', o.returnResidual ?? false);
+    const returnHeadOutputs = checkBoolean('options.returnHeadOutputs', o.returnHeadOutputs ?? false);
+    const patches = this.#patches(o.patchHeads);
     const headMasks = this.#headMasks(o.headMask, batch);
     const xShape = [batch, tokens, this.embDim];
     let x = tokEmb.forward(ids, [batch, tokens]);
@@ -189,9 +193,18 @@ export class LanguageModel extends Module {
     if (embedDropout) x = embedDropout.forward(x, xShape);
     /** @type {Float32Array[]} */
     const weights = [];
+    /** @type {Float32Array[]} */
+    const residual = returnResidual ? [x.slice()] : [];
+    /** @type {Float32Array[]} */
+    const headOutputs = [];
     blocks.forEach((block, layer) => {
       /** @type {ForwardOptions} */
       const att = { useCache, returnWeights };
+      if (returnHeadOutputs) att.returnHeadOutputs = true;
+      // With any hook every layer sums its heads' outputs (an empty patch
+      // where none is given): captures and patches see the same stream.
+      if (patches[layer]) att.patchHeads = patches[layer];
+      else if (patches.length) att.patchHeads = { heads: [], values: new Float32Array(0) };
       for (const key of /** @type {const} */ (['cacheDtype', 'keyLengths', 'mask', 'maskShape'])) {
         if (o[key] !== undefined) /** @type {any} */ (att)[key] = o[key];
       }
@@ -207,7 +220,9 @@ export class LanguageModel extends Module {
       } else {
         x = r.output;
         if (r.weights) weights.push(r.weights);
+        if (r.headOutputs) headOutputs.push(r.headOutputs);
       }
+      if (returnResidual) residual.push(x.slice());
     });
     let outShape = xShape;
     if (lastOnly && tokens > 1) {
@@ -219,18 +234,42 @@ export class LanguageModel extends Module {
     }
     x = finalNorm.forward(x, outShape);
     const logits = outHead.forward(x, outShape);
-    return returnWeights ? { logits, weights } : logits;
+    if (!returnWeights && !returnResidual && !returnHeadOutputs) return logits;
+    /** @type {ModelForwardResult} */
+    const result = { logits, weights };
+    if (returnResidual) result.residual = residual;
+    if (returnHeadOutputs) result.headOutputs = headOutputs;
+    return result;
   }
 
   /**
-   * The backward of the last training forward: gradLogits [batch, tokens,
-   * vocabSize] (crossEntropy's gradLogits); every parameter's gradient
-   * accumulates (+=). Returns null: token ids have no gradient.
+   * @overload
    * @param {Float32Array} gradLogits
+   * @param {{ returnAttentionOutputGrads?: false }} [options]
    * @returns {null}
    */
-  backward(gradLogits) {
+  /**
+   * @overload
+   * @param {Float32Array} gradLogits
+   * @param {{ returnAttentionOutputGrads: true }} options
+   * @returns {{ attentionOutputGrads: Float32Array[] }}
+   */
+  /**
+   * The backward of the last training forward: gradLogits [batch, tokens,
+   * vocabSize] (crossEntropy's gradLogits); every parameter's gradient
+   * accumulates (+=). Returns null (token ids have no gradient), or with
+   * returnAttentionOutputGrads each layer's gradient of the stream after
+   * its attention's add [batch, tokens, embDim]: the gradient of every
+   * head's output of that layer (attribution patching multiplies it by an
+   * output's change).
+   * @param {Float32Array} gradLogits
+   * @param {{ returnAttentionOutputGrads?: boolean }} [options]
+   * @returns {null | { attentionOutputGrads: Float32Array[] }}
+   */
+  backward(gradLogits, options) {
     this.#engine.checkAlive();
+    const o = checkOptionNames('options', options, ['returnAttentionOutputGrads']);
+    const returnGrads = checkBoolean('options.returnAttentionOutputGrads', o.returnAttentionOutputGrads ?? false);
     const { tokEmb, blocks, finalNorm, outHead, embedDropout } = this.parts();
     // Each part checks its own gradient and says when its forward kept nothing.
     let g = outHead.backward(gradLogits);
@@ -239,7 +278,32 @@ export class LanguageModel extends Module {
     if (embedDropout) g = embedDropout.backward(g);
     this.positionsBackward(g);
     tokEmb.backward(g);
-    return null;
+    if (!returnGrads) return null;
+    return { attentionOutputGrads: blocks.map((b) => /** @type {Float32Array} */ (/** @type {any} */ (b).gradAttentionOutput)) };
+  }
+
+  /**
+   * options.patchHeads: [{ layer, heads, values, positions? }] → each
+   * layer's patch (checked in full by its attention), or [].
+   * @param {unknown} patchHeads
+   * @returns {Array<import('./attention-modules.d.ts').HeadPatch | undefined>}
+   */
+  #patches(patchHeads) {
+    if (patchHeads === undefined) return [];
+    if (!Array.isArray(patchHeads)) {
+      throw new TypeError(`options.patchHeads must be an Array of { layer, heads, values, positions? }, got ${describe(patchHeads)}`);
+    }
+    /** @type {Array<import('./attention-modules.d.ts').HeadPatch | undefined>} */
+    const byLayer = [];
+    patchHeads.forEach((p, i) => {
+      const { layer, ...patch } = /** @type {Record<string, any>} */ (checkOptionNames(`options.patchHeads[${i}]`,
+        /** @type {object | undefined} */ (p ?? null), ['layer', 'heads', 'values', 'positions']));
+      checkInteger(`options.patchHeads[${i}].layer`, layer, 0);
+      if (layer >= this.nLayers) throw new RangeError(`options.patchHeads[${i}].layer must be below nLayers ${this.nLayers}, got ${layer}`);
+      if (byLayer[layer]) throw new RangeError(`options.patchHeads names layer ${layer} twice: give its heads in one entry`);
+      byLayer[layer] = /** @type {import('./attention-modules.d.ts').HeadPatch} */ (patch);
+    });
+    return byLayer;
   }
 
   /**

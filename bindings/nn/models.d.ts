@@ -3,7 +3,7 @@
 // ids, generation.
 
 import type { KVCacheDtype } from '../api/attention.js';
-import type { ForwardOptions, GroupedQueryAttention, MultiHeadAttention } from './attention-modules.js';
+import type { ForwardOptions, GroupedQueryAttention, HeadPatch, MultiHeadAttention } from './attention-modules.js';
 import type { Linear, Module, ModuleList, Sequential, Embedding } from './layers.js';
 
 /** The book's GPT_CONFIG_124M keys (ch. 4), as written in Python. */
@@ -62,6 +62,29 @@ export interface ModelForwardOptions extends Pick<ForwardOptions,
    * heads] (Hugging Face's head_mask): 0 knocks a head out.
    */
   headMask?: Float32Array;
+  /**
+   * Also return `residual`: the stream entering each layer and the one
+   * leaving the last (nLayers + 1 arrays [batch, tokens, embDim]).
+   */
+  returnResidual?: boolean;
+  /**
+   * Also return `headOutputs`: per layer, what each head writes into the
+   * stream [batch, heads, tokens, embDim] (ForwardOptions.returnHeadOutputs).
+   */
+  returnHeadOutputs?: boolean;
+  /**
+   * Heads whose outputs are replaced (activation patching), per layer
+   * (ForwardOptions.patchHeads). With this or returnHeadOutputs every
+   * layer computes its output as the bias plus its heads' outputs, so that
+   * patching heads with captured values gives the captured run's bits.
+   */
+  patchHeads?: readonly ModelHeadPatch[];
+}
+
+/** One layer's entry of ModelForwardOptions.patchHeads. */
+export interface ModelHeadPatch extends HeadPatch {
+  /** The layer (0-based). */
+  layer: number;
 }
 
 /** model.generate's options (the book's generate, ch. 5). */
@@ -194,14 +217,28 @@ export interface BlockResult {
   output: Float32Array;
   /** The attention's weights [batch, heads, tokens, keys]. */
   weights?: Float32Array;
+  /** With returnHeadOutputs: each head's output [batch, heads, tokens, emb_dim]. */
+  headOutputs?: Float32Array;
+  /** With returnHeadOutputs: the stream after the attention's add [batch, tokens, emb_dim]. */
+  residualMid?: Float32Array;
+}
+
+/** A model's backward with returnAttentionOutputGrads. */
+export interface ModelBackwardResult {
+  /** Per layer, the gradient of the stream after its attention's add [batch, tokens, emb_dim]. */
+  attentionOutputGrads: Float32Array[];
 }
 
 /** A model's forward with returnWeights. */
 export interface ModelForwardResult {
   /** [batch, tokens, vocab_size]. */
   logits: Float32Array;
-  /** One [batch, heads, tokens, keys] array per layer. */
+  /** One [batch, heads, tokens, keys] array per layer (empty without returnWeights). */
   weights: Float32Array[];
+  /** With returnResidual: the stream entering each layer, then the last one's output (nLayers + 1). */
+  residual?: Float32Array[];
+  /** With returnHeadOutputs: per layer [batch, heads, tokens, embDim]. */
+  headOutputs?: Float32Array[];
 }
 
 /** What GPTModel and Llama3Model share. */
@@ -222,12 +259,19 @@ export interface LanguageModel extends Module {
   numParameters(): number;
   /** Token ids [batch, tokens] (or [tokens]) → logits [batch, tokens, vocabSize]. */
   forward(idx: Int32Array | Uint32Array | number[], shape?: number[],
-    options?: ModelForwardOptions & { returnWeights?: false }): Float32Array;
+    options?: ModelForwardOptions & { returnWeights?: false; returnResidual?: false; returnHeadOutputs?: false }): Float32Array;
+  /** Options known only at run time: the logits, or a ModelForwardResult. */
+  forward(idx: Int32Array | Uint32Array | number[], shape?: number[], options?: ModelForwardOptions): Float32Array | ModelForwardResult;
   /** With returnWeights: the logits and each layer's weights [batch, heads, tokens, keys]. */
   forward(idx: Int32Array | Uint32Array | number[], shape: number[] | undefined,
-    options: ModelForwardOptions & { returnWeights: true }): ModelForwardResult;
+    options: ModelForwardOptions & ({ returnWeights: true } | { returnResidual: true } | { returnHeadOutputs: true })): ModelForwardResult;
   /** gradLogits [batch, tokens, vocabSize] → null; every parameter's gradient accumulates. */
-  backward(gradLogits: Float32Array): null;
+  backward(gradLogits: Float32Array, options?: { returnAttentionOutputGrads?: false }): null;
+  /**
+   * With returnAttentionOutputGrads: each layer's gradient of the stream after its attention's add
+   * [batch, tokens, embDim], the gradient of every head's output there (attribution patching).
+   */
+  backward(gradLogits: Float32Array, options: { returnAttentionOutputGrads: true }): ModelBackwardResult;
   /** Empties every layer's KV cache. */
   resetCache(): this;
   /** The book's generate: one prompt → Int32Array (prompt and new tokens). */
