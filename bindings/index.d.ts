@@ -24,7 +24,7 @@ import type {
 import type { Embedding, Linear, Module, ModuleList, Sequential } from './nn/layers.js';
 import type {
   Activation, Dropout, FeedForward, GatedFeedForward, GPTConfig, GPTModel, LayerNorm, Llama3Model, LlamaConfig,
-  RMSNorm, Safetensors, TransformerBlock,
+  CompositionScores, RMSNorm, Safetensors, TransformerBlock,
 } from './nn/models.js';
 import type {
   AdamW, AdamWOptions, CrossEntropyOptions, CrossEntropyResult, Parameters, SGD, SGDOptions,
@@ -190,6 +190,16 @@ export interface CausalAttentionRuntime {
     /** Llama3Model(cfg), cfg as the book's LLAMA32_CONFIG. */
     new (cfg: LlamaConfig): Llama3Model;
   };
+
+  /**
+   * Q-, K- and V-composition scores (Elhage et al. 2021) from every head of
+   * `earlier` into every head of `later` (modules with out_proj, `earlier`'s
+   * output width = `later`'s dIn): ‖W_OV^a·W_QK^b‖, ‖W_QK^b·(W_OV^a)ᵀ‖ and
+   * ‖W_OV^a·W_OV^b‖ (Frobenius) over the product of the two matrices' norms,
+   * each [earlier heads, later heads] row-major. Norms and biases between
+   * the modules are left out.
+   */
+  compositionScores(earlier: MultiHeadAttention, later: MultiHeadAttention): CompositionScores;
 
   /**
    * Reads a .safetensors file: every tensor's dtype and shape; F32, F16 and

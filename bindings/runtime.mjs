@@ -15,6 +15,7 @@ import {
 import { crossEntropy } from './nn/loss.mjs';
 import { bookConfig, bookStateDict } from './models/pretrained.mjs';
 import { readSafetensors } from './models/safetensors.mjs';
+import { checkCircuitModule, compositionScores } from './nn/circuits.mjs';
 import { defineModules } from './nn/modules.mjs';
 import { SGD, bindAdamW } from './nn/optim.mjs';
 import { MT19937 } from './api/random.mjs';
@@ -147,6 +148,19 @@ export class Runtime {
       }),
     });
     Object.freeze(this);
+  }
+
+  /**
+   * Q-, K- and V-composition scores (Elhage et al. 2021) from every head of
+   * `earlier` into every head of `later` (attention modules with out_proj),
+   * each [earlier heads, later heads] row-major (nn/circuits.mjs).
+   * @param {unknown} earlier
+   * @param {unknown} later
+   * @returns {{ q: Float32Array, k: Float32Array, v: Float32Array }}
+   */
+  compositionScores(earlier, later) {
+    this.#checkAlive();
+    return compositionScores(this.#engine, checkCircuitModule('earlier', earlier), checkCircuitModule('later', later));
   }
 
   /**

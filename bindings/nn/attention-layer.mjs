@@ -18,6 +18,7 @@ import {
 } from '../api/validate.mjs';
 import { product } from '../engine/heap.mjs';
 import { renormalizes, resolveAttentionOptions, resolveVisibility } from '../api/attention-options.mjs';
+import { checkCircuitModule, ovCircuit, qkCircuit } from './circuits.mjs';
 import { backwardMask, checkPatch, headOutputs, patchedOutput } from './head-hooks.mjs';
 import { Kept, Module, bindingOf, copyInto, fixFields, gradOrZeros, keepGrad } from './module.mjs';
 
@@ -458,6 +459,40 @@ export class ProjectedAttention extends AttentionLayer {
     this.outProj = this.registerModule('out_proj', new Linear(dOut, dOut, false));
     fixFields(this, 'dOut', 'numHeads', 'headDim', 'outputDim', 'numKVGroups', 'groupSize',
       'W_key', 'W_value', 'W_query', 'outProj');
+  }
+
+  /**
+   * Head `head`'s QK circuit [dIn, dIn] (circuits.mjs): the score of query
+   * x_i and key x_j is x_i · W_QK · x_jᵀ (before 1/√d; biases and RoPE left out).
+   * @param {number} head
+   * @returns {Float32Array}
+   */
+  qkCircuit(head) {
+    return qkCircuit(this.#circuitEngine(), this.#circuitHead(head), head);
+  }
+
+  /**
+   * Head `head`'s OV circuit [dIn, dOut]: what it writes for a key x_j it
+   * attends to fully, x_j · W_OV (out_proj's bias left out).
+   * @param {number} head
+   * @returns {Float32Array}
+   */
+  ovCircuit(head) {
+    return ovCircuit(this.#circuitEngine(), this.#circuitHead(head), head);
+  }
+
+  /** @param {number} head */
+  #circuitHead(head) {
+    const m = checkCircuitModule('this module', this);
+    checkInteger('head', head, 0);
+    if (head >= this.numHeads) throw new RangeError(`head must be below numHeads ${this.numHeads}, got ${head}`);
+    return m;
+  }
+
+  #circuitEngine() {
+    const engine = bindingOf(/** @type {any} */ (this.constructor)).engine;
+    engine.checkAlive();
+    return engine;
   }
 
   /** @returns {LayerParams} */

@@ -234,6 +234,16 @@ export interface MultiHeadAttention extends SelfAttention {
   readonly headDim: number;
   /** The output projection `out_proj` (a Linear with bias). */
   readonly outProj: Linear;
+  /**
+   * Head `head`'s QK circuit W_QK [dIn, dIn]: the score of query x_i and key
+   * x_j is x_i · W_QK · x_jᵀ (before 1/√headDim; biases and RoPE left out).
+   */
+  qkCircuit(head: number): Float32Array;
+  /**
+   * Head `head`'s OV circuit W_OV [dIn, dOut]: what it writes into the output
+   * for a key x_j it attends to fully, x_j · W_OV (out_proj's bias left out).
+   */
+  ovCircuit(head: number): Float32Array;
 }
 
 /**

@@ -329,3 +329,13 @@ export interface SafetensorsTensor {
   /** The values as float32 (F32, F16, BF16), or null for another dtype. */
   data: Float32Array | null;
 }
+
+/** ca.compositionScores's result: [earlier heads, later heads] row-major each. */
+export interface CompositionScores {
+  /** Q-composition: the later head's queries read the earlier head's output. */
+  q: Float32Array;
+  /** K-composition: the later head's keys read it (an induction head's previous-token head). */
+  k: Float32Array;
+  /** V-composition: the later head's values read it. */
+  v: Float32Array;
+}
