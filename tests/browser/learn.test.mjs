@@ -118,6 +118,15 @@ describe('the Learn section', () => {
     assert.ok(clicked.step <= STEP_BOUND, `induction score above 0.4 by step ${STEP_BOUND}: step ${clicked.step}`);
     assert.ok(endLoss < losses.get(0) / 2.5, `loss ${losses.get(0)} → ${endLoss}`);
     assert.ok(end.best > 0.4);
+    // Each head's figure carries the scores its caption shows: [data-head="L.H"].
+    const figures = await page.$$eval('#learn-head-grid figure[data-head]', (fs) => fs.map((f) => ({
+      head: f.dataset.head, induction: f.dataset.induction, previous: f.dataset.previousToken,
+      caption: f.querySelector('figcaption').textContent,
+    })));
+    assert.ok(figures.length >= 2 && figures.every((f) => /^\d+\.\d+$/.test(f.head)));
+    for (const f of figures) assert.ok(f.caption.includes(f.induction) && f.caption.includes(f.previous), JSON.stringify(f));
+    assert.ok(Math.abs(Math.max(...figures.map((f) => Number(f.induction))) - end.best) < 0.011,
+      `the best figure's induction score ${JSON.stringify(figures)} vs ${end.best}`);
     assert.ok(w.gaps.length >= 20, `frames while training: ${w.gaps.length}`);
     assert.equal(w.hovers, w.tries, 'every hover answered at once');
 

@@ -51,6 +51,7 @@ export function buildHeads() {
     for (let h = 0; h < heads; h++) {
       const fig = document.createElement('figure');
       fig.className = 'head-panel learn-head';
+      fig.dataset.head = `${l + 1}.${h + 1}`;
       const cap = document.createElement('figcaption');
       const title = document.createElement('strong');
       title.textContent = `Layer ${l + 1} \u00b7 head ${h + 1}`;
@@ -135,6 +136,9 @@ export function drawHeads() {
     const h = learn.history[k];
     m.previous.value.textContent = sc ? formatValue(sc.previousToken, 2) : '';
     m.induction.value.textContent = sc ? formatValue(sc.induction, 2) : '';
+    // The numbers the caption shows, for scripts and tests: [data-head="L.H"].
+    m.fig.dataset.previousToken = m.previous.value.textContent;
+    m.fig.dataset.induction = m.induction.value.textContent;
     if (h) {
       drawSparkline(m.previous.canvas, h.steps, h.previous, { colour: PREVIOUS_COLOUR });
       drawSparkline(m.induction.canvas, h.steps, h.induction, { colour: INDUCTION_COLOUR });
