@@ -106,6 +106,16 @@ describe('ablation on a trained model (the page\'s defaults, 400 steps)', () => 
     assert.ok(noPrevious.probeAccuracy < full.probeAccuracy - 0.3, `accuracy ${noPrevious.probeAccuracy}`);
     assert.ok(noLayer2.probeLoss > noInduction.probeLoss, 'without layer 2 no induction at all');
     assert.deepEqual(noInduction.ablated, [[best.layer, best.head]]);
+    // The circuit: the layer-1 head with the highest K-composition into the
+    // best induction head is a previous-token head (ca.compositionScores).
+    const H = DEFAULTS.heads;
+    const comp = ca.compositionScores(trainer.model.attention[0], trainer.model.attention[1]);
+    const kInto = [...Array(H).keys()].map((a) => comp.k[a * H + best.head]);
+    const reader = kInto.indexOf(Math.max(...kInto));
+    const readerScore = full.scores.find((sc) => sc.layer === 0 && sc.head === reader).previousToken;
+    console.log(`  K-composition into layer 2 head ${best.head + 1}: ${kInto.map((k) => k.toFixed(3)).join(', ')}; ` +
+      `the highest, layer 1 head ${reader + 1}, has previous-token score ${readerScore.toFixed(3)}`);
+    assert.ok(readerScore >= 0.3, `the K-composing head's previous-token score ${readerScore}`);
     // Restored: every number as before, bit for bit.
     assert.equal(restored.probeLoss, full.probeLoss);
     assert.equal(restored.probeAccuracy, full.probeAccuracy);
