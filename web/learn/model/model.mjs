@@ -106,6 +106,28 @@ export class AttentionOnlyTransformer {
   }
 
   /**
+   * forward with the package's interpretability hooks (lab.mjs): every
+   * layer's heads' outputs summed by the module (returnHeadOutputs; `patches[l]`
+   * its patchHeads), the residual stream entering each layer and leaving
+   * the last. Returns { logits, residual: [layers + 1][batch·tokens·dModel],
+   * headOutputs: per layer [batch, heads, tokens, dModel] }. Runs in the
+   * model's mode (training mode keeps what backward needs).
+   */
+  forwardHooked(ids, batch, tokens, { patches = [] } = {}) {
+    const shape = [batch, tokens, this.dModel];
+    const x = this.#embed(ids, batch, tokens);
+    const residual = [x.slice()];
+    const headOutputs = [];
+    for (const [l, attention] of [...this.attention].entries()) {
+      const r = attention.forward(x, shape, { returnHeadOutputs: true, ...(patches[l] ? { patchHeads: patches[l] } : {}) });
+      headOutputs.push(r.headOutputs);
+      for (let k = 0; k < x.length; k++) x[k] += r.output[k];
+      residual.push(x.slice());
+    }
+    return { logits: this.unembed.forward(x, shape), residual, headOutputs };
+  }
+
+  /**
    * The residual stream entering layer `layer` (0-based) for `ids` (one
    * sequence of `tokens`), in eval mode: the embeddings plus the earlier
    * layers' outputs, [tokens, dModel] (the pipeline panels' input).
@@ -129,12 +151,16 @@ export class AttentionOnlyTransformer {
    */
   backward(gradLogits) {
     const dx = this.unembed.backward(gradLogits);
+    /** Per layer, the gradient of the stream its attention writes into (lab.mjs's attribution). */
+    const streamGrads = [];
     for (let l = this.attention.length - 1; l >= 0; l--) {
+      streamGrads[l] = dx.slice();
       const d = this.attention[l].backward(dx);
       for (let k = 0; k < dx.length; k++) dx[k] += d[k];
     }
     this.tokenEmbedding.backward(dx);
     this.positionEmbedding?.backward(dx);
+    return streamGrads;
   }
 
   /** Tokens in the KV caches (the generated sequence's length so far). */
