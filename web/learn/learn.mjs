@@ -19,6 +19,7 @@ import { addScores, buildHeads, drawHeads, setView } from './views/heads.mjs';
 import { addIcl, createIclCharts, drawIcl, resetIcl } from './views/icl-view.mjs';
 import { addLosses, createChart, drawChart, drawStatus } from './views/progress.mjs';
 import { readSettings, setButtons, taskHint, writeSettings } from './views/settings.mjs';
+import { onLabMessage, setupLab } from './views/lab.mjs';
 import { fillOpenSelect, followBest, onOpenMessage, setupOpen } from './views/open.mjs';
 import { followProbe, onScrubMessage, resetScrub, setupScrub } from './views/scrub.mjs';
 import { onShareMessage, setupShare } from './views/share.mjs';
@@ -127,7 +128,7 @@ function onMessage({ data: m }) {
       draw('status');
       return;
     default:
-      if (onScrubMessage(m) || onShareMessage(m) || onOpenMessage(m)) return;
+      if (onScrubMessage(m) || onShareMessage(m) || onOpenMessage(m) || onLabMessage(m)) return;
       throw new TypeError(`unknown message from the training worker: ${m.type}`);
   }
 }
@@ -153,6 +154,7 @@ export function setupLearn({ getText, showInPipeline }) {
   setupScrub();
   setupShare();
   setupOpen();
+  setupLab();
   $('learn-controls').addEventListener('change', (e) => {
     if (e.target.closest('.train-buttons')) return;
     configure();

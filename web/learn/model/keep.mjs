@@ -9,6 +9,7 @@
 import { Checkpoints, snapshot } from './checkpoints.mjs';
 import { loadRun, restoreRun, runRecord, saveRun, stateDictJSON } from './persist.mjs';
 import { headInPipeline } from './head-pipeline.mjs';
+import { runLab } from './lab.mjs';
 
 /** Least time between two saves while training. */
 const SAVE_MS = 2000;
@@ -102,6 +103,9 @@ export class Keeper {
       }
       case 'pipeline':
         this.post({ type: 'pipeline', result: headInPipeline(trainer, message.layer, message.head) });
+        return true;
+      case 'lab':
+        this.post({ type: 'lab', result: runLab(trainer, { head: message.head }) });
         return true;
       case 'state-dict':
         this.post({ type: 'state-dict', json: stateDictJSON(trainer.model.net.stateDict(), trainer.settings.dModel) });
