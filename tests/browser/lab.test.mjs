@@ -43,6 +43,16 @@ describe('the Learn section\'s lab', () => {
       `Spearman ${spearman.toFixed(3)}; the patching grid ${ms.toFixed(0)} ms`);
     await page.$eval('#lab', (el) => el.scrollIntoView());
     await page.screenshot({ path: join(SCREENSHOTS, 'learn-lab.png') });
+    // The checkpoint slider drives the lab: step 0, then back to now.
+    const slide = (to) => page.$eval('#learn-checkpoint', (el, v) => {
+      el.value = v === 'max' ? el.max : String(v);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    }, to);
+    await slide(0);
+    await page.waitForSelector('#lab[data-step="0"]', { timeout: 30000 });
+    assert.match(await page.textContent('#lab-status'), /^Step 0: .*nothing to restore/);
+    await slide('max');
+    await page.waitForFunction(() => Number(document.getElementById('lab').dataset.step) >= 400, null, { timeout: 30000 });
     await page.$eval('#lab-circuits', (el) => el.scrollIntoView());
     await page.screenshot({ path: join(SCREENSHOTS, 'learn-lab-circuits.png') });
     assert.deepEqual(problems, []);

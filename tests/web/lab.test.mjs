@@ -11,13 +11,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { corruptProbe, runLab, spearman } from '../../web/learn/model/lab.mjs';
+import { snapshot, withParams } from '../../web/learn/model/checkpoints.mjs';
 import { DEFAULTS, Trainer } from '../../web/learn/model/trainer.mjs';
 
 let ca;
 let trainer;
+let early;
 before(async () => {
   ca = await init({ build: 'single' });
   trainer = new Trainer(ca, DEFAULTS);
+  while (trainer.step < 50) trainer.trainStep();
+  early = snapshot(trainer);
   while (trainer.step < 400) trainer.trainStep();
 });
 after(() => trainer?.dispose());
@@ -60,6 +64,22 @@ describe('the lab on a trained Learn model', () => {
     assert.equal(lab.circuits.qkTokens.length, lab.vocab ** 2);
     assert.equal(lab.circuits.qkPositions.length, T * T);
     assert.equal(lab.circuits.ovTokens.length, lab.vocab ** 2);
+  });
+
+  it('runs at a checkpoint (the slider\'s): before the phase change layer 2 restores little; the live weights come back bit for bit', () => {
+    const before = trainer.model.net.stateDict();
+    const late = runLab(trainer);
+    const atEarly = withParams(trainer, early.params, () => runLab(trainer));
+    assert.deepEqual(trainer.model.net.stateDict(), before);
+    console.log(`  at step ${early.step}: layer 2 restores ${atEarly.layerRestored[1].toFixed(3)} of a gap ` +
+      `${(atEarly.lossCorrupt - atEarly.lossClean).toFixed(3)}; at step 400: ${late.layerRestored[1].toFixed(3)} of ` +
+      `${(late.lossCorrupt - late.lossClean).toFixed(3)}`);
+    assert.ok(atEarly.lossCorrupt - atEarly.lossClean < (late.lossCorrupt - late.lossClean) / 4,
+      'before induction forms there is little gap between the clean and corrupted repeat');
+    assert.equal(atEarly.measurable, false);
+    assert.ok(atEarly.patching.every((p) => p.restored === 0), 'no fractions of a gap that is not there');
+    assert.equal(late.measurable, true);
+    assert.deepEqual(runLab(trainer).patching, late.patching, 'the lab again on the restored weights: the same numbers');
   });
 
   it('the corrupted probe keeps the first half and changes every token of the second; Spearman as defined', () => {

@@ -17,16 +17,48 @@ export const FIRST_EVERY = 10;
 
 /**
  * What a checkpoint keeps of a trainer now: { step, weights (per layer [heads,
- * T, T]), scores, probeLoss (the mean loss on the probe's repeat) }, of the
+ * T, T]), scores, probeLoss (the mean loss on the probe's repeat), params
+ * (every parameter, in the model's order: the lab runs on them) }, of the
  * whole model whatever the page has knocked out.
  */
 export function snapshot(trainer) {
   const { weights, scores, probeLoss } = trainer.probe({ withAblation: false });
-  return { step: trainer.step, weights, scores, probeLoss };
+  const parts = trainer.model.net.parameters().map((p) => p.data);
+  const params = new Float32Array(parts.reduce((n, a) => n + a.length, 0));
+  let at = 0;
+  for (const a of parts) {
+    params.set(a, at);
+    at += a.length;
+  }
+  return { step: trainer.step, weights, scores, probeLoss, params };
+}
+
+/**
+ * Runs `fn()` with the trainer's parameters set to a checkpoint's `params`
+ * (snapshot's), then puts the current ones back, bit for bit.
+ * @template T
+ * @param {{ model: { net: { parameters(): { data: Float32Array }[] } } }} trainer
+ * @param {Float32Array} params
+ * @param {() => T} fn
+ * @returns {T}
+ */
+export function withParams(trainer, params, fn) {
+  const live = trainer.model.net.parameters().map((p) => p.data);
+  const saved = live.map((a) => a.slice());
+  let at = 0;
+  for (const a of live) {
+    a.set(params.subarray(at, at + a.length));
+    at += a.length;
+  }
+  try {
+    return fn();
+  } finally {
+    live.forEach((a, i) => a.set(saved[i]));
+  }
 }
 
 export class Checkpoints {
-  /** `bytes`: one snapshot's weights (layers · heads · T² floats · 4). */
+  /** `bytes`: one snapshot's size (its weights, layers · heads · T² floats, and its parameters; 4 bytes each). */
   constructor(bytes, { budget = BUDGET_BYTES, every = FIRST_EVERY } = {}) {
     this.every = every;
     this.keep = Math.min(KEEP[1], Math.max(KEEP[0], Math.floor(budget / bytes)));

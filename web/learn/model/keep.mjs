@@ -6,7 +6,7 @@
 // the points named; it talks to the page through `post` (the worker's, which
 // adds the run number). No DOM.
 
-import { Checkpoints, snapshot } from './checkpoints.mjs';
+import { Checkpoints, snapshot, withParams } from './checkpoints.mjs';
 import { loadRun, restoreRun, runRecord, saveRun, stateDictJSON } from './persist.mjs';
 import { headInPipeline } from './head-pipeline.mjs';
 import { runLab } from './lab.mjs';
@@ -57,7 +57,7 @@ export class Keeper {
       }
     }
     const { layers, heads } = trainer.settings;
-    this.checkpoints = new Checkpoints(layers * heads * trainer.tokens * trainer.tokens * 4);
+    this.checkpoints = new Checkpoints((layers * heads * trainer.tokens * trainer.tokens + trainer.model.parameterCount()) * 4);
     this.afterStep(trainer, true);
     this.save(trainer);
   }
@@ -98,15 +98,23 @@ export class Keeper {
     switch (message.type) {
       case 'checkpoint': {
         const c = this.checkpoints.list[message.index];
-        if (c) this.post({ type: 'checkpoint', index: message.index, ...c });
+        if (c) {
+          const { params: _, ...shown } = c; // the page shows the weights and scores
+          this.post({ type: 'checkpoint', index: message.index, ...shown });
+        }
         return true;
       }
       case 'pipeline':
         this.post({ type: 'pipeline', result: headInPipeline(trainer, message.layer, message.head) });
         return true;
-      case 'lab':
-        this.post({ type: 'lab', result: runLab(trainer, { head: message.head }) });
+      case 'lab': {
+        // At a checkpoint (the slider's): its parameters for the lab's time.
+        const c = message.index === undefined ? null : this.checkpoints.list[message.index];
+        const result = c ? withParams(trainer, c.params, () => runLab(trainer, { head: message.head }))
+          : runLab(trainer, { head: message.head });
+        this.post({ type: 'lab', index: c ? message.index : null, result: { ...result, step: c ? c.step : trainer.step } });
         return true;
+      }
       case 'state-dict':
         this.post({ type: 'state-dict', json: stateDictJSON(trainer.model.net.stateDict(), trainer.settings.dModel) });
         return true;

@@ -28,6 +28,9 @@
 // No DOM: the training worker runs it (worker.mjs) and Node tests import it.
 
 import { headScores } from './metrics.mjs';
+
+/** The smallest loss gap (nats) whose fractions the lab reports. */
+export const MIN_GAP = 0.05;
 import { repeatTargets } from './icl.mjs';
 import { IGNORE } from './tasks.mjs';
 
@@ -120,7 +123,10 @@ export function runLab(trainer, { head } = {}) {
   const [lossClean] = rowLosses(c.logits, targets, 1, V);
   const [lossCorrupt] = rowLosses(k.logits, targets, 1, V);
   const gap = lossCorrupt - lossClean;
-  const restoredOf = (/** @type {number} */ loss) => (gap !== 0 ? (lossCorrupt - loss) / gap : 0);
+  // Below MIN_GAP the repeat is no easier than the corrupted sequence (before
+  // induction forms): fractions of it would be noise, so they read 0.
+  const measurable = gap >= MIN_GAP;
+  const restoredOf = (/** @type {number} */ loss) => (measurable ? (lossCorrupt - loss) / gap : 0);
 
   // Exact patching, one batched forward per layer and kind.
   const tPatch = performance.now();
@@ -173,7 +179,7 @@ export function runLab(trainer, { head } = {}) {
         const at = h * T * d + i;
         dot += streamGrads[l][i] * (c.headOutputs[l][at] - kTrain.headOutputs[l][at]);
       }
-      attribution.push({ layer: l, head: h, estimate: gap !== 0 ? -dot / gap : 0 });
+      attribution.push({ layer: l, head: h, estimate: measurable ? -dot / gap : 0 });
     }
   }
   const agreement = spearman(patching.map((p) => p.restored), attribution.map((a) => a.estimate));
@@ -247,7 +253,7 @@ export function runLab(trainer, { head } = {}) {
   };
 
   return {
-    tokens: T, period: P, vocab: V, layers: L, heads: H, clean, corrupt, lossClean, lossCorrupt,
+    tokens: T, period: P, vocab: V, layers: L, heads: H, clean, corrupt, lossClean, lossCorrupt, measurable,
     patching, layerRestored, patchingMs, attribution, agreement, composition, lens, directLogit, circuits, scores,
     ms: performance.now() - started,
   };

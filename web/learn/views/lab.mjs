@@ -19,17 +19,36 @@ import { SCALES } from '../../widgets/colors.mjs';
 import { Heatmap } from '../../widgets/heatmap.mjs';
 import { $, learn } from './state.mjs';
 
-const lab = { maps: new Map(), pending: false };
+const lab = { maps: new Map(), pending: false, again: false, shown: false };
 
 export function setupLab() {
   $('lab-run').addEventListener('click', () => {
-    if (lab.pending || !learn.worker) return;
-    lab.pending = true;
-    $('lab-run').disabled = true;
-    $('lab-status').textContent = 'Running the lab in the training worker…';
-    const [layer, head] = $('learn-pipeline-head').value.split('.').map(Number);
-    learn.worker.postMessage({ type: 'lab', head: layer ? [layer - 1, head - 1] : undefined });
+    lab.shown = true;
+    request();
   });
+}
+
+/**
+ * Asks the worker for the lab at the slider's checkpoint (or the current
+ * weights); one request at a time, the newest wins.
+ */
+function request() {
+  if (!learn.worker) return;
+  if (lab.pending) {
+    lab.again = true;
+    return;
+  }
+  lab.pending = true;
+  $('lab-run').disabled = true;
+  const at = learn.checkpoint ? ` at step ${learn.checkpoint.step}` : '';
+  $('lab-status').textContent = `Running the lab${at} in the training worker…`;
+  const [layer, head] = $('learn-pipeline-head').value.split('.').map(Number);
+  learn.worker.postMessage({ type: 'lab', head: layer ? [layer - 1, head - 1] : undefined, index: learn.checkpoint?.index });
+}
+
+/** The slider moved to a checkpoint (or back to now): a lab on screen follows it. */
+export function followCheckpoint() {
+  if (lab.shown) request();
 }
 
 /** The worker's answer; true when `m` was one. */
@@ -37,6 +56,11 @@ export function onLabMessage(m) {
   if (m.type !== 'lab') return false;
   lab.pending = false;
   $('lab-run').disabled = false;
+  if (lab.again) {
+    lab.again = false;
+    request();
+    return true;
+  }
   draw(m.result);
   return true;
 }
@@ -58,8 +82,10 @@ function cell(text, data = {}) {
 
 function draw(r) {
   const { heads: H, layers: L, tokens: T } = r;
-  $('lab-status').textContent = `Clean probe loss ${formatValue(r.lossClean, 3)}, corrupted ${formatValue(r.lossCorrupt, 3)} ` +
-    `(the repeat's targets; the corrupted probe's second half is other tokens). Lab in ${r.ms.toFixed(0)} ms.`;
+  $('lab').dataset.step = String(r.step);
+  $('lab-status').textContent = `Step ${r.step}: clean probe loss ${formatValue(r.lossClean, 3)}, corrupted ${formatValue(r.lossCorrupt, 3)} ` +
+    `(the repeat's targets; the corrupted probe's second half is other tokens). Lab in ${r.ms.toFixed(0)} ms.` +
+    (r.measurable ? '' : ' The repeat is no easier than the corrupted sequence yet (no induction): nothing to restore.');
   // Patching: exact and attribution per head.
   const patching = $('lab-patching');
   patching.dataset.ms = r.patchingMs.toFixed(1);

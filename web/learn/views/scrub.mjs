@@ -8,6 +8,7 @@
 
 import { formatValue } from '../../core/format.mjs';
 import { setView } from './heads.mjs';
+import { followCheckpoint } from './lab.mjs';
 import { $, draw, learn } from './state.mjs';
 
 /** The worker's kept checkpoints: [{ step, best: { score, layer, head }, probeLoss }]. */
@@ -84,6 +85,7 @@ export function onScrubMessage(m) {
     learn.checkpoint = { ...m, best: summary[m.index]?.best ?? m.best };
     describeShown();
     draw('heads');
+    followCheckpoint();
     return true;
   }
   return false;
@@ -102,6 +104,7 @@ export function setupScrub() {
       learn.checkpoint = null;
       describeShown();
       draw('heads');
+      followCheckpoint();
       return;
     }
     if (learn.view !== 'probe') setView('probe');
