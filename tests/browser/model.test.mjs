@@ -14,6 +14,7 @@ import { describe, it } from 'node:test';
 import { encode } from 'gpt-tokenizer/encoding/r50k_base';
 import { init } from 'causal-attention';
 import { writeSafetensors } from '../../bindings/models/safetensors.mjs';
+import { modelLab } from '../../web/model/model-lab.mjs';
 import { SCREENSHOTS, openDemo, openPage, readTable, useChromiumAndServer } from './browser.mjs';
 
 const env = useChromiumAndServer();
@@ -142,6 +143,25 @@ describe('the page\'s real-model section', () => {
     }));
     await page.$eval('#pipeline-title', (el) => el.scrollIntoView());
     await page.screenshot({ path: join(SCREENSHOTS, 'model-pipeline.png') });
+
+    // Find the circuit: attribution for every head, the best patched exactly; the same numbers as Node's.
+    await page.click('#model-lab-run');
+    await page.waitForSelector('#model-lab[data-ready]', { timeout: 60000 });
+    const probe = Int32Array.from((await page.getAttribute('#model-lab', 'data-probe')).split(',').map(Number));
+    const node = await modelLab(ca, reference, probe, 20, { layers: 2, heads: 2, vocab: CONFIG.vocab_size, embDim: CONFIG.n_embd });
+    const shownLab = await page.$$eval('[data-model-attrib-head]', (cells) => cells.map((c) => ({
+      head: c.dataset.modelAttribHead, estimate: Number(c.dataset.estimate),
+      restored: c.parentElement.querySelector('[data-model-patch-head]')?.dataset.restored,
+    })));
+    assert.equal(shownLab.length, 4);
+    node.attribution.forEach((a, i) => {
+      assert.equal(shownLab[i].head, `${a.layer + 1}.${a.head + 1}`);
+      assert.ok(Math.abs(shownLab[i].estimate - a.estimate) <= 1e-4 * (1 + Math.abs(a.estimate)), `${shownLab[i].estimate} vs ${a.estimate}`);
+    });
+    node.exact.forEach((e) => {
+      const row = shownLab.find((x) => x.head === `${e.layer + 1}.${e.head + 1}`);
+      assert.ok(Math.abs(Number(row.restored) - e.restored) <= 1e-4 * (1 + Math.abs(e.restored)));
+    });
 
     // Generation: Node's greedy generate on the same tokens.
     const before = await analysed(page);

@@ -38,6 +38,7 @@ const BOUNDED = new Map([
   ['web/model/model.mjs: box.replaceChildren(...ids.map', 'the real-model text\'s last MAX_TOKENS (48) tokens'],
   ['web/model/model.mjs: .replaceChildren(...best.map', 'the TOP (10) predictions'],
   ['web/model/model.mjs: .replaceChildren(...rows', 'the 8 best-scoring heads'],
+  ['web/model/model-lab.mjs: .replaceChildren(...rows', 'the 12 heads the attribution ranks highest'],
   ['web/learn/views/lab.mjs: .replaceChildren(...r.patching.map', 'one row per head of the Learn model (LIMITS bound them)'],
   ['web/learn/views/lab.mjs: .replaceChildren(...rows', 'one row per head of a layer (LIMITS bound them)'],
   ['web/learn/views/lab.mjs: tr.append(...layer.slice', 'the logit lens\'s last 12 positions'],

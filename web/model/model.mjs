@@ -18,6 +18,7 @@ import { headScores } from '../learn/model/metrics.mjs';
 import { SCALES } from '../widgets/colors.mjs';
 import { Heatmap } from '../widgets/heatmap.mjs';
 import { HUB_MODELS, fetchFromHub, readPicked } from './files.mjs';
+import { drawModelLab, modelLab } from './model-lab.mjs';
 import { tokenizerFor } from './tokenizer.mjs';
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -38,6 +39,7 @@ const state = {
   analysed: 0,
   pending: false,
   showInPipeline: null,
+  probe: null, // the head scores' probe (the lab's clean run)
 };
 
 /**
@@ -64,6 +66,23 @@ export function setupModel({ showInPipeline }) {
     timer = setTimeout(analyse, 250);
   });
   $('model-generate').addEventListener('click', generate);
+  $('model-lab-run').addEventListener('click', runLab);
+}
+
+/** The lab on the loaded model (model-lab.mjs), on the head scores' probe. */
+async function runLab() {
+  if (!state.model || state.busy || !state.probe) return;
+  state.busy = true;
+  setButtons();
+  $('model-lab-note').textContent = 'Running: one forward and one backward for every head\u2019s estimate, then the best heads patched…';
+  try {
+    drawModelLab(await modelLab(state.runtime, state.model, state.probe, PERIOD, state.info));
+  } catch (error) {
+    $('model-lab-note').textContent = `The lab could not run: ${/** @type {Error} */ (error).message}`;
+  } finally {
+    state.busy = false;
+    setButtons();
+  }
 }
 
 /**
@@ -142,6 +161,7 @@ async function load(source, from) {
 
 function setButtons() {
   /** @type {HTMLButtonElement} */ ($('model-generate')).disabled = !state.model || state.busy;
+  /** @type {HTMLButtonElement} */ ($('model-lab-run')).disabled = !state.model || state.busy;
   /** @type {HTMLButtonElement} */ ($('model-hub-load')).disabled = state.busy;
 }
 
@@ -363,6 +383,8 @@ async function scoreHeads() {
   const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
   const half = Array.from({ length: PERIOD }, () => Math.floor(random() * Math.min(vocab, 20000)));
   const probe = Int32Array.from([...half, ...half]);
+  state.probe = probe;
+  $('model-lab').dataset.probe = probe.join(','); // the lab's clean run, for scripts and tests
   const T = probe.length;
   const r = await state.model.forward(probe, [1, T], { returnWeights: true });
   const scores = headScores(r.weights, heads, T, PERIOD);
