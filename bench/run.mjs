@@ -24,6 +24,7 @@
 // --training: only the training table (forward + backward,
 // bench/lib/training.mjs); prints it, writes nothing but
 // bench/out/training.json.
+// --lab: only the lab's patching grid per model size (bench/lab.mjs).
 // --learn: only the Learn rows (the demo's default model trained step by
 // step, Node and Chromium; bench/learn.mjs); prints them, writes nothing.
 // --frames: only the demo page's frame budget in Chromium (the longest frame
@@ -42,6 +43,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderFrames, runFrameBudget } from './browser/frames.mjs';
 import { runBrowserBench } from './browser/run.mjs';
+import { renderLab, runLabTable } from './lab.mjs';
 import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { fmtMs } from './lib/format.mjs';
@@ -124,6 +126,13 @@ const started = new Date();
 if (flag('learn')) {
   for (const line of machineLines(machineInfo(root))) log(line);
   console.log(renderLearnText(await runLearnTable({ log, browser: !flag('no-browser') })));
+  process.exit(0);
+}
+
+// The lab's patching grid per model size alone.
+if (flag('lab')) {
+  for (const line of machineLines(machineInfo(root))) log(line);
+  console.log(renderLab(await runLabTable({ log })));
   process.exit(0);
 }
 
