@@ -74,16 +74,20 @@ export function headOutputs(engine, context, headMask, { batch, tokens, numHeads
   const width = numHeads * headDim;
   const out = new Float32Array(batch * numHeads * tokens * outputDim);
   const w = new Float32Array(outputDim * headDim);
-  const ctx = new Float32Array(tokens * headDim);
+  const span = tokens * headDim;
+  // Head h's context rows of every sequence, [batch · tokens, headDim]: one GEMM per head.
+  const ctx = new Float32Array(batch * span);
   for (let h = 0; h < numHeads; h++) {
     // Head h's columns of out_proj: [outputDim, headDim].
     for (let o = 0; o < outputDim; o++) w.set(wOut.subarray(o * width + h * headDim, o * width + (h + 1) * headDim), o * headDim);
     for (let b = 0; b < batch; b++) {
       const factor = headMask ? headMask[(headMask.length === numHeads ? 0 : b * numHeads) + h] : 1;
-      const from = (b * numHeads + h) * tokens * headDim;
-      for (let i = 0; i < ctx.length; i++) ctx[i] = context[from + i] * factor;
-      out.set(engine.linearForward(ctx, tokens, headDim, outputDim, w, null), (b * numHeads + h) * tokens * outputDim);
+      const from = (b * numHeads + h) * span;
+      for (let i = 0; i < span; i++) ctx[b * span + i] = context[from + i] * factor;
     }
+    const y = engine.linearForward(ctx, batch * tokens, headDim, outputDim, w, null);
+    const block = tokens * outputDim;
+    for (let b = 0; b < batch; b++) out.set(y.subarray(b * block, (b + 1) * block), (b * numHeads + h) * block);
   }
   return out;
 }
