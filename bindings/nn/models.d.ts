@@ -260,11 +260,11 @@ export interface LanguageModel extends Module {
   /** Token ids [batch, tokens] (or [tokens]) → logits [batch, tokens, vocabSize]. */
   forward(idx: Int32Array | Uint32Array | number[], shape?: number[],
     options?: ModelForwardOptions & { returnWeights?: false; returnResidual?: false; returnHeadOutputs?: false }): Float32Array;
-  /** Options known only at run time: the logits, or a ModelForwardResult. */
-  forward(idx: Int32Array | Uint32Array | number[], shape?: number[], options?: ModelForwardOptions): Float32Array | ModelForwardResult;
-  /** With returnWeights: the logits and each layer's weights [batch, heads, tokens, keys]. */
+  /** With returnWeights, returnResidual or returnHeadOutputs: the logits and what was asked for. */
   forward(idx: Int32Array | Uint32Array | number[], shape: number[] | undefined,
     options: ModelForwardOptions & ({ returnWeights: true } | { returnResidual: true } | { returnHeadOutputs: true })): ModelForwardResult;
+  /** Options known only at run time: the logits, or a ModelForwardResult. */
+  forward(idx: Int32Array | Uint32Array | number[], shape?: number[], options?: ModelForwardOptions): Float32Array | ModelForwardResult;
   /** gradLogits [batch, tokens, vocabSize] → null; every parameter's gradient accumulates. */
   backward(gradLogits: Float32Array, options?: { returnAttentionOutputGrads?: false }): null;
   /**

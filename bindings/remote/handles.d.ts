@@ -29,15 +29,15 @@ type RemoteArgs<A extends readonly unknown[]> = {
   [I in keyof A]: A[I] extends Copied ? A[I] : HasMethods<A[I]> extends true ? A[I] | Remote<A[I]> : A[I];
 };
 
-/** A method called through the worker: the same overloads (up to five), returning promises. */
+/** A method called through the worker: the same overloads (up to six), returning promises. */
 export type RemoteMethod<F> =
   F extends {
     (...a: infer A1): infer R1; (...a: infer A2): infer R2; (...a: infer A3): infer R3;
-    (...a: infer A4): infer R4; (...a: infer A5): infer R5;
+    (...a: infer A4): infer R4; (...a: infer A5): infer R5; (...a: infer A6): infer R6;
   }
     ? ((...a: RemoteArgs<A1>) => Promise<RemoteResult<R1>>) & ((...a: RemoteArgs<A2>) => Promise<RemoteResult<R2>>)
       & ((...a: RemoteArgs<A3>) => Promise<RemoteResult<R3>>) & ((...a: RemoteArgs<A4>) => Promise<RemoteResult<R4>>)
-      & ((...a: RemoteArgs<A5>) => Promise<RemoteResult<R5>>)
+      & ((...a: RemoteArgs<A5>) => Promise<RemoteResult<R5>>) & ((...a: RemoteArgs<A6>) => Promise<RemoteResult<R6>>)
     : never;
 
 /** A class constructed in the worker: `await new ca.CausalAttention(...)` gives a handle. */

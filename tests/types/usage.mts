@@ -140,7 +140,28 @@ const ablated: Float32Array = oss.forward(x, [2, 6, 8], { headMask: new Float32A
 // @ts-expect-error a head mask is a Float32Array
 oss.forward(x, [2, 6, 8], { headMask: [0, 1] });
 
+// The book's models, pretrained weights, hooks and circuits.
+const gpt = new ca.GPTModel({ vocab_size: 50, context_length: 8, emb_dim: 16, n_heads: 2, n_layers: 2 });
+const gptLogits: Float32Array = gpt.forward([1, 2, 3], [1, 3]);
+const gptWeights: Float32Array[] = gpt.forward([1, 2, 3], [1, 3], { returnWeights: true }).weights;
+const gptHeads: Float32Array[] | undefined = gpt.forward([1, 2], [1, 2], { returnHeadOutputs: true }).headOutputs;
+const generated: Int32Array = gpt.generate([1, 2], { maxNewTokens: 3, temperature: 0.8, topK: 5, seed: 1 });
+const generatedRows: Int32Array[] = gpt.generate([[1, 2], [3, 4]], { maxNewTokens: 2 });
+const attributionGrads: Float32Array[] = gpt.backward(gptLogits, { returnAttentionOutputGrads: true }).attentionOutputGrads;
+const llama3 = new ca.Llama3Model({
+  vocab_size: 50, context_length: 64, emb_dim: 16, n_heads: 4, n_layers: 1, hidden_dim: 32, n_kv_groups: 2,
+  rope_base: 500000, rope_freq: { factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_context_length: 8 },
+});
+const llamaParams: number = llama3.numParameters();
+const pretrained = ca.loadPretrained({ config: '{}', safetensors: new Uint8Array(8) });
+const tensors = ca.readSafetensors(new Uint8Array(8)).tensors;
+const composition: Float32Array = ca.compositionScores(gpt.trfBlocks[0].att, gpt.trfBlocks[1].att).k;
+const qkCircuit: Float32Array = gpt.trfBlocks[0].att.qkCircuit(0);
+// @ts-expect-error the book's config keys are snake_case
+void new ca.GPTModel({ vocabSize: 50, context_length: 8, emb_dim: 16, n_heads: 2, n_layers: 2 });
+
 export {
+  gptLogits, gptWeights, gptHeads, generated, generatedRows, attributionGrads, llamaParams, pretrained, tensors, composition, qkCircuit,
   sum, maybe, label, gemm, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
   weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, factor, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
   gradSinks, ossSinks, paddedOut, ablated,
