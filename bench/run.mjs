@@ -24,6 +24,8 @@
 // --training: only the training table (forward + backward,
 // bench/lib/training.mjs); prints it, writes nothing but
 // bench/out/training.json.
+// --model: only the real-model table (bench/model.mjs: GPT-2-small-shaped
+// GPTModel vs onnxruntime-web and -node, prefill and generation steps).
 // --lab: only the lab's patching grid per model size (bench/lab.mjs).
 // --learn: only the Learn rows (the demo's default model trained step by
 // step, Node and Chromium; bench/learn.mjs); prints them, writes nothing.
@@ -44,6 +46,7 @@ import { fileURLToPath } from 'node:url';
 import { renderFrames, runFrameBudget } from './browser/frames.mjs';
 import { runBrowserBench } from './browser/run.mjs';
 import { renderLab, runLabTable } from './lab.mjs';
+import { renderModel, runModelTable } from './model.mjs';
 import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { fmtMs } from './lib/format.mjs';
@@ -126,6 +129,13 @@ const started = new Date();
 if (flag('learn')) {
   for (const line of machineLines(machineInfo(root))) log(line);
   console.log(renderLearnText(await runLearnTable({ log, browser: !flag('no-browser') })));
+  process.exit(0);
+}
+
+// The real-model table alone (a GPT-2-small-shaped GPTModel vs onnxruntime).
+if (flag('model')) {
+  for (const line of machineLines(machineInfo(root))) log(line);
+  console.log(renderModel(await runModelTable({ log, quick })));
   process.exit(0);
 }
 

@@ -133,11 +133,11 @@ function writeTensor(w, field, t) {
   });
 }
 
-function writeValueInfo(w, field, { name, dims }) {
+function writeValueInfo(w, field, { name, dims, type: elem = 'float32' }) {
   w.message(field, (vi) => {
     vi.string(1, name);
     vi.message(2, (type) => type.message(1, (tensor) => {
-      tensor.int(1, FLOAT);
+      tensor.int(1, elem === 'int64' ? INT64 : FLOAT);
       tensor.message(2, (shape) => {
         for (const d of dims) shape.message(1, (dim) => dim.int(1, d));
       });
