@@ -44,7 +44,13 @@ if (purpose === 'test' || purpose === 'bench') {
   requirements.push(['Chromium (browser tests)', 'chromium', () => existsSync('/usr/bin/chromium')]);
 }
 if (purpose === 'test') {
-  requirements.push(['Firefox ESR (browser tests in every engine)', 'firefox-esr', () => existsSync('/usr/bin/firefox-esr')]);
+  requirements.push(
+    ['Firefox ESR (browser tests in every engine)', 'firefox-esr', () => existsSync('/usr/bin/firefox-esr')],
+    // MiniBrowser comes with libwebkit2gtk-4.1-0, a dependency of the driver.
+    ['WebKitGTK\'s WebKitWebDriver and MiniBrowser (browser tests in every engine)', 'webkit2gtk-driver',
+      () => existsSync('/usr/bin/WebKitWebDriver')],
+    ['Xvfb (MiniBrowser has no headless mode)', 'xvfb', () => existsSync('/usr/bin/Xvfb')],
+  );
 }
 
 function hasFuzzerRuntime() {

@@ -122,13 +122,13 @@ if (deep) {
     // itself and against them (checkJs; scripts/typecheck.mjs).
     steps: [[node, ['node_modules/typescript/bin/tsc', '-p', 'tests/types']], [node, ['scripts/typecheck.mjs']]],
   });
-  suite('browser tests (headless Chromium; the package in Firefox ESR too)', {
+  suite('browser tests (headless Chromium; the package in Firefox ESR and WebKitGTK too)', {
     needs: ['set-up: npm ci', 'build: wasm + dist/', 'API reference (TypeDoc: every export documented)'],
     after: ['TypeScript types'],
     steps: [[node, ['--test', 'tests/browser/']]],
   });
   suite('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)', {
-    needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium; the package in Firefox ESR too)'],
+    needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium; the package in Firefox ESR and WebKitGTK too)'],
     steps: [[node, ['--test', 'tests/consumers/']]],
   });
 }

@@ -11,9 +11,11 @@ import { startServer } from '../../scripts/serve.mjs';
 /** Where the tests leave their screenshots (git-ignored). */
 export const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), 'screenshots');
 
-export async function launch() {
+/** Headless Chromium; `env` is added to its environment. */
+export async function launch({ env } = {}) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   return chromium.launch({
+    env: env && { ...process.env, ...env },
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
