@@ -386,6 +386,10 @@ const training = quick || only ? null : await runTrainingTable({
 // The Learn section's default model, step by step.
 const learn = quick || only ? null : await runLearnTable({ log, browser: !flag('no-browser') });
 
+// The real model (GPT-2-small-shaped GPTModel vs onnxruntime) and the lab's patching grid.
+const model = quick || only ? null : renderModel(await runModelTable({ log }));
+const lab = quick || only ? null : renderLab(await runLabTable({ log }));
+
 // Masks, padding, windows, softcap, sinks, layout.
 const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
 
@@ -477,6 +481,8 @@ const results = {
   learn,
   frames,
   options,
+  model,
+  lab,
 };
 console.log(renderReport(results));
 

@@ -428,6 +428,8 @@ export function renderReport(results) {
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
     ...(results.learn ? ['', renderLearnText(results.learn)] : []),
     ...(results.frames ? ['', renderFrames(results.frames)] : []),
+    ...(results.model ? ['', results.model] : []),
+    ...(results.lab ? ['', results.lab] : []),
     ...(results.options ? ['', 'Attention options against our plain call, one thread, wasm:', '', renderOptions(results.options)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
@@ -509,6 +511,9 @@ function generatedResultsMd(results) {
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
     ...(results.learn ? ['', '## The Learn section\'s model, step by step', '', renderLearnText(results.learn, { fence: true })] : []),
     ...(results.frames ? ['', '## The demo page\'s frame budget', '', renderFrames(results.frames)] : []),
+    // Rendered by bench/model.mjs and bench/lab.mjs (text with their targets' lines).
+    ...(results.model ? ['', '## A real model: GPT-2-small-shaped GPTModel vs onnxruntime', '', results.model] : []),
+    ...(results.lab ? ['', '## The lab\'s activation-patching grid', '', results.lab] : []),
     ...(results.options ? ['', '## Attention options (masks, padding, windows, softcap, sinks, layout) against our plain call, one thread, wasm', '',
       renderOptions(results.options)] : []),
     '',
