@@ -215,12 +215,26 @@ void RmsNormBackwardImpl(const float* x, int64_t rows, int64_t dim,
 constexpr float kGeluC = 0.7978845608028654f;
 constexpr float kGeluA = 0.044715f;
 
+// Highway's Exp and Tanh convert their argument to int on the way: NaN or a
+// magnitude past the int range is undefined behaviour on the scalar target.
+// So they only see finite arguments in a safe range: NaN lanes become 0
+// (the result is NaN anyway, through x), tanh's argument is clamped to
+// ±20 (tanh is ±1 in float32 from 9.1 on), exp's to >= −104 (below it
+// returns 0).
+HWY_INLINE VF NanToZero(DF d, VF x) { return hn::IfThenElse(hn::Eq(x, x), x, hn::Zero(d)); }
+
+HWY_INLINE VF SafeTanh(DF d, VF u) {
+  const VF limit = hn::Set(d, 20.0f);
+  return hn::Tanh(d, hn::Min(hn::Max(NanToZero(d, u), hn::Neg(limit)), limit));
+}
+
 HWY_INLINE VF GeluOf(DF d, VF x) {
-  const VF x2 = hn::Mul(x, x);
+  const VF xs = NanToZero(d, x);
+  const VF x2 = hn::Mul(xs, xs);
   const VF u = hn::Mul(hn::Set(d, kGeluC),
-                       hn::MulAdd(hn::Mul(hn::Set(d, kGeluA), x2), x, x));
+                       hn::MulAdd(hn::Mul(hn::Set(d, kGeluA), x2), xs, xs));
   const VF half_x = hn::Mul(hn::Set(d, 0.5f), x);
-  return hn::MulAdd(half_x, hn::Tanh(d, u), half_x);
+  return hn::MulAdd(half_x, SafeTanh(d, u), half_x);
 }
 
 // GELU'(x) = 0.5 (1 + t) + 0.5 x (1 − t²) c (1 + 3 a x²), t = tanh(u). Beyond
@@ -228,11 +242,11 @@ HWY_INLINE VF GeluOf(DF d, VF x) {
 // it, so that 0 · ∞ never appears.
 HWY_INLINE VF GeluSlope(DF d, VF x) {
   const VF half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
-  const VF xc = hn::Min(hn::Max(x, hn::Set(d, -10.0f)), hn::Set(d, 10.0f));
+  const VF xc = hn::Min(hn::Max(NanToZero(d, x), hn::Set(d, -10.0f)), hn::Set(d, 10.0f));
   const VF x2 = hn::Mul(xc, xc);
   const VF u = hn::Mul(hn::Set(d, kGeluC),
                        hn::MulAdd(hn::Mul(hn::Set(d, kGeluA), x2), xc, xc));
-  const VF t = hn::Tanh(d, u);
+  const VF t = SafeTanh(d, u);
   const VF du = hn::Mul(hn::Set(d, kGeluC),
                         hn::MulAdd(hn::Set(d, 3.0f * kGeluA), x2, one));
   const VF second = hn::Mul(hn::Mul(hn::Mul(half, xc), hn::NegMulAdd(t, t, one)), du);
@@ -244,7 +258,7 @@ HWY_INLINE VF GeluSlope(DF d, VF x) {
 // below): 1 / (1 + e) for x >= 0, e / (1 + e) below; no overflow anywhere.
 HWY_INLINE VF Sigmoid(DF d, VF x) {
   const VF one = hn::Set(d, 1.0f);
-  const VF e = hn::Exp(d, hn::Neg(hn::Abs(x)));
+  const VF e = hn::Exp(d, hn::Max(hn::Neg(hn::Abs(NanToZero(d, x))), hn::Set(d, -104.0f)));
   const VF inv = hn::Div(one, hn::Add(one, e));
   return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(e, inv), inv);
 }
