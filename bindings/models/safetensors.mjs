@@ -184,6 +184,19 @@ function checkEntry(name, entry, dataLength) {
 
 
 /**
+ * A copy of u8[begin, begin + length) in a new ArrayBuffer (not
+ * u8.slice: a Buffer's slice is a view).
+ * @param {Uint8Array} u8
+ * @param {number} begin
+ * @param {number} length
+ */
+function copyBytes(u8, begin, length) {
+  const out = new Uint8Array(length);
+  out.set(u8.subarray(begin, begin + length));
+  return out.buffer;
+}
+
+/**
  * 16-bit words at u8[begin, begin + 2n), as a Uint16Array (a view when
  * aligned, else a copy).
  * @param {Uint8Array} u8
@@ -193,7 +206,7 @@ function checkEntry(name, entry, dataLength) {
 function words16(u8, begin, n) {
   const at = u8.byteOffset + begin;
   if (at % 2 === 0) return new Uint16Array(u8.buffer, at, n);
-  return new Uint16Array(u8.slice(begin, begin + 2 * n).buffer);
+  return new Uint16Array(copyBytes(u8, begin, 2 * n));
 }
 
 /**
@@ -218,7 +231,7 @@ function decode(u8, dtype, begin, n) {
   if (dtype === 'F32') {
     const at = u8.byteOffset + begin;
     if (at % 4 === 0) return new Float32Array(u8.buffer, at, n);
-    return new Float32Array(u8.slice(begin, begin + 4 * n).buffer);
+    return new Float32Array(copyBytes(u8, begin, 4 * n));
   }
   const src = words16(u8, begin, n);
   const out = new Float32Array(n);
