@@ -67,11 +67,11 @@ function mergeShards(tensorsMap) {
 }
 
 /**
- * Names, quoted, at most LIST_AT_MOST of them, then "and N more".
+ * At most LIST_AT_MOST of `names`, then "and N more".
  * @param {string[]} names
  */
 function listNames(names) {
-  const shown = names.slice(0, LIST_AT_MOST).map((n) => `'${n}'`).join(', ');
+  const shown = names.slice(0, LIST_AT_MOST).join(', ');
   return names.length > LIST_AT_MOST ? `${shown} and ${names.length - LIST_AT_MOST} more` : shown;
 }
 
@@ -112,9 +112,9 @@ export function mapCheckpoint(config, tensorsMap) {
     fileName.get(canonical) ?? (prefixed && canonical !== 'lm_head.weight' ? plan.prefix + canonical : canonical);
 
   const missing = [...plan.needs].filter(([name, n]) => !n.optional && !fileName.has(name))
-    .map(([name]) => shown(name) + (plan.missingNote.has(name) ? ` (${plan.missingNote.get(name)})` : ''));
+    .map(([name]) => `'${shown(name)}'` + (plan.missingNote.has(name) ? ` (${plan.missingNote.get(name)})` : ''));
   const unexpected = [...fileName].filter(([canonical]) => !plan.needs.has(canonical) && !plan.ignore.test(canonical))
-    .map(([, name]) => name);
+    .map(([, name]) => `'${name}'`);
   if (missing.length || unexpected.length) {
     const s = (/** @type {number} */ n) => (n === 1 ? '' : 's');
     const problems = [];
