@@ -127,11 +127,18 @@ export function mapCheckpoint(config, tensorsMap) {
     const name = fileName.get(canonical);
     if (name === undefined) continue;
     const tensor = /** @type {SafetensorsTensor} */ (tensors.get(name));
+    if (tensor === null || typeof tensor !== 'object' || !Array.isArray(tensor.shape)) {
+      throw new TypeError(`tensor '${name}' must be an object { dtype, shape, data } (as readSafetensors gives), got ${describe(tensor)}`);
+    }
     if (!('data' in tensor) || !(tensor.data instanceof Float32Array)) {
       throw new TypeError(`tensor '${name}' has dtype ${tensor.dtype}, which is not read: the model needs it as F32, F16 or BF16`);
     }
     if (tensor.shape.join() !== n.shape.join()) {
       throw new RangeError(`tensor '${name}' must have shape ${showShape(n.shape)} (${n.how}), got ${showShape(tensor.shape)}`);
+    }
+    const length = n.shape.reduce((x, y) => x * y, 1);
+    if (tensor.data.length !== length) {
+      throw new RangeError(`tensor '${name}' of shape ${showShape(n.shape)} must hold ${length} values, got ${tensor.data.length}`);
     }
   }
   const get = (/** @type {string} */ canonical) => {
