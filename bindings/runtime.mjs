@@ -13,7 +13,7 @@ import {
   VISIBILITY_OPTIONS,
 } from './api/attention-options.mjs';
 import { crossEntropy } from './nn/loss.mjs';
-import { bookConfig, bookStateDict } from './models/pretrained.mjs';
+import { mapCheckpoint } from './models/hf-checkpoint.mjs';
 import { readSafetensors } from './models/safetensors.mjs';
 import { checkCircuitModule, compositionScores } from './nn/circuits.mjs';
 import { defineModules } from './nn/modules.mjs';
@@ -184,22 +184,21 @@ export class Runtime {
   loadPretrained(options) {
     this.#checkAlive();
     const o = checkOptionNames('options', options, ['config', 'safetensors']);
-    const { family, cfg } = bookConfig(o.config);
     const s = o.safetensors;
     if (s === undefined || (Array.isArray(s) && s.length === 0)) {
       throw new TypeError('options.safetensors must be the .safetensors file\'s bytes (or an array of shards), got ' +
         `${s === undefined ? 'undefined' : 'an empty array'}`);
     }
-    const shards = /** @type {any[]} */ (Array.isArray(s) ? s : [s]).map((shard, i) =>
-      shard && typeof shard === 'object' && 'tensors' in shard ? shard
-        : readSafetensors(shard, Array.isArray(s) ? `options.safetensors[${i}]` : 'options.safetensors'));
-    const stateDict = bookStateDict(family, cfg, shards);
+    const shards = /** @type {any[]} */ (Array.isArray(s) ? s : [s]).map((shard) =>
+      shard && typeof shard === 'object' && 'tensors' in shard ? shard : readSafetensors(shard));
+    const { family, cfg, stateDict } = mapCheckpoint(/** @type {any} */ (o.config), shards);
+    const values = Object.fromEntries(Object.entries(stateDict).map(([name, t]) => [name, t.data]));
     // Built without drawing initial values (every one is loaded next).
     this.#skipInit.on = true;
     try {
-      if (family === 'gpt2') return new this.GPTModel(cfg).loadStateDict(stateDict).eval();
+      if (family === 'gpt2') return new this.GPTModel(cfg).loadStateDict(values).eval();
       const { tie_word_embeddings: _, ...llama } = /** @type {any} */ (cfg);
-      return new this.Llama3Model(llama).loadStateDict(stateDict).eval();
+      return new this.Llama3Model(llama).loadStateDict(values).eval();
     } finally {
       this.#skipInit.on = false;
     }

@@ -320,15 +320,24 @@ export interface Safetensors {
   metadata: Record<string, string>;
 }
 
-/** One tensor of a .safetensors file. */
-export interface SafetensorsTensor {
-  /** The file's dtype: 'F32', 'F16', 'BF16', 'I64', ... */
-  dtype: string;
-  /** Its shape. */
-  shape: number[];
-  /** The values as float32 (F32, F16, BF16), or null for another dtype. */
-  data: Float32Array | null;
-}
+/** One tensor of a .safetensors file: decoded (F32, F16, BF16), or another dtype kept undecoded. */
+export type SafetensorsTensor =
+  | {
+    /** 'F32', 'F16' or 'BF16'. */
+    dtype: 'F32' | 'F16' | 'BF16';
+    /** Its shape. */
+    shape: number[];
+    /** The values as float32. */
+    data: Float32Array;
+  }
+  | {
+    /** Another dtype ('I64', 'U8', ...). */
+    dtype: string;
+    /** Its shape. */
+    shape: number[];
+    /** Not decoded. */
+    unsupported: true;
+  };
 
 /** ca.compositionScores's result: [earlier heads, later heads] row-major each. */
 export interface CompositionScores {

@@ -250,7 +250,7 @@ describe('the page\'s real-model section', () => {
     ]);
     await page.waitForSelector('#model-status[data-error="true"]');
     const message = await page.textContent('#model-status');
-    assert.match(message, /Could not load the model: .*(truncated|does not fit|data_offsets)/);
+    assert.match(message, /Could not load the model: .*(runs past the end of the file|data_offsets)/);
     assert.ok(await page.isVisible('#model-status'));
     // Only config.json: says what is missing.
     await page.setInputFiles('#model-files', [{ name: 'config.json', mimeType: 'application/json', buffer: Buffer.from('{}') }]);

@@ -178,9 +178,9 @@ test('readSafetensors: F16 and BF16 values exactly, including subnormals, infini
 test('every loader error names what is wrong, and nothing is loaded', () => {
   const file = writeSafetensors({ a: { shape: [2, 3], data: new Float32Array(6) }, b: { shape: [4], data: new Float32Array(4) } });
   const header = Number(new DataView(file.buffer).getBigUint64(0, true));
-  assert.throws(() => ca.readSafetensors(file.subarray(0, 5)), /8 bytes of header length/);
-  assert.throws(() => ca.readSafetensors(file.subarray(0, 8 + header - 1)), /does not fit the file/);
-  assert.throws(() => ca.readSafetensors(file.subarray(0, file.length - 4)), /tensor 'b': data_offsets \[24,40\] must be|tensor 'b': data_offsets/);
+  assert.throws(() => ca.readSafetensors(file.subarray(0, 5)), /at least 8 bytes \(the header length\), got 5 bytes/);
+  assert.throws(() => ca.readSafetensors(file.subarray(0, 8 + header - 1)), /header length \d+ runs past the end of the file/);
+  assert.throws(() => ca.readSafetensors(file.subarray(0, file.length - 4)), /tensor 'b': data_offsets \[24, 40\] must be integers with 0 <= begin <= end <= 36/);
   const withHeader = (json) => {
     const h = new TextEncoder().encode(json);
     const out = new Uint8Array(8 + h.length + 64);
@@ -188,11 +188,11 @@ test('every loader error names what is wrong, and nothing is loaded', () => {
     out.set(h, 8);
     return out;
   };
-  assert.throws(() => ca.readSafetensors(withHeader('{not json')), /not valid JSON/);
+  assert.throws(() => ca.readSafetensors(withHeader('{not json')), /header is not valid JSON/);
   assert.throws(() => ca.readSafetensors(withHeader('{"x":{"dtype":"F32","shape":[3,4],"data_offsets":[0,40]}}')),
     /tensor 'x': data_offsets \[0, 40\] hold 40 bytes, but shape \[3, 4\] of F32 needs 48/);
-  assert.throws(() => ca.readSafetensors(withHeader('{"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}}')), /non-negative integers/);
-  assert.throws(() => ca.readSafetensors(withHeader('{"x":{"dtype":"Q4","shape":[1],"data_offsets":[0,4]}}')), /unknown dtype/);
+  assert.throws(() => ca.readSafetensors(withHeader('{"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}}')), /tensor 'x': shape\[0\] must be an integer >= 0, got -1/);
+  assert.throws(() => ca.readSafetensors(withHeader('{"x":{"dtype":"Q4","shape":[1],"data_offsets":[0,4]}}')), /tensor 'x': dtype must be one of .*got the string "Q4"/);
   assert.throws(() => ca.readSafetensors(withHeader(
     '{"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"y":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}')), /overlap/);
   assert.throws(() => ca.readSafetensors('abc'), TypeError);
@@ -202,22 +202,22 @@ test('every loader error names what is wrong, and nothing is loaded', () => {
   };
   const tensors = gpt2Tensors(randomize(new ca.GPTModel(cfg), 1), GPT2_CONFIG);
   const load = (t, config = GPT2_CONFIG) => ca.loadPretrained({ config, safetensors: writeSafetensors(t) });
-  assert.throws(() => load(tensors, { ...GPT2_CONFIG, model_type: 'bert' }), /model_type the string "bert" is not supported \(supported: gpt2, llama\)/);
+  assert.throws(() => load(tensors, { ...GPT2_CONFIG, model_type: 'bert' }), /config.model_type must be one of 'gpt2', 'llama', got the string "bert"/);
   assert.throws(() => load(tensors, '{oops'), /not JSON/);
-  assert.throws(() => load(tensors, { ...GPT2_CONFIG, n_embd: undefined }), /config.n_embd is required/);
+  assert.throws(() => load(tensors, { ...GPT2_CONFIG, n_embd: undefined }), /config.n_embd must be an integer >= 1, got undefined/);
   const { 'h.1.mlp.c_fc.bias': _gone, ...missing } = tensors;
-  assert.throws(() => load(missing), /1 missing tensor: 'h.1.mlp.c_fc.bias'/);
-  assert.throws(() => load({ ...tensors, 'h.7.extra': { shape: [1], data: new Float32Array(1) } }), /unexpected tensor: 'h.7.extra'/);
+  assert.throws(() => load(missing), /missing 1 tensor: 'h.1.mlp.c_fc.bias'/);
+  assert.throws(() => load({ ...tensors, 'h.7.extra': { shape: [1], data: new Float32Array(1) } }), /'h.7.extra'/);
   assert.throws(() => load({ ...tensors, 'wpe.weight': { shape: [15, 12], data: new Float32Array(180) } }),
-    /'wpe.weight' has shape \[15, 12\], the config implies \[16, 12\]/);
+    /'wpe.weight'.*\[15, 12\].*\[16, 12\]|'wpe.weight'.*\[16, 12\].*\[15, 12\]/);
   assert.throws(() => ca.loadPretrained({ config: GPT2_CONFIG }), /options.safetensors/);
   assert.throws(() => ca.loadPretrained({ config: GPT2_CONFIG, safetensors: [writeSafetensors(tensors), writeSafetensors(tensors)] }),
-    /appears in two shards/);
+    /is in shard 0 and again in shard 1/);
   const llamaNoHead = llamaTensors(randomize(new ca.Llama3Model({
     vocab_size: 33, context_length: 64, emb_dim: 16, n_heads: 4, n_layers: 2, hidden_dim: 24, n_kv_groups: 2,
   }), 2), LLAMA_CONFIG, { tied: true });
-  assert.throws(() => load(llamaNoHead, { ...LLAMA_CONFIG, tie_word_embeddings: false }), /missing tensor: 'lm_head.weight'/);
-  assert.throws(() => load(llamaNoHead, { ...LLAMA_CONFIG, rope_scaling: { rope_type: 'yarn' } }), /rope_scaling type 'yarn'/);
+  assert.throws(() => load(llamaNoHead, { ...LLAMA_CONFIG, tie_word_embeddings: false }), /missing 1 tensor: 'lm_head.weight'/);
+  assert.throws(() => load(llamaNoHead, { ...LLAMA_CONFIG, rope_scaling: { rope_type: 'yarn' } }), /config.rope_scaling.rope_type must be 'llama3' or 'default'.*"yarn"/);
   // The runtime keeps working.
   assert.ok(load(tensors) instanceof ca.GPTModel);
 });
