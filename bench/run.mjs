@@ -44,6 +44,7 @@ import { renderFrames, runFrameBudget } from './browser/frames.mjs';
 import { runBrowserBench } from './browser/run.mjs';
 import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
+import { renderModelText, runModelTable } from './lib/model.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
@@ -159,6 +160,15 @@ if (flag('options')) {
     `${machine.node}:`, '', renderOptions(options)].join('\n'));
   mkdirSync(join(root, 'bench/out'), { recursive: true });
   writeFileSync(join(root, 'bench/out/options.json'), JSON.stringify(options, null, 2));
+  process.exit(0);
+}
+
+// The real-model table alone (GPT-2-small shape; --rows=prefill-128,step-128,...; --only=ours-1,ort-web-1,...).
+if (flag('model')) {
+  const model = await runModelTable({ log, quick, only, rows: option('rows')?.split(',') });
+  console.log([...machineLines(machine), '', renderModelText(model)].join('\n'));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/model.json'), JSON.stringify(model, null, 2));
   process.exit(0);
 }
 
