@@ -7,7 +7,9 @@
 // a KV cache, bench/lib/decode.mjs). Prints the tables, writes
 // bench/out/results.json and, after a full run, bench/RESULTS.md.
 //
-//   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
+//   node bench/run.mjs --model [--quick] [--only=ours-1,ort-web-1,...] [--rows=prefill-128,step-1024,...]
+//                                 (the real-model table only, bench/lib/model.mjs; bench/out/model.json)
+//   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write] [--no-model]
 //                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode [--rows=ragged,window]] [--training]
 //   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json; its
 //                                  hand-written <!-- kept --> parts stay)
@@ -366,6 +368,9 @@ if (!quick) {
 // One generation step against a KV cache.
 const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
 
+// The real model: GPT-2-small-shaped GPTModel against onnxruntime (~5 min; not in --quick / --only runs).
+const model = quick || only || flag('no-model') ? null : await runModelTable({ log });
+
 const memoryCheck = await runShape(MEMORY_CHECK_SHAPE, { configs: CONFIGS.slice(0, 1), shapePolicy: slowPolicy });
 delete memoryCheck.reference;
 
@@ -461,6 +466,7 @@ const results = {
   attention: shapes.map((s) => attention.get(shapeName(s))),
   module,
   decode,
+  model,
   memoryCheck,
   browser,
   native,
