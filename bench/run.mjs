@@ -7,7 +7,9 @@
 // a KV cache, bench/lib/decode.mjs). Prints the tables, writes
 // bench/out/results.json and, after a full run, bench/RESULTS.md.
 //
-//   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write]
+//   node bench/run.mjs --model [--quick] [--only=ours-1,ort-web-1,...] [--rows=prefill-128,step-1024,...]
+//                                 (the real-model table only, bench/lib/model.mjs; bench/out/model.json)
+//   node bench/run.mjs [--quick] [--no-native] [--no-browser] [--no-write] [--no-model]
 //                      [--only=ort-web,plain-js,...] [--cap=SECONDS] [--decode [--rows=ragged,window]] [--training]
 //   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json; its
 //                                  hand-written <!-- kept --> parts stay)
@@ -24,8 +26,6 @@
 // --training: only the training table (forward + backward,
 // bench/lib/training.mjs); prints it, writes nothing but
 // bench/out/training.json.
-// --model: only the real-model table (bench/model.mjs: GPT-2-small-shaped
-// GPTModel vs onnxruntime-web and -node, prefill and generation steps).
 // --lab: only the lab's patching grid per model size (bench/lab.mjs).
 // --learn: only the Learn rows (the demo's default model trained step by
 // step, Node and Chromium; bench/learn.mjs); prints them, writes nothing.
@@ -46,9 +46,9 @@ import { fileURLToPath } from 'node:url';
 import { renderFrames, runFrameBudget } from './browser/frames.mjs';
 import { runBrowserBench } from './browser/run.mjs';
 import { renderLab, runLabTable } from './lab.mjs';
-import { renderModel, runModelTable } from './model.mjs';
 import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
+import { renderModelText, runModelTable } from './lib/model.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
@@ -132,13 +132,6 @@ if (flag('learn')) {
   process.exit(0);
 }
 
-// The real-model table alone (a GPT-2-small-shaped GPTModel vs onnxruntime).
-if (flag('model')) {
-  for (const line of machineLines(machineInfo(root))) log(line);
-  console.log(renderModel(await runModelTable({ log, quick })));
-  process.exit(0);
-}
-
 // The lab's patching grid per model size alone.
 if (flag('lab')) {
   for (const line of machineLines(machineInfo(root))) log(line);
@@ -178,6 +171,15 @@ if (flag('options')) {
     `${machine.node}:`, '', renderOptions(options)].join('\n'));
   mkdirSync(join(root, 'bench/out'), { recursive: true });
   writeFileSync(join(root, 'bench/out/options.json'), JSON.stringify(options, null, 2));
+  process.exit(0);
+}
+
+// The real-model table alone (GPT-2-small shape; --rows=prefill-128,step-128,...; --only=ours-1,ort-web-1,...).
+if (flag('model')) {
+  const model = await runModelTable({ log, quick, only, rows: option('rows')?.split(',') });
+  console.log([...machineLines(machine), '', renderModelText(model)].join('\n'));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/model.json'), JSON.stringify(model, null, 2));
   process.exit(0);
 }
 
@@ -375,6 +377,9 @@ if (!quick) {
 // One generation step against a KV cache.
 const decode = await runDecodeTable({ policy, seed: SEED, log, quick });
 
+// The real model: GPT-2-small-shaped GPTModel against onnxruntime (~5 min; not in --quick / --only runs).
+const model = quick || only || flag('no-model') ? null : await runModelTable({ log });
+
 const memoryCheck = await runShape(MEMORY_CHECK_SHAPE, { configs: CONFIGS.slice(0, 1), shapePolicy: slowPolicy });
 delete memoryCheck.reference;
 
@@ -386,8 +391,7 @@ const training = quick || only ? null : await runTrainingTable({
 // The Learn section's default model, step by step.
 const learn = quick || only ? null : await runLearnTable({ log, browser: !flag('no-browser') });
 
-// The real model (GPT-2-small-shaped GPTModel vs onnxruntime) and the lab's patching grid.
-const model = quick || only ? null : renderModel(await runModelTable({ log }));
+// The lab's patching grid per model size.
 const lab = quick || only ? null : renderLab(await runLabTable({ log }));
 
 // Masks, padding, windows, softcap, sinks, layout.
@@ -474,6 +478,7 @@ const results = {
   attention: shapes.map((s) => attention.get(shapeName(s))),
   module,
   decode,
+  model,
   memoryCheck,
   browser,
   native,
@@ -481,7 +486,6 @@ const results = {
   learn,
   frames,
   options,
-  model,
   lab,
 };
 console.log(renderReport(results));

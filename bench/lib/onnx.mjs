@@ -70,10 +70,14 @@ class Writer {
     this.bytes(field, new TextEncoder().encode(s));
   }
 
+  // The nested message's chunks are appended, not copied: a model of
+  // hundreds of MB of initializers is copied once, by finish().
   message(field, build) {
     const w = new Writer();
     build(w);
-    this.bytes(field, w.finish());
+    this.tag(field, 2);
+    this.varint(w.length);
+    for (const c of w.chunks) this.push(c);
   }
 
   finish() {
@@ -133,13 +137,14 @@ function writeTensor(w, field, t) {
   });
 }
 
-function writeValueInfo(w, field, { name, dims, type: elem = 'float32' }) {
+/** A graph input or output: { name, dims (a string is a symbolic dim), type?: 'int64' (default float) }. */
+function writeValueInfo(w, field, { name, dims, type }) {
   w.message(field, (vi) => {
     vi.string(1, name);
-    vi.message(2, (type) => type.message(1, (tensor) => {
-      tensor.int(1, elem === 'int64' ? INT64 : FLOAT);
+    vi.message(2, (t) => t.message(1, (tensor) => {
+      tensor.int(1, type === 'int64' ? INT64 : FLOAT);
       tensor.message(2, (shape) => {
-        for (const d of dims) shape.message(1, (dim) => dim.int(1, d));
+        for (const d of dims) shape.message(1, (dim) => (typeof d === 'string' ? dim.string(2, d) : dim.int(1, d)));
       });
     }));
   });

@@ -2,6 +2,7 @@
 // bench/out/results.json) into the printed report and bench/RESULTS.md.
 import { chromiumLimits, renderBrowserTable } from '../browser/report.mjs';
 import { renderDecode } from './decode.mjs';
+import { renderModelText } from './model.mjs';
 import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table, targetLine,
 } from './format.mjs';
@@ -423,12 +424,12 @@ export function renderReport(results) {
     `${TARGETS_HEADING}:`,
     ...targetLines(results, native?.ratios),
     ...(results.decode ? ['', 'Decode step against a KV cache (generation), wasm:', '', renderDecode(results.decode)] : []),
+    ...(results.model ? ['', renderModelText(results.model)] : []),
     ...(native ? ['', 'Native (Google Benchmark per SIMD target) and onnxruntime-node, single thread:', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
     ...(results.learn ? ['', renderLearnText(results.learn)] : []),
     ...(results.frames ? ['', renderFrames(results.frames)] : []),
-    ...(results.model ? ['', results.model] : []),
     ...(results.lab ? ['', results.lab] : []),
     ...(results.options ? ['', 'Attention options against our plain call, one thread, wasm:', '', renderOptions(results.options)] : []),
     '',
@@ -506,13 +507,13 @@ function generatedResultsMd(results) {
     '',
     ...targetLines(results, native?.ratios),
     ...(results.decode ? ['', '## Decode step against a KV cache (generation), wasm', '', renderDecode(results.decode)] : []),
+    ...(results.model ? ['', renderModelText(results.model)] : []),
     ...(native ? ['', '## Native: Google Benchmark per SIMD target vs onnxruntime-node (single thread)', '',
       native.table, '', numbered(native.notes)] : []),
     ...(results.training ? ['', renderTrainingText(results.training)] : []),
     ...(results.learn ? ['', '## The Learn section\'s model, step by step', '', renderLearnText(results.learn, { fence: true })] : []),
     ...(results.frames ? ['', '## The demo page\'s frame budget', '', renderFrames(results.frames)] : []),
-    // Rendered by bench/model.mjs and bench/lab.mjs (text with their targets' lines).
-    ...(results.model ? ['', '## A real model: GPT-2-small-shaped GPTModel vs onnxruntime', '', results.model] : []),
+    // Rendered by bench/lab.mjs (text with its target's line).
     ...(results.lab ? ['', '## The lab\'s activation-patching grid', '', results.lab] : []),
     ...(results.options ? ['', '## Attention options (masks, padding, windows, softcap, sinks, layout) against our plain call, one thread, wasm', '',
       renderOptions(results.options)] : []),
@@ -526,6 +527,7 @@ function generatedResultsMd(results) {
     'node bench/run.mjs --decode     # only the decode table (KV cache); leaves this file alone',
     'node bench/run.mjs --decode --rows=ragged,window   # only its issue 20 rows (many sequences, the window cache)',
     'node bench/run.mjs --training   # the training table alone (forward + backward)',
+    'node bench/run.mjs --model      # the real-model table alone (GPT-2-small shape vs onnxruntime; ~5 min)',
     'node bench/run.mjs --learn      # the Learn model\'s steps/s alone (Node and Chromium)',
     'node bench/run.mjs --frames     # the demo page\'s frame budget alone (Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',
