@@ -172,9 +172,10 @@ export async function startWebKit({ env = {} } = {}) {
   return {
     version,
     async open(url) {
-      // A tab of its own; the session's first window stays open (a session
-      // ends with its last window).
-      const { handle } = await serial(() => command('POST', `${sessionPath}/window/new`, { type: 'tab' }));
+      // A window of its own (a new tab is hidden: no requestAnimationFrame);
+      // the session's first window stays open (a session ends with its last
+      // window).
+      const { handle } = await serial(() => command('POST', `${sessionPath}/window/new`, { type: 'window' }));
       await inWindow(handle, () => command('POST', `${sessionPath}/url`, { url }));
       return {
         /**
