@@ -327,7 +327,9 @@ export interface InitOptions {
    */
   build?: 'auto' | 'single' | 'threads';
   /**
-   * 'auto' (default: the machine's cores, at most 16) or 1..16. Work is
+   * 'auto' (default: the machine's cores, at most 16; in browsers
+   * navigator.hardwareConcurrency, at most 4, since browsers round it and
+   * the page shares the cores) or 1..16. Work is
    * split over batch × heads × query blocks (small calls stay on the calling
    * thread) and every output element is computed by one thread, so results
    * are bit-identical for any thread count.

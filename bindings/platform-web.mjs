@@ -148,6 +148,10 @@ function watch(worker, url, { onError, onLoaded }) {
   return worker;
 }
 
+
+/** The most threads init({ threads: 'auto' }) takes in a browser (see hardwareThreads). */
+const WEB_AUTO_THREADS = 4;
+
 /** @type {Platform} */
 export const webPlatform = {
   isNode: false,
@@ -159,7 +163,18 @@ export const webPlatform = {
     }
   },
 
-  hardwareThreads: () => globalThis.navigator?.hardwareConcurrency || 1,
+  // What browsers report is not the cores this page may use: WebKit reports
+  // 4 below 8 cores and 8 from there (4 on a 2-core machine), Chromium under
+  // its reduced-fingerprinting feature a fixed 8, and the page's own thread
+  // and its other workers share the same cores. 'auto' takes at most
+  // WEB_AUTO_THREADS = 4: at worst two threads per core on a 2-core machine
+  // (measured there, bench/studies/browser-threads.mjs, causal attention:
+  // WebKitGTK 2.50 with 4 threads against 2, 1.45x the time on (1,12,256,64),
+  // 14.2 against 9.8 ms, and the same on (1,8,1024,64), 76.8 against 75.5 ms;
+  // Chromium 156 4.2 against 2.9 ms and 47.8 against 44.2 ms), while the
+  // 4- to 7-core machines WebKit also reports as 4 keep all their cores.
+  // init({ threads }) asks for more (up to 16).
+  hardwareThreads: () => Math.min(globalThis.navigator?.hardwareConcurrency || 1, WEB_AUTO_THREADS),
 
   wasm(build) {
     const url = wasmUrl(build);

@@ -33,7 +33,7 @@ let chosen = null;
  */
 function explainCsp(error) {
   const message = error instanceof Error ? error.message : String(error);
-  if (!/Content.Security.Policy|unsafe-eval/i.test(message)) return error;
+  if (!/unsafe-eval|blocked by CSP/i.test(message)) return error;
   return new Error('causal-attention: the page\'s Content-Security-Policy does not allow WebAssembly. Add ' +
     '\'wasm-unsafe-eval\' to its script-src (it allows WebAssembly and nothing else; \'unsafe-eval\' is not ' +
     `needed), e.g. script-src 'self' 'wasm-unsafe-eval'. The browser said: ${message}`, { cause: error });

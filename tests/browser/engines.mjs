@@ -5,7 +5,7 @@
 // download of a browser of their own). A test written against `open(url)` →
 // { evaluate(fn, arg), close() } runs in each; an engine that cannot run
 // says why (`unavailable`). `start({ env })` adds to the browser's
-// environment (LANG=C for the page resilience tests).
+// environment (LANG=C.UTF-8 for page-engines.test.mjs).
 import { existsSync } from 'node:fs';
 import puppeteer from 'puppeteer-core';
 import { launch as launchChromium } from './browser.mjs';

@@ -34,7 +34,8 @@ const CASES = [
 async function inPage({ cases, q, k, v, shape, build, worker, cache: c }) {
   const { init } = await import('/dist/browser.mjs');
   const ca = await init({ build, worker });
-  const out = { build: ca.build, threads: ca.threads, kernel: ca.gemmKernel, attention: [], caches: [] };
+  const out = { build: ca.build, threads: ca.threads, kernel: ca.gemmKernel, attention: [], caches: [],
+    hardwareConcurrency: navigator.hardwareConcurrency };
   await ca.manualSeed(123);
   const m = await new ca.CausalAttention(3, 2, 6, 0.0);
   const x = new Float32Array([0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64, 0.22, 0.58, 0.33, 0.77, 0.25, 0.10, 0.05, 0.80, 0.55]);
@@ -89,8 +90,11 @@ for (const engine of ENGINES) {
           const got = await page.evaluate(inPage, { cases: CASES.map(([nm, o]) => [nm, { ...o, mask: o.mask && Array.from(o.mask) }]),
             q: Array.from(q), k: Array.from(k), v: Array.from(v), shape, build, worker,
             cache: { k: Array.from(cache.k), v: Array.from(cache.v), q: Array.from(cache.q) } });
-          t.diagnostic(`${running.version}: build ${got.build}, ${got.threads} thread(s), ${got.kernel} kernels`);
+          t.diagnostic(`${running.version}: build ${got.build}, ${got.threads} thread(s) ` +
+            `(navigator.hardwareConcurrency ${got.hardwareConcurrency}), ${got.kernel} kernels`);
           if (build !== 'auto') assert.equal(got.build, build);
+          // threads: 'auto' in a browser: what it reports, at most 4 (bindings/platform-web.mjs).
+          if (got.build === 'threads') assert.equal(got.threads, Math.min(got.hardwareConcurrency, 4));
           check(got);
         } finally {
           await page.close();

@@ -1,10 +1,12 @@
 // The demo page never hangs silently: where a part of it cannot load, it
 // says what failed, and what does not depend on that part still works.
 // - A locale Intl does not know (WebKitGTK reports navigator.language "C"
-//   under LANG=C): uPlot throws as its module loads; the page starts, the
-//   charts say why they are missing, training works.
+//   under LANG=C.UTF-8), which uPlot would throw on as its module loads: the
+//   page starts, its charts drawn with the default locale, and trains.
+// - uPlot missing: the page starts, the charts say why they are missing.
 // - A module of the page missing: the page says it could not start.
 // - The training worker missing: the Learn section says so.
+// The same page in every engine (CSP, workers missing): page-engines.test.mjs.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -26,7 +28,7 @@ const missing = (suffix) => (page) => page.route((url) => url.pathname.endsWith(
   (route) => route.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
 
 describe('a page that never hangs silently', () => {
-  it('starts under a locale Intl rejects ("C"), without its charts, and trains', async () => {
+  it('starts under a locale Intl rejects ("C"), its charts drawn with the default locale, and trains', async () => {
     const { page } = await openWith((p) => p.addInitScript(() => {
       Object.defineProperty(Navigator.prototype, 'language', { get: () => 'C' });
       Object.defineProperty(Navigator.prototype, 'languages', { get: () => ['C'] });
@@ -34,17 +36,29 @@ describe('a page that never hangs silently', () => {
     try {
       assert.equal(await page.evaluate(() => {
         try { new Intl.NumberFormat(navigator.language); return 'accepted'; } catch (e) { return e.name; }
-      }), 'RangeError', 'the engine rejects the tag, as WebKitGTK does under LANG=C (the check can fail)');
+      }), 'RangeError', 'the engine rejects the tag, as WebKitGTK does under LANG=C.UTF-8 (the check can fail)');
       await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
       await page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
-      await page.waitForSelector('#loss-chart[data-unavailable="true"]', { timeout: 30000 });
-      assert.match(await page.textContent('#loss-chart'), /^This chart cannot be drawn here \(.+\); the numbers below it are the same data\.$/);
+      await page.waitForSelector('#loss-chart .uplot', { timeout: 30000 });
+      assert.equal(await page.evaluate(() => navigator.language), 'C', 'the page sees the browser\'s tag again after uPlot loaded');
       assert.match(await page.textContent('#engine'), /WebAssembly|SIMD|thread/i);
       await page.click('#train-start');
       await page.waitForFunction(() => Number(document.querySelector('#train-status').dataset.step) >= 20, null, { timeout: 60000 });
       await page.click('#train-pause').catch(() => {});
       assert.ok(await page.$$eval('#loss-table td[data-step]', (cells) => cells.length) >= 2, 'the loss table fills');
       await page.screenshot({ path: join(SCREENSHOTS, 'page-locale-c.png'), fullPage: false });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('starts without its charts, saying why, when uPlot is missing', async () => {
+    const { page } = await openWith(missing('/uplot/dist/uPlot.esm.js'));
+    try {
+      await page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
+      await page.waitForSelector('#loss-chart[data-unavailable="true"]', { timeout: 30000 });
+      assert.match(await page.textContent('#loss-chart'), /^This chart cannot be drawn here \(.+\); the numbers below it are the same data\.$/);
+      assert.match(await page.textContent('#engine'), /WebAssembly|SIMD|thread/i);
     } finally {
       await page.close();
     }

@@ -58,9 +58,12 @@ function child(command, args, options) {
   const proc = spawn(command, args, options);
   let tail = '';
   proc.stderr?.on('data', (d) => { tail = (tail + d).slice(-2000); });
-  const ended = new Promise((resolve) => proc.once('exit', (code, signal) => resolve(signal ?? code)));
   const kill = () => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM'); };
-  process.once('exit', kill);
+  process.once('exit', kill); // a test process that ends early leaves no Xvfb or driver behind
+  const ended = new Promise((resolve) => proc.once('exit', (code, signal) => {
+    process.off('exit', kill);
+    resolve(signal ?? code);
+  }));
   return { proc, ended, kill, stderr: () => tail.trim() };
 }
 
@@ -92,7 +95,8 @@ function freePort() {
 
 /**
  * Starts Xvfb, WebKitWebDriver and one MiniBrowser session. `env` is added
- * to the browser's environment (LANG=C: navigator.language is then "C").
+ * to the browser's environment (LANG=C.UTF-8: navigator.language is then "C";
+ * under LANG=C WebKitGTK reports "en-US").
  * @param {{ env?: Record<string, string> }} [options]
  */
 export async function startWebKit({ env = {} } = {}) {
@@ -172,9 +176,10 @@ export async function startWebKit({ env = {} } = {}) {
   return {
     version,
     async open(url) {
-      // A tab of its own; the session's first window stays open (a session
-      // ends with its last window).
-      const { handle } = await serial(() => command('POST', `${sessionPath}/window/new`, { type: 'tab' }));
+      // A window of its own (a new tab is hidden: no requestAnimationFrame);
+      // the session's first window stays open (a session ends with its last
+      // window).
+      const { handle } = await serial(() => command('POST', `${sessionPath}/window/new`, { type: 'window' }));
       await inWindow(handle, () => command('POST', `${sessionPath}/url`, { url }));
       return {
         /**

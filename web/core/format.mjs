@@ -41,3 +41,18 @@ export function tokenName(text) {
   const s = text.replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
   return `\u2018${s}\u2019`;
 }
+
+/**
+ * `tag` when Intl accepts it as a locale, else `fallback`: formatting that
+ * follows the browser's language must not throw where the tag is not one
+ * (WebKitGTK under LANG=C.UTF-8 reports navigator.language "C").
+ * @param {string | undefined} tag
+ * @param {string} [fallback]
+ */
+export function validLocale(tag, fallback = 'en-US') {
+  try {
+    return Intl.getCanonicalLocales(tag ?? [])[0] ?? fallback;
+  } catch {
+    return fallback;
+  }
+}

@@ -2,17 +2,39 @@
 // when the first chart is made, not when the page's modules load: uPlot
 // formats numbers with Intl.NumberFormat(navigator.language) as its module
 // is evaluated, which throws where the language tag is not one Intl knows
-// (WebKitGTK under LANG=C reports "C"), and a module that throws at load
-// stops every module that imports it. Here a chart that cannot be made says
-// why in its box, and the rest of the page works without it.
+// (WebKitGTK under LANG=C.UTF-8 reports "C"), and a module that throws at
+// load stops every module that imports it. So uPlot is evaluated with a
+// language Intl accepts (en-US in place of an invalid tag), and a chart that
+// still cannot be made (uPlot missing) says why in its box; the rest of the
+// page works without it.
+import { validLocale } from '../core/format.mjs';
 
 /** @type {Promise<any> | undefined} */
 let library;
 
 /** uPlot's constructor (loaded once). */
 function uPlotClass() {
-  library ??= import('/vendor/uplot/dist/uPlot.esm.js').then((m) => m.default);
+  library ??= withValidLanguage(() => import('/vendor/uplot/dist/uPlot.esm.js')).then((m) => m.default);
   return library;
+}
+
+/**
+ * Runs `load` with a navigator.language that Intl accepts: where the
+ * browser's tag is invalid, the default locale stands in for it (an own
+ * property of navigator, removed afterwards) while uPlot's module evaluates.
+ * @template T
+ * @param {() => Promise<T>} load
+ * @returns {Promise<T>}
+ */
+async function withValidLanguage(load) {
+  const tag = navigator.language;
+  if (validLocale(tag, '') !== '') return load();
+  Object.defineProperty(navigator, 'language', { configurable: true, get: () => validLocale(tag) });
+  try {
+    return await load();
+  } finally {
+    delete (/** @type {any} */ (navigator)).language;
+  }
 }
 
 /**
