@@ -129,8 +129,7 @@ if (deep) {
   suite('browser tests (headless Chromium; Firefox ESR and WebKitGTK in test:clients)', {
     needs: ['set-up: npm ci', 'build: wasm + dist/', 'API reference (TypeDoc: every export documented)'],
     after: ['TypeScript types'],
-    // Two files at a time: the browsers wait on pages and workers as much as they compute.
-    steps: [[node, ['--test', '--test-concurrency=2', 'tests/browser/']]],
+    steps: [[node, ['--test', 'tests/browser/']]],
   });
   suite('consumer tests (the packed package in Node, TypeScript, Jest, Vitest, Vite, webpack, esbuild, Rollup, Chromium)', {
     needs: ['set-up: npm ci', 'build: wasm + dist/'], after: ['browser tests (headless Chromium; Firefox ESR and WebKitGTK in test:clients)'],
