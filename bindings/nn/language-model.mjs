@@ -435,6 +435,10 @@ class Sampler {
    * @returns {number}
    */
   pick(logits) {
+    // NaN logits (a model with NaN or infinite weights) name no token: say so, never pick one.
+    for (let i = 0; i < logits.length; i++) {
+      if (Number.isNaN(logits[i])) throw new RangeError(`generate: the model's logits hold NaN (token ${i}): no next token`);
+    }
     if (this.temperature === 0) {
       // torch.argmax: the first of equal largest values.
       let best = 0;

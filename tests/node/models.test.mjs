@@ -149,6 +149,10 @@ for (const family of ['gpt', 'llama']) {
     assert.throws(() => m.generate([1, 2], { maxNewTokens: 2, temperature: -1 }), /temperature/);
     assert.throws(() => m.generate([[1, 2], [3]], { maxNewTokens: 2 }), /idx\[1\]/);
     assert.throws(() => m.backward(new Float32Array(V)), /training mode/);
+    // A NaN weight: generate says so instead of picking token 0.
+    const broken = model(family, 22).eval();
+    broken.outHead.weight[0] = NaN;
+    assert.throws(() => broken.generate([1, 2], { maxNewTokens: 2 }), /logits hold NaN/);
     assert.equal(m.forward([1, 2], [1, 2]).length, 2 * V);
     // A head mask of zeros for every layer: the attention adds nothing; ones change nothing.
     const ones = new Float32Array(cfg.n_layers * cfg.n_heads).fill(1);
