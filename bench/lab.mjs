@@ -3,7 +3,7 @@
 // every position and each whole head and layer, one batched forward per
 // layer) timed per model size, untrained (the time does not depend on the
 // values), in Node on the single build: the page runs it in the training
-// worker. Target (issue 32): the default Learn model's grid under 1 s.
+// worker. Target: the default Learn model's grid under 1 s.
 //   node bench/lab.mjs [--rounds=R]      (bench/run.mjs --lab prints it too)
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

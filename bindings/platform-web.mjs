@@ -168,11 +168,9 @@ export const webPlatform = {
   // its reduced-fingerprinting feature a fixed 8, and the page's own thread
   // and its other workers share the same cores. 'auto' takes at most
   // WEB_AUTO_THREADS = 4: at worst two threads per core on a 2-core machine
-  // (measured there, bench/studies/browser-threads.mjs, causal attention:
-  // WebKitGTK 2.50 with 4 threads against 2, 1.45x the time on (1,12,256,64),
-  // 14.2 against 9.8 ms, and the same on (1,8,1024,64), 76.8 against 75.5 ms;
-  // Chromium 156 4.2 against 2.9 ms and 47.8 against 44.2 ms), while the
-  // 4- to 7-core machines WebKit also reports as 4 keep all their cores.
+  // (where 4 threads were slower than 2 in WebKitGTK and Chromium:
+  // bench/studies/browser-threads.mjs, figures in docs/performance.md), while
+  // the 4- to 7-core machines WebKit also reports as 4 keep all their cores.
   // init({ threads }) asks for more (up to 16).
   hardwareThreads: () => Math.min(globalThis.navigator?.hardwareConcurrency || 1, WEB_AUTO_THREADS),
 

@@ -17,22 +17,12 @@
 // InferenceSession.run does).
 
 import { encodeModel } from './onnx.mjs';
+import { mulberry32 } from './shapes.mjs';
 
 /** GPT_CONFIG_124M (drop_rate 0: inference). */
 export const GPT2_SMALL = {
   vocab_size: 50257, context_length: 1024, emb_dim: 768, n_heads: 12, n_layers: 12, drop_rate: 0, qkv_bias: true,
 };
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A random state dict under the book's names (GPTModel.state_dict()),

@@ -104,7 +104,7 @@ export function flops(s) {
 
 // Mulberry32: a tiny seeded generator, so every worker can rebuild the same
 // inputs instead of receiving them.
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -11,32 +11,11 @@
 // [data-model-attrib-head="L.H"] data-estimate; [data-model-patch-head="L.H"]
 // data-restored for the heads patched exactly.
 
+import { repeatTargets } from '../learn/model/icl.mjs';
+import { MIN_GAP, rowLosses } from '../learn/model/lab.mjs';
+
 /** Heads patched exactly (the attribution's best). */
 export const EXACT = 6;
-/** The smallest loss gap (nats) whose fractions the lab reports (as the Learn section's lab). */
-const MIN_GAP = 0.05;
-
-/**
- * Loss of the clean targets (the repeat's next tokens) from logits [1, T, V].
- * @param {Float32Array} logits
- * @param {Int32Array} clean
- * @param {number} period
- * @param {number} vocab
- */
-export function repeatLoss(logits, clean, period, vocab) {
-  let sum = 0;
-  let n = 0;
-  for (let t = period; t + 1 < clean.length; t++) {
-    const at = t * vocab;
-    let max = -Infinity;
-    for (let v = 0; v < vocab; v++) max = Math.max(max, logits[at + v]);
-    let z = 0;
-    for (let v = 0; v < vocab; v++) z += Math.exp(logits[at + v] - max);
-    sum += Math.log(z) + max - logits[at + clean[t + 1]];
-    n += 1;
-  }
-  return sum / n;
-}
 
 /**
  * The lab's numbers for `model` (a remote GPTModel / Llama3Model of the
@@ -54,8 +33,9 @@ export async function modelLab(ca, model, clean, period, info) {
   const T = clean.length;
   const corrupt = clean.slice();
   for (let t = period; t < T; t++) corrupt[t] = (clean[t] + 1 + ((t * 7919) % (V - 1))) % V;
-  const targets = new Int32Array(T).fill(-100);
-  for (let t = period; t + 1 < T; t++) targets[t] = clean[t + 1];
+  const targets = repeatTargets(clean, period);
+  // The metric: the mean loss of the clean repeat's targets (the Learn lab's).
+  const repeatLoss = (/** @type {Float32Array} */ logits) => rowLosses(logits, targets, 1, V)[0];
   const c = await model.forward(clean, [1, T], { returnHeadOutputs: true });
   await model.train();
   let k;
@@ -68,8 +48,8 @@ export async function modelLab(ca, model, clean, period, info) {
     await model.zeroGrad();
     await model.eval();
   }
-  const lossClean = repeatLoss(c.logits, clean, period, V);
-  const lossCorrupt = repeatLoss(k.logits, clean, period, V);
+  const lossClean = repeatLoss(c.logits);
+  const lossCorrupt = repeatLoss(k.logits);
   const gap = lossCorrupt - lossClean;
   const measurable = gap >= MIN_GAP;
   const attribution = [];
@@ -85,7 +65,7 @@ export async function modelLab(ca, model, clean, period, info) {
   for (const { layer, head } of attribution.slice(0, EXACT)) {
     const values = c.headOutputs[layer].slice(head * T * E, (head + 1) * T * E);
     const logits = await model.forward(corrupt, [1, T], { patchHeads: [{ layer, heads: [head], values }] });
-    exact.push({ layer, head, restored: measurable ? (lossCorrupt - repeatLoss(logits, clean, period, V)) / gap : 0 });
+    exact.push({ layer, head, restored: measurable ? (lossCorrupt - repeatLoss(logits)) / gap : 0 });
   }
   return { lossClean, lossCorrupt, measurable, attribution, exact, ms: performance.now() - started };
 }

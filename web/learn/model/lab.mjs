@@ -55,7 +55,7 @@ export function corruptProbe(clean, period, vocab) {
  * @param {number} rows
  * @param {number} vocab
  */
-function rowLosses(logits, targets, rows, vocab) {
+export function rowLosses(logits, targets, rows, vocab) {
   const T = targets.length;
   return Array.from({ length: rows }, (_, r) => {
     let sum = 0;
