@@ -26,6 +26,8 @@
 // --training: only the training table (forward + backward,
 // bench/lib/training.mjs); prints it, writes nothing but
 // bench/out/training.json.
+// --nodes: only the table per Node version (Node 24 and 22 from
+// tests/clients' packages, and this one; bench/lib/node-versions.mjs).
 // --lab: only the lab's patching grid per model size (bench/lab.mjs).
 // --learn: only the Learn rows (the demo's default model trained step by
 // step, Node and Chromium; bench/learn.mjs); prints them, writes nothing.
@@ -49,6 +51,7 @@ import { renderLab, runLabTable } from './lab.mjs';
 import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { renderModelText, runModelTable } from './lib/model.mjs';
+import { renderNodeVersions, runNodeVersions } from './lib/node-versions.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
@@ -61,7 +64,7 @@ import {
 import {
   bestChains, measureFmaLimit, measureSimdLimit, measureSimdLimitThreads, withEndReading,
 } from './lib/simd-limit.mjs';
-import { gflops, median } from './lib/timing.mjs';
+import { benchPolicy, gflops, median } from './lib/timing.mjs';
 import { renderLearnText } from './lib/learn-steps.mjs';
 import { renderTrainingText, runTrainingTable } from './lib/training.mjs';
 
@@ -88,9 +91,7 @@ if (flag('render')) {
   process.exit(0);
 }
 
-const policy = quick
-  ? { warmupRuns: 2, warmupMs: 100, budgetMs: 400, minRuns: 3, maxRuns: 9 }
-  : { warmupRuns: 3, warmupMs: 1000, budgetMs: 2000, minRuns: 5, maxRuns: 21 };
+const policy = benchPolicy(quick);
 const slowPolicy = { ...policy, minRuns: 3 };
 
 const peerUrl = (file) => new URL(`./peers/${file}`, import.meta.url);
@@ -171,6 +172,13 @@ if (flag('options')) {
     `${machine.node}:`, '', renderOptions(options)].join('\n'));
   mkdirSync(join(root, 'bench/out'), { recursive: true });
   writeFileSync(join(root, 'bench/out/options.json'), JSON.stringify(options, null, 2));
+  process.exit(0);
+}
+
+// The table per Node version alone (Node 24 and 22 from tests/clients, and this one).
+if (flag('nodes')) {
+  const { text, targets } = renderNodeVersions(await runNodeVersions({ log, quick }));
+  console.log([...machineLines(machine), '', text, '', ...targets].join('\n'));
   process.exit(0);
 }
 
@@ -394,6 +402,9 @@ const learn = quick || only ? null : await runLearnTable({ log, browser: !flag('
 // The lab's patching grid per model size.
 const lab = quick || only ? null : renderLab(await runLabTable({ log }));
 
+// Each Node version in its own process: limits, the headline shapes, a decode step per dtype.
+const nodes = quick || only ? null : await runNodeVersions({ log });
+
 // Masks, padding, windows, softcap, sinks, layout.
 const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
 
@@ -487,6 +498,7 @@ const results = {
   frames,
   options,
   lab,
+  nodes,
 };
 console.log(renderReport(results));
 

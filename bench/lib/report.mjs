@@ -3,6 +3,7 @@
 import { chromiumLimits, renderBrowserTable } from '../browser/report.mjs';
 import { renderDecode } from './decode.mjs';
 import { renderModelText } from './model.mjs';
+import { renderNodeVersions } from './node-versions.mjs';
 import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table, targetLine,
 } from './format.mjs';
@@ -406,8 +407,11 @@ function browserLines(results) {
 export function renderReport(results) {
   const wasm = wasmSection(results);
   const native = nativeSection(results);
+  const nodes = results.nodes && renderNodeVersions(results.nodes);
   return [
     ...headerLines(results),
+    ...(nodes ? ['', 'Where users run: each Node version in its own process (bench/node-table.mjs):', '', nodes.text, '',
+      ...nodes.targets] : []),
     '',
     `Causal float32 attention in wasm, Node ${results.machine.node}, shapes [B, H, T, D]:`,
     '',
@@ -479,6 +483,7 @@ function generatedResultsMd(results) {
   const wasm = wasmSection(results);
   const native = nativeSection(results);
   const minutes = ((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1);
+  const nodes = results.nodes && renderNodeVersions(results.nodes);
   return [
     '# Benchmark results',
     '',
@@ -488,6 +493,8 @@ function generatedResultsMd(results) {
       'speed-ups hold up better than the absolute times, which move by 10–50 % from run to run.',
     '',
     ...headerLines(results).map((l) => `- ${l}`),
+    ...(nodes ? ['', '## Where users run: Node 24, 22 and the bench\'s own, each in its own process', '', nodes.text, '',
+      ...nodes.targets] : []),
     '',
     `## Causal attention in wasm (Node ${results.machine.node}), shapes [B, H, T, D]`,
     '',
@@ -531,6 +538,7 @@ function generatedResultsMd(results) {
     'node bench/run.mjs --learn      # the Learn model\'s steps/s alone (Node and Chromium)',
     'node bench/run.mjs --frames     # the demo page\'s frame budget alone (Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',
+    'node bench/run.mjs --nodes      # the table per Node version alone (Node 24 and 22 from tests/clients)',
     'node bench/run.mjs --render     # this file again from bench/out/results.json (report changes only)',
     '# Hand-written parts of this file survive a run between a "<!-- kept -->" and a "<!-- /kept -->" line.',
     '```',

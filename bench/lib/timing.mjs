@@ -25,6 +25,11 @@ export const DEFAULT_POLICY = {
   slowMinRuns: 3,
 };
 
+/** The bench's timing policy: DEFAULT_POLICY's budgets, or short ones for a --quick sanity run. */
+export const benchPolicy = (quick) => (quick
+  ? { warmupRuns: 2, warmupMs: 100, budgetMs: 400, minRuns: 3, maxRuns: 9 }
+  : { warmupRuns: 3, warmupMs: 1000, budgetMs: 2000, minRuns: 5, maxRuns: 21 });
+
 /** Runs `run` until warm; resolves to the run count and an estimate of one run's time. */
 export async function warmUp(run, policy = DEFAULT_POLICY) {
   const p = { ...DEFAULT_POLICY, ...policy };

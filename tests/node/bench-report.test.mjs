@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { targetLine } from '../../bench/lib/format.mjs';
 import { LEARN_TODAY, learnTargetLine } from '../../bench/lib/learn-steps.mjs';
+import { renderNodeVersions } from '../../bench/lib/node-versions.mjs';
 import { keepHandWritten } from '../../bench/lib/report.mjs';
 import { relaxedFmaValidates, simdKernelBytes } from '../../bench/lib/simd-limit.mjs';
 
@@ -107,5 +108,39 @@ describe('bench/RESULTS.md re-rendered (keepHandWritten)', () => {
   it('leaves a file without kept parts as generated', () => {
     assert.equal(keepHandWritten(generated, ''), generated);
     assert.equal(keepHandWritten(generated, generated), generated);
+  });
+});
+
+describe('the table per Node version (bench/lib/node-versions.mjs)', () => {
+  const row = (medianMs) => ({ status: 'ok', medianMs, runs: 5 });
+  const shape = { kind: 'attention', batch: 1, heads: 12, length: 1024, headDim: 64 };
+  const decodeShape = { kind: 'decode', batch: 1, model: 'Llama-3-8B', heads: 32, kvHeads: 8, headDim: 128, cacheLength: 4096 };
+  const results = (fmaLimit, int8Ms) => ({
+    node: 'v24.0.0', v8: '13', gemmKernel: fmaLimit ? 'relaxed-simd' : 'simd128',
+    simd: { limit1: 50, limit2: 95, chains: 13 }, fma: { limit: fmaLimit }, bandwidth: { bytes: 1, gbps: 20 },
+    attention: [{ shape, rows: { 'ours-1': row(40), 'ours-2': row(21), 'ort-web-1': row(120) } }],
+    decode: { shape: decodeShape, bytes: 1, rows: { 'float32-1': row(5), 'bfloat16-1': row(4), 'int8-1': row(int8Ms) } },
+  });
+
+  it('judges the relaxed-SIMD targets on the newest Node that has relaxed SIMD', () => {
+    // 4·12·64·1024·1025/2 FLOPs in 40 ms = 40.3 GFLOP/s: 81 % of a 50 GFLOP/s FMA limit, 67 % of 60.
+    const { text, targets } = renderNodeVersions([
+      { label: 'Node 24', results: results(60, 1.9) },
+      { label: 'Node 22', unavailable: 'not installed' },
+      { label: 'Node 20', results: results(null, 4) },
+    ]);
+    assert.match(targets[0], /Node 24: float32 attention .* missed \(67% of 60\.0 GFLOP\/s\)/);
+    assert.match(targets[1], /decode step ≤ 0\.4× the float32 step: met \(0\.38×/);
+    assert.match(text, /\| Node 24 +\| \(1,12,1024,64\) +\| +40\.0 \| +40\.3 \| +81% \| +67% \| +21\.0 \(1\.90×\) \| +120 \(3\.00×\) \|/);
+    assert.match(text, /Node 22: not run \(not installed\)/);
+    assert.match(text, /\| Node 20 .*n\/a \(relaxed SIMD off\)/);
+    const met = renderNodeVersions([{ label: 'Node 24', results: results(50, 2.5) }]).targets;
+    assert.match(met[0], /met \(81% of 50\.0/);
+    assert.match(met[1], /missed \(0\.50×/);
+  });
+
+  it('says so where no Node with relaxed SIMD ran', () => {
+    const { targets } = renderNodeVersions([{ label: 'Node 20', results: results(null, 4) }]);
+    assert.deepEqual(targets, ['- relaxed-SIMD targets: no Node with relaxed SIMD ran (install Node 24: npm ci --prefix tests/clients)']);
   });
 });
