@@ -76,7 +76,7 @@ function draw(r) {
   drawHeadRows($('lab-patching-body'), r.patching.map((p, i) => ({ layer: p.layer, head: p.head, restored: p.restored,
     estimate: r.attribution[i].estimate, logit: r.directLogit[i].logit })));
   $('lab-agreement').textContent = `Every head patched alone (${r.patching.length} heads × ${T} positions and each whole ` +
-    `head, one batched forward per layer) took ${r.patchingMs.toFixed(0)} ms. Attribution patching ranks the heads ` +
+    `head; per layer the rows share the run up to that layer and the later layers run once on all of them) took ${r.patchingMs.toFixed(0)} ms. Attribution patching ranks the heads ` +
     `as exact patching does with Spearman ${formatValue(r.agreement, 2)}. Whole layers: ` +
     r.layerRestored.map((x, l) => `layer ${l + 1} restores ${formatValue(x, 2)}`).join(', ') + '.';
   $('lab-agreement').dataset.spearman = String(r.agreement);
