@@ -4,7 +4,7 @@
 //
 //   logit lens      each layer's residual stream through the model's final
 //                   norm and out_head (nostalgebraist 2020): the top token
-//                   and its probability per position;
+//                   and its probability per position (the chosen ones);
 //   direct logit    each head's output [tokens, emb] as the final norm sees
 //   attribution     it — LayerNorm: centred (mean over emb taken out) and
 //                   divided by the final residual's sqrt(var + eps); RMSNorm:
@@ -63,13 +63,16 @@ export function checkLensModel(model) {
  * logit attribution. Runs in eval mode (the model's mode restored after).
  * @param {LensModel} model
  * @param {unknown} idx  token ids [tokens]
- * @param {unknown} [options]  { targets?: token ids [tokens] (-100: none) }
+ * @param {unknown} [options]  { targets?: token ids [tokens] (-100: none), positions?: the
+ *   token indices whose lens is computed (default all; [] for none: out_head over a 50k vocabulary
+ *   is most of the cost) }
  * @returns {{ tokens: Int32Array, probabilities: Float32Array, directLogit: Float32Array | null }}
- *   tokens, probabilities [nLayers + 1, tokens] (row 0: the embeddings);
+ *   tokens, probabilities [nLayers + 1, positions] (row 0: the embeddings);
  *   directLogit [nLayers, nHeads, tokens] (0 where the target is -100)
  */
 export function logitLens(model, idx, options) {
-  const o = /** @type {{ targets?: unknown }} */ (checkOptionNames('options', /** @type {object | undefined} */ (options), ['targets']));
+  const o = /** @type {{ targets?: unknown, positions?: unknown }} */ (checkOptionNames('options',
+    /** @type {object | undefined} */ (options), ['targets', 'positions']));
   const ids = checkIndices('idx', idx, model.vocabSize);
   const T = ids.length;
   if (T === 0) throw new RangeError('idx must hold at least one token, got length 0');
@@ -77,26 +80,32 @@ export function logitLens(model, idx, options) {
   if (targets && targets.length !== T) {
     throw new RangeError(`options.targets must have idx's length ${T}, got length ${targets.length}`);
   }
+  const positions = o.positions === undefined ? Int32Array.from(ids.keys()) : checkIndices('options.positions', o.positions, T);
+  const n = positions.length;
   const { finalNorm, outHead } = model.parts();
   const [L, H, d, V] = [model.nLayers, model.nHeads, model.embDim, model.vocabSize];
   const wasTraining = model.training;
   model.train(false);
   try {
     const r = model.forward(ids, [1, T], { returnResidual: true, returnHeadOutputs: targets !== null });
-    const tokens = new Int32Array((L + 1) * T);
-    const probabilities = new Float32Array((L + 1) * T);
-    r.residual.forEach((/** @type {Float32Array} */ x, /** @type {number} */ l) => {
-      const logits = outHead.forward(finalNorm.forward(x, [1, T, d]), [1, T, d]);
-      for (let t = 0; t < T; t++) {
-        const row = logits.subarray(t * V, (t + 1) * V);
-        let best = 0;
-        for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
-        let z = 0;
-        for (let v = 0; v < V; v++) z += Math.exp(row[v] - row[best]);
-        tokens[l * T + t] = best;
-        probabilities[l * T + t] = 1 / z;
-      }
-    });
+    const tokens = new Int32Array((L + 1) * n);
+    const probabilities = new Float32Array((L + 1) * n);
+    const rows = new Float32Array(n * d);
+    if (n > 0) {
+      r.residual.forEach((/** @type {Float32Array} */ x, /** @type {number} */ l) => {
+        for (let i = 0; i < n; i++) rows.set(x.subarray(positions[i] * d, (positions[i] + 1) * d), i * d);
+        const logits = outHead.forward(finalNorm.forward(rows, [1, n, d]), [1, n, d]);
+        for (let i = 0; i < n; i++) {
+          const row = logits.subarray(i * V, (i + 1) * V);
+          let best = 0;
+          for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
+          let z = 0;
+          for (let v = 0; v < V; v++) z += Math.exp(row[v] - row[best]);
+          tokens[l * n + i] = best;
+          probabilities[l * n + i] = 1 / z;
+        }
+      });
+    }
     if (!targets) return { tokens, probabilities, directLogit: null };
     // Per position: out_head's target row times the final norm's weight, its
     // sum (the centring's share), and the final residual's normaliser.

@@ -361,13 +361,15 @@ export interface CompositionScoresOptions {
 export interface LogitLensOptions {
   /** [tokens]: the token whose logit each head's direct attribution is of, per position (-100: none). */
   targets?: Int32Array | Uint32Array | number[];
+  /** The token indices whose lens is computed (default all; [] for none: only the attribution). */
+  positions?: Int32Array | Uint32Array | number[];
 }
 
 /** ca.logitLens's result. */
 export interface LogitLens {
-  /** [nLayers + 1, tokens]: the top token per layer (row 0: the embeddings) and position. */
+  /** [nLayers + 1, positions]: the top token per layer (row 0: the embeddings) and position. */
   tokens: Int32Array;
-  /** [nLayers + 1, tokens]: its probability (softmax over the vocabulary). */
+  /** [nLayers + 1, positions]: its probability (softmax over the vocabulary). */
   probabilities: Float32Array;
   /** [nLayers, nHeads, tokens]: each head's direct contribution to the target's logit (0 where it is -100); null without targets. */
   directLogit: Float32Array | null;

@@ -43,6 +43,16 @@ for (const family of ['gpt', 'llama']) {
         assert.ok(Math.abs(lens.probabilities[l * T + t] - 1 / z) <= 1e-5, `layer ${l}, position ${t}: ${lens.probabilities[l * T + t]} vs ${1 / z}`);
       }
     });
+    // Chosen positions: the same numbers; none: only the attribution.
+    const some = ca.logitLens(m, IDS, { positions: [T - 1, 2] });
+    for (let l = 0; l <= L; l++) {
+      assert.deepEqual([...some.tokens.subarray(l * 2, l * 2 + 2)], [lens.tokens[l * T + T - 1], lens.tokens[l * T + 2]]);
+      // (Another row count may round out_head's GEMM differently.)
+      closeTo(some.probabilities.subarray(l * 2, l * 2 + 2), [lens.probabilities[l * T + T - 1], lens.probabilities[l * T + 2]], 1e-6, 'chosen');
+    }
+    const none = ca.logitLens(m, IDS, { positions: [], targets: IDS });
+    assert.equal(none.tokens.length, 0);
+    assert.equal(none.directLogit.length, L * H * T);
     // The model's mode is kept.
     m.train();
     ca.logitLens(m, IDS);
@@ -154,6 +164,7 @@ test('bad arguments name what is wrong', () => {
   assert.throws(() => ca.logitLens(m, [1, 2], { targets: [1] }), /options.targets must have idx's length 2, got length 1/);
   assert.throws(() => ca.logitLens(m, [1, 2], { targets: [1, 23] }), /options.targets\[1\] must be an integer in \[0, 23\) \(or -100\)/);
   assert.throws(() => ca.logitLens(m, [1], { target: [1] }), /target/);
+  assert.throws(() => ca.logitLens(m, [1, 2], { positions: [2] }), /options.positions\[0\] must be an integer in \[0, 2\)/);
   assert.throws(() => ca.headCircuits(m, 2, 0, [1]), /layer must be below nLayers 2, got 2/);
   assert.throws(() => ca.headCircuits(m, 0, 4, [1]), /head must be below nHeads 4, got 4/);
   assert.throws(() => ca.headCircuits(m, 0, 0, [99]), /tokens\[0\] must be an integer in \[0, 23\)/);

@@ -62,16 +62,19 @@ export function drawModelCircuits(c, layer, head, tokens, text) {
 }
 
 /**
- * Draws ca.logitLens's result for `T` tokens: the last 12 positions.
+ * Draws ca.logitLens's result at `positions` (the ones it was asked for).
  * @param {{ tokens: Int32Array, probabilities: Float32Array }} lens
- * @param {number} T
+ * @param {number[]} positions
  * @param {(id: number) => string} text
  */
-export function drawModelLens(lens, T, text) {
-  const layers = lens.tokens.length / T;
-  const rows = Array.from({ length: layers }, (_, l) => Array.from({ length: T }, (_, t) => ({
-    token: lens.tokens[l * T + t], probability: lens.probabilities[l * T + t],
-  })));
-  const last = Math.min(12, T);
-  drawLens($('model-lab-lens-body'), rows, Array.from({ length: last }, (_, k) => T - last + k), text);
+export function drawModelLens(lens, positions, text) {
+  const n = positions.length;
+  const layers = lens.tokens.length / n;
+  // drawLens reads layer[t] at each shown position t.
+  const rows = Array.from({ length: layers }, (_, l) => {
+    const row = [];
+    positions.forEach((t, i) => { row[t] = { token: lens.tokens[l * n + i], probability: lens.probabilities[l * n + i] }; });
+    return row;
+  });
+  drawLens($('model-lab-lens-body'), rows, positions, text);
 }

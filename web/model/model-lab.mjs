@@ -20,13 +20,17 @@
 //   circuits      a head's QK and OV circuits over the text's distinct
 //                 tokens (ca.headCircuits: n × n, not 50k × 50k);
 //   logit lens    on the text: each layer's residual through the final norm
-//                 and out_head, the top token and its probability.
+//                 and out_head, the top token and its probability, at the
+//                 last LENS_POSITIONS positions (out_head over a 50k
+//                 vocabulary is most of the cost).
 
 import { repeatTargets } from '../learn/model/icl.mjs';
 import { MIN_GAP, rowLosses } from '../learn/model/lab.mjs';
 
 /** Heads patched exactly (the attribution's best). */
 export const EXACT = 6;
+/** Positions the logit lens shows (the text's last). */
+export const LENS_POSITIONS = 12;
 /** Most distinct tokens the circuits show. */
 const CIRCUIT_TOKENS = 24;
 
@@ -62,7 +66,7 @@ export async function modelLab(ca, model, clean, period, info) {
     await model.zeroGrad();
     await model.eval();
   }
-  const { directLogit } = await ca.logitLens(model, clean, { targets });
+  const { directLogit } = await ca.logitLens(model, clean, { targets, positions: [] });
   const counted = targets.filter((x) => x >= 0).length;
   const lossClean = repeatLoss(c.logits);
   const lossCorrupt = repeatLoss(k.logits);

@@ -19,7 +19,7 @@ import { SCALES } from '../widgets/colors.mjs';
 import { Heatmap } from '../widgets/heatmap.mjs';
 import { fill, headName } from '../widgets/lab-views.mjs';
 import { HUB_MODELS, fetchFromHub, readPicked } from './files.mjs';
-import { circuitTokens, modelComposition, modelLab } from './model-lab.mjs';
+import { LENS_POSITIONS, circuitTokens, modelComposition, modelLab } from './model-lab.mjs';
 import { drawModelCircuits, drawModelComposition, drawModelLab, drawModelLens } from './model-lab-view.mjs';
 import { tokenizerFor } from './tokenizer.mjs';
 
@@ -138,7 +138,9 @@ async function textViews() {
   const chosen = circuitTokens(ids);
   const text = (/** @type {number} */ id) => JSON.stringify(state.tokenizer.decode([id])).slice(1, -1);
   drawModelCircuits(await state.runtime.headCircuits(state.model, layer, head, chosen), layer, head, chosen, text);
-  drawModelLens(await state.runtime.logitLens(state.model, Int32Array.from(ids)), ids.length, text);
+  const T = ids.length;
+  const positions = Array.from({ length: Math.min(LENS_POSITIONS, T) }, (_, i) => T - Math.min(LENS_POSITIONS, T) + i);
+  drawModelLens(await state.runtime.logitLens(state.model, Int32Array.from(ids), { positions }), positions, text);
 }
 
 /** The lab's choices for the loaded model: layers and heads. */
