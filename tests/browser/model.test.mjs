@@ -4,8 +4,10 @@
 // GPT-2's tokenizer applies): loaded through #model-files and through the
 // hub download (served from the page's origin with ?hub=), the status hooks,
 // the predictions against the same model run in Node, every head's
-// triangle and scores, generation against Node's greedy generate, and a bad
-// file's visible message. Screenshot: tests/browser/screenshots/model.png.
+// triangle and scores, generation against Node's greedy generate, a bad
+// file's visible message, and the lab's views on a GPT-2 and a Llama
+// checkpoint against Node. Screenshots (tests/browser/screenshots/):
+// model.png, model-lab.png, model-lab-circuits.png, model-lab-llama.png.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -116,6 +118,8 @@ async function checkLabViews(page, reference, ids, { layers, heads, positions })
       assert.ok(Math.abs(score - e) <= 1e-6, `${kind} ${f} → ${t}: ${score} vs ${e}`);
     }
   }
+  assert.match(await page.textContent('#model-lab-views'), /norm scale .* is folded into\s+its W_Q, W_K and W_V/);
+  assert.ok(await page.isVisible('#model-lab-composition'));
   // The logit lens: (layers + 1) rows of the last 12 positions, Node's numbers.
   const lens = ca.logitLens(reference, ids);
   const cells = await page.$$eval('#model-lab [data-lens-layer]', (c) => c.map((x) => ({
@@ -139,6 +143,7 @@ async function checkLabViews(page, reference, ids, { layers, heads, positions })
   const views = await page.$eval('#model-lab', (el) => Number(el.dataset.views ?? 0));
   await page.selectOption('#model-lab-head', { value: other });
   await page.waitForFunction((n) => Number(document.getElementById('model-lab').dataset.views ?? 0) > n, views);
+  assert.match(await page.textContent('#model-lab-circuits-title'), /^Circuits of layer \d, head \d over the text’s tokens$/);
   const [l, h] = other.split('.').map(Number);
   assert.equal(await page.getAttribute('#model-lab-circuits', 'data-head'), `${l + 1}.${h + 1}`);
 }
@@ -262,6 +267,8 @@ describe('the page\'s real-model section', () => {
     await page.waitForSelector('#model-lab[data-ready]', { timeout: 60000 });
     assert.equal(await page.$$eval('#model-lab [data-attrib-head]', (c) => c.length), 8);
     await checkLabViews(page, reference, ids, { layers: 2, heads: 4, positions: false });
+    await page.$eval('#model-lab-views', (el) => el.scrollIntoView());
+    await page.screenshot({ path: join(SCREENSHOTS, 'model-lab-llama.png') });
     assert.deepEqual(problems, []);
     await page.close();
   });
