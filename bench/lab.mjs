@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // The lab's activation-patching grid (web/learn/model/lab.mjs: every head at
-// every position and each whole head and layer, one batched forward per
-// layer) timed per model size, untrained (the time does not depend on the
-// values), in Node on the single build: the page runs it in the training
-// worker. Target: the default Learn model's grid under 1 s.
+// every position and each whole head and layer; per layer the rows share
+// the corrupted run up to and including that layer's attention, and only
+// the layers after it run, once on all rows: lab.mjs's patchedLosses)
+// timed per model size, untrained (the time does not depend on the values:
+// the rows before the repeat, equal to the corrupted run, are skipped in
+// any model), in Node on the single build: the page runs it in the
+// training worker. Target: the default Learn model's grid under 1 s.
 //   node bench/lab.mjs [--rounds=R]      (bench/run.mjs --lab prints it too)
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -24,7 +24,8 @@ import type {
 import type { Embedding, Linear, Module, ModuleList, Sequential } from './nn/layers.js';
 import type {
   Activation, Dropout, FeedForward, GatedFeedForward, GPTConfig, GPTModel, LayerNorm, Llama3Model, LlamaConfig,
-  CompositionScores, RMSNorm, Safetensors, TransformerBlock,
+  CompositionScores, CompositionScoresOptions, HeadCircuits, LogitLens, LogitLensOptions, RMSNorm, Safetensors,
+  TransformerBlock,
 } from './nn/models.js';
 import type {
   AdamW, AdamWOptions, CrossEntropyOptions, CrossEntropyResult, Parameters, SGD, SGDOptions,
@@ -196,10 +197,33 @@ export interface CausalAttentionRuntime {
    * `earlier` into every head of `later` (modules with out_proj, `earlier`'s
    * output width = `later`'s dIn): ‖W_OV^a·W_QK^b‖, ‖W_QK^b·(W_OV^a)ᵀ‖ and
    * ‖W_OV^a·W_OV^b‖ (Frobenius) over the product of the two matrices' norms,
-   * each [earlier heads, later heads] row-major. Norms and biases between
-   * the modules are left out.
+   * each [earlier heads, later heads] row-major. Biases are left out; the
+   * norms before the modules too, unless options give their weights
+   * (folded into W_query, W_key, W_value as TransformerLens's fold_ln).
    */
-  compositionScores(earlier: MultiHeadAttention, later: MultiHeadAttention): CompositionScores;
+  compositionScores(earlier: MultiHeadAttention | GroupedQueryAttention, later: MultiHeadAttention | GroupedQueryAttention,
+    options?: CompositionScoresOptions): CompositionScores;
+
+  /**
+   * The logit lens of one sequence `idx` [tokens] through a GPTModel or
+   * Llama3Model (eval mode, its mode restored after): every layer's
+   * residual stream through final_norm and out_head, the top token and its
+   * probability per position; with options.targets, each head's direct
+   * contribution to the target token's logit (through the final norm as
+   * it scales the final residual, TransformerLens's apply_ln_to_stack).
+   */
+  logitLens(model: GPTModel | Llama3Model, idx: Int32Array | Uint32Array | number[], options?: LogitLensOptions): LogitLens;
+
+  /**
+   * Head `head` of layer `layer` (0-based): its QK circuit
+   * (E_S·W_QK·E_Sᵀ) and OV circuit (E_S·W_OV·U_Sᵀ) over the list `tokens`
+   * (n × n, not vocabulary × vocabulary), E_S and U_S their rows of tok_emb
+   * and out_head, the block's norm1 weight and final_norm's weight folded
+   * in (TransformerLens's fold_ln; centring, normalisation, biases and
+   * RoPE left out); for a GPTModel also the QK circuit over the first n
+   * position embeddings.
+   */
+  headCircuits(model: GPTModel | Llama3Model, layer: number, head: number, tokens: Int32Array | Uint32Array | number[]): HeadCircuits;
 
   /**
    * Reads a .safetensors file: every tensor's dtype and shape; F32, F16 and

@@ -15,7 +15,8 @@ import {
 import { crossEntropy } from './nn/loss.mjs';
 import { mapCheckpoint } from './models/hf-checkpoint.mjs';
 import { readSafetensors } from './models/safetensors.mjs';
-import { checkCircuitModule, compositionScores } from './nn/circuits.mjs';
+import { checkCircuitModule, compositionScores, foldScale } from './nn/circuits.mjs';
+import { checkLensModel, headCircuits, logitLens } from './nn/model-lens.mjs';
 import { defineModules } from './nn/modules.mjs';
 import { SGD, bindAdamW } from './nn/optim.mjs';
 import { MT19937 } from './api/random.mjs';
@@ -156,11 +157,43 @@ export class Runtime {
    * each [earlier heads, later heads] row-major (nn/circuits.mjs).
    * @param {unknown} earlier
    * @param {unknown} later
+   * @param {unknown} [options]  { earlierScale?, laterScale? }: the norms' weights before each, folded in
    * @returns {{ q: Float32Array, k: Float32Array, v: Float32Array }}
    */
-  compositionScores(earlier, later) {
+  compositionScores(earlier, later, options) {
     this.#checkAlive();
-    return compositionScores(this.#engine, checkCircuitModule('earlier', earlier), checkCircuitModule('later', later));
+    const a = checkCircuitModule('earlier', earlier);
+    const b = checkCircuitModule('later', later);
+    const o = /** @type {{ earlierScale?: unknown, laterScale?: unknown }} */ (checkOptionNames('options',
+      /** @type {object | undefined} */ (options), ['earlierScale', 'laterScale']));
+    const scale = (/** @type {string} */ name, /** @type {unknown} */ s, /** @type {number} */ dIn) =>
+      (s === undefined ? null : checkTensor(`options.${name}`, s, dIn, `the module's dIn ${dIn}`));
+    return compositionScores(this.#engine, foldScale(a, scale('earlierScale', o.earlierScale, a.dIn)),
+      foldScale(b, scale('laterScale', o.laterScale, b.dIn)));
+  }
+
+  /**
+   * A language model's logit lens on one sequence and, with
+   * options.targets, each head's direct logit attribution (nn/model-lens.mjs).
+   * @param {unknown} model
+   * @param {unknown} idx
+   * @param {unknown} [options]
+   */
+  logitLens(model, idx, options) {
+    this.#checkAlive();
+    return logitLens(checkLensModel(model), idx, options);
+  }
+
+  /**
+   * A head's QK and OV circuits over chosen tokens, norms' scales folded (nn/model-lens.mjs).
+   * @param {unknown} model
+   * @param {unknown} layer
+   * @param {unknown} head
+   * @param {unknown} tokens
+   */
+  headCircuits(model, layer, head, tokens) {
+    this.#checkAlive();
+    return headCircuits(this.#engine, checkLensModel(model), layer, head, tokens);
   }
 
   /**

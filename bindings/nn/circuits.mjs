@@ -15,8 +15,10 @@
 // Composition of head a (an earlier module) into head b (a later one):
 //   Q: ‖W_OV^a · W_QK^b‖_F, K: ‖W_QK^b · (W_OV^a)ᵀ‖_F, V: ‖W_OV^a · W_OV^b‖_F,
 // each over the product of the two matrices' norms (0: independent, 1: the
-// whole output feeds that input). Norms and biases between the modules are
-// left out. Computed without forming the dIn × dIn matrices: the cross
+// whole output feeds that input). Biases are left out, and the norms
+// between the modules too unless their scales are given: a norm's weight w
+// before a module is folded into its W_query, W_key and W_value columns
+// (TransformerLens's fold_ln; the norm's centring and normalisation stay out). Computed without forming the dIn × dIn matrices: the cross
 // products of the factors (engine GEMMs: each earlier head's o_a against
 // every later head's q, k and v rows at once) and headDim × headDim Gram
 // matrices, in double: ‖Aᵀ M B‖_F² = tr(Mᵀ (A Aᵀ) M (B Bᵀ)).
@@ -60,6 +62,22 @@ function factors(m, h) {
   const wo = /** @type {{ weight: Float32Array }} */ (m.outProj).weight;
   for (let r = 0; r < dOut; r++) o.set(wo.subarray(r * width + h * hd, r * width + (h + 1) * hd), r * hd);
   return { q: rows(m.W_query.weight, h), k: rows(m.W_key.weight, kv), v: rows(m.W_value.weight, kv), o };
+}
+
+/**
+ * The module with `scale` [dIn] (a norm's weight before it) folded into
+ * the columns of W_query, W_key and W_value; the module itself without one.
+ * @param {CircuitModule} m
+ * @param {Float32Array | null} scale
+ * @returns {CircuitModule}
+ */
+export function foldScale(m, scale) {
+  if (!scale) return m;
+  const fold = (/** @type {{ weight: Float32Array }} */ w) => ({
+    weight: w.weight.map((x, i) => x * scale[i % m.dIn]),
+  });
+  return { groupSize: m.groupSize, numHeads: m.numHeads, headDim: m.headDim, dIn: m.dIn, outputDim: m.outputDim,
+    outProj: m.outProj, W_query: fold(m.W_query), W_key: fold(m.W_key), W_value: fold(m.W_value) };
 }
 
 /**

@@ -348,3 +348,39 @@ export interface CompositionScores {
   /** V-composition: the later head's values read it. */
   v: Float32Array;
 }
+
+/** ca.compositionScores's options: the weights of the norms before each module (LayerNorm's scale, RMSNorm's weight). */
+export interface CompositionScoresOptions {
+  /** [earlier.dIn]: folded into the earlier module's W_query, W_key and W_value columns. */
+  earlierScale?: Float32Array;
+  /** [later.dIn]: folded into the later module's. */
+  laterScale?: Float32Array;
+}
+
+/** ca.logitLens's options. */
+export interface LogitLensOptions {
+  /** [tokens]: the token whose logit each head's direct attribution is of, per position (-100: none). */
+  targets?: Int32Array | Uint32Array | number[];
+  /** The token indices whose lens is computed (default all; [] for none: only the attribution). */
+  positions?: Int32Array | Uint32Array | number[];
+}
+
+/** ca.logitLens's result. */
+export interface LogitLens {
+  /** [nLayers + 1, positions]: the top token per layer (row 0: the embeddings) and position. */
+  tokens: Int32Array;
+  /** [nLayers + 1, positions]: its probability (softmax over the vocabulary). */
+  probabilities: Float32Array;
+  /** [nLayers, nHeads, tokens]: each head's direct contribution to the target's logit (0 where it is -100); null without targets. */
+  directLogit: Float32Array | null;
+}
+
+/** ca.headCircuits's result (the tokens' order on both axes). */
+export interface HeadCircuits {
+  /** [query token, key token]: the attention score's token part. */
+  qk: Float32Array;
+  /** [attended token, logit of token]: what attending to a token adds to each token's logit. */
+  ov: Float32Array;
+  /** [query position, key position] over the first n positions (GPTModel), or null (RoPE). */
+  qkPositions: Float32Array | null;
+}

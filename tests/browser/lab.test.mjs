@@ -21,7 +21,7 @@ describe('the Learn section\'s lab', () => {
     await page.waitForFunction(() => document.querySelector('#train-status').dataset.running === 'false');
     await page.click('#lab-run');
     await page.waitForSelector('#lab[data-ready]', { timeout: 30000 });
-    const heads = await page.$$eval('[data-patch-head]', (cells) => cells.map((c) => ({
+    const heads = await page.$$eval('#lab [data-patch-head]', (cells) => cells.map((c) => ({
       head: c.dataset.patchHead, restored: Number(c.dataset.restored),
       estimate: Number(document.querySelector(`[data-attrib-head="${c.dataset.patchHead}"]`).dataset.estimate),
     })));
@@ -32,10 +32,10 @@ describe('the Learn section\'s lab', () => {
     assert.ok(spearman >= 0.8, `Spearman ${spearman}`);
     const ms = Number(await page.getAttribute('#lab-patching', 'data-ms'));
     assert.ok(ms > 0);
-    const k = await page.$$eval('[data-compose="K"][data-from][data-to]', (s) => s.map((x) => Number(x.dataset.score)));
+    const k = await page.$$eval('#lab [data-compose="K"][data-from][data-to]', (s) => s.map((x) => Number(x.dataset.score)));
     assert.equal(k.length, 16);
     assert.ok(k.every((x) => x >= 0 && x <= 1));
-    assert.equal(await page.$$eval('[data-lens-layer]', (c) => c.length), 3 * 12);
+    assert.equal(await page.$$eval('#lab [data-lens-layer]', (c) => c.length), 3 * 12);
     for (const id of ['#lab-qk-tokens', '#lab-ov-tokens', '#lab-qk-positions', '#lab-grid']) {
       assert.ok(await page.$eval(`${id} canvas.base`, (c) => c.width > 0), id);
     }

@@ -4,8 +4,10 @@
 // GPT-2's tokenizer applies): loaded through #model-files and through the
 // hub download (served from the page's origin with ?hub=), the status hooks,
 // the predictions against the same model run in Node, every head's
-// triangle and scores, generation against Node's greedy generate, and a bad
-// file's visible message. Screenshot: tests/browser/screenshots/model.png.
+// triangle and scores, generation against Node's greedy generate, a bad
+// file's visible message, and the lab's views on a GPT-2 and a Llama
+// checkpoint against Node. Screenshots (tests/browser/screenshots/):
+// model.png, model-lab.png, model-lab-circuits.png, model-lab-llama.png.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -90,6 +92,62 @@ function llamaFiles() {
   return { config, tokenizer, bytes: writeSafetensors(t) };
 }
 
+
+/**
+ * The lab's views on a loaded model against the same model in Node: the
+ * composition between the shown layers (norm scales folded), the logit
+ * lens on the text's tokens `ids` (its last layer's last token is the top
+ * prediction), the chosen head's circuits drawn, and a head chosen in the
+ * select redraws them.
+ */
+async function checkLabViews(page, reference, ids, { layers, heads, positions }) {
+  const T = ids.length;
+  const [from, to] = await page.$eval('#model-lab-composition', (el) => [Number(el.dataset.fromLayer), Number(el.dataset.toLayer)]);
+  assert.ok(from >= 1 && to > from && to <= layers, `${from} → ${to}`);
+  const [a, b] = [reference.trfBlocks.at(from - 1), reference.trfBlocks.at(to - 1)];
+  const scale = (block) => block.norm1.scale ?? block.norm1.weight;
+  const expect = ca.compositionScores(a.att, b.att, { earlierScale: scale(a), laterScale: scale(b) });
+  for (const kind of ['K', 'Q', 'V']) {
+    const shown = await page.$$eval(`#model-lab [data-compose="${kind}"]`, (s) => s.map((x) => [x.dataset.from, x.dataset.to, Number(x.dataset.score)]));
+    assert.equal(shown.length, heads * heads, kind);
+    for (const [f, t, score] of shown) {
+      const [i, j] = [Number(f.split('.')[1]) - 1, Number(t.split('.')[1]) - 1];
+      assert.equal(f.split('.')[0], String(from));
+      assert.equal(t.split('.')[0], String(to));
+      const e = expect[kind.toLowerCase()][i * heads + j];
+      assert.ok(Math.abs(score - e) <= 1e-6, `${kind} ${f} → ${t}: ${score} vs ${e}`);
+    }
+  }
+  assert.match(await page.textContent('#model-lab-views'), /norm scale .* is folded into\s+its W_Q, W_K and W_V/);
+  assert.ok(await page.isVisible('#model-lab-composition'));
+  // The logit lens: (layers + 1) rows of the last 12 positions, Node's numbers.
+  const lens = ca.logitLens(reference, ids);
+  const cells = await page.$$eval('#model-lab [data-lens-layer]', (c) => c.map((x) => ({
+    layer: Number(x.dataset.lensLayer), position: Number(x.dataset.position), token: Number(x.dataset.token),
+    probability: Number(x.dataset.probability),
+  })));
+  assert.equal(cells.length, (layers + 1) * Math.min(12, T));
+  for (const c of cells) {
+    assert.equal(c.token, lens.tokens[c.layer * T + c.position], `layer ${c.layer} position ${c.position}`);
+    assert.ok(Math.abs(c.probability - lens.probabilities[c.layer * T + c.position]) <= 1e-5);
+  }
+  const top = await page.$eval('#model-predictions li', (li) => Number(li.dataset.tokenId));
+  assert.equal(cells.find((c) => c.layer === layers && c.position === T - 1).token, top, 'the lens\'s last layer predicts as the model');
+  // The circuits: drawn for the chosen head; another head chosen redraws them.
+  const drawn = (id) => page.$eval(`#${id} canvas.base`, (c) => c.width > 0).catch(() => false);
+  assert.ok(await drawn('model-lab-qk-tokens'));
+  assert.ok(await drawn('model-lab-ov-tokens'));
+  assert.equal(await page.isVisible('#model-lab-qk-positions'), positions);
+  const chosen = await page.$eval('#model-lab-head', (s) => s.value);
+  const other = chosen === '0.0' ? '1.1' : '0.0';
+  const views = await page.$eval('#model-lab', (el) => Number(el.dataset.views ?? 0));
+  await page.selectOption('#model-lab-head', { value: other });
+  await page.waitForFunction((n) => Number(document.getElementById('model-lab').dataset.views ?? 0) > n, views);
+  assert.match(await page.textContent('#model-lab-circuits-title'), /^Circuits of layer \d, head \d over the text’s tokens$/);
+  const [l, h] = other.split('.').map(Number);
+  assert.equal(await page.getAttribute('#model-lab-circuits', 'data-head'), `${l + 1}.${h + 1}`);
+}
+
 describe('the page\'s real-model section', () => {
   it('loads GPT-2 files, shows the status, predictions, heads and scores, and generates (against Node)', async () => {
     const { page, problems } = await openDemo(env.browser, env.server.url);
@@ -149,19 +207,26 @@ describe('the page\'s real-model section', () => {
     await page.waitForSelector('#model-lab[data-ready]', { timeout: 60000 });
     const probe = Int32Array.from((await page.getAttribute('#model-lab', 'data-probe')).split(',').map(Number));
     const node = await modelLab(ca, reference, probe, 20, { layers: 2, heads: 2, vocab: CONFIG.vocab_size, embDim: CONFIG.n_embd });
-    const shownLab = await page.$$eval('[data-model-attrib-head]', (cells) => cells.map((c) => ({
-      head: c.dataset.modelAttribHead, estimate: Number(c.dataset.estimate),
-      restored: c.parentElement.querySelector('[data-model-patch-head]')?.dataset.restored,
+    const shownLab = await page.$$eval('#model-lab [data-attrib-head]', (cells) => cells.map((c) => ({
+      head: c.dataset.attribHead, estimate: Number(c.dataset.estimate),
+      restored: c.parentElement.querySelector('[data-patch-head]')?.dataset.restored,
+      logit: Number(c.parentElement.querySelector('[data-dla-head]').dataset.logit),
     })));
     assert.equal(shownLab.length, 4);
     node.attribution.forEach((a, i) => {
       assert.equal(shownLab[i].head, `${a.layer + 1}.${a.head + 1}`);
       assert.ok(Math.abs(shownLab[i].estimate - a.estimate) <= 1e-4 * (1 + Math.abs(a.estimate)), `${shownLab[i].estimate} vs ${a.estimate}`);
+      assert.ok(Math.abs(shownLab[i].logit - a.logit) <= 1e-4 * (1 + Math.abs(a.logit)), `direct logit ${shownLab[i].logit} vs ${a.logit}`);
     });
     node.exact.forEach((e) => {
       const row = shownLab.find((x) => x.head === `${e.layer + 1}.${e.head + 1}`);
       assert.ok(Math.abs(Number(row.restored) - e.restored) <= 1e-4 * (1 + Math.abs(e.restored)));
     });
+    await checkLabViews(page, reference, ids, { layers: 2, heads: 2, positions: true });
+    await page.$eval('#model-lab', (el) => el.scrollIntoView());
+    await page.screenshot({ path: join(SCREENSHOTS, 'model-lab.png'), fullPage: false });
+    await page.$eval('#model-lab-circuits', (el) => el.scrollIntoView());
+    await page.screenshot({ path: join(SCREENSHOTS, 'model-lab-circuits.png'), fullPage: false });
 
     // Generation: Node's greedy generate on the same tokens.
     const before = await analysed(page);
@@ -198,6 +263,12 @@ describe('the page\'s real-model section', () => {
     const best = last.indexOf(Math.max(...last));
     await page.waitForFunction((id) => document.querySelector('#model-predictions li')?.dataset.tokenId === String(id), best);
     assert.equal(await page.$$eval('figure[data-model-head]', (f) => f.length), 8);
+    await page.click('#model-lab-run');
+    await page.waitForSelector('#model-lab[data-ready]', { timeout: 60000 });
+    assert.equal(await page.$$eval('#model-lab [data-attrib-head]', (c) => c.length), 8);
+    await checkLabViews(page, reference, ids, { layers: 2, heads: 4, positions: false });
+    await page.$eval('#model-lab-views', (el) => el.scrollIntoView());
+    await page.screenshot({ path: join(SCREENSHOTS, 'model-lab-llama.png') });
     assert.deepEqual(problems, []);
     await page.close();
   });

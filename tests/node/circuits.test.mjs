@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { init } from 'causal-attention';
-import { closeTo } from './model-reference.mjs';
+import { closeTo, frobenius, matmul, transpose } from './model-reference.mjs';
 
 const ca = await init();
 
@@ -15,18 +15,6 @@ const rand = (n, seed) => {
   return Float32Array.from({ length: n }, () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5);
 };
 
-/** a [n, k] · b [k, m] in double. */
-function matmul(a, b, n, k, m) {
-  const y = new Float64Array(n * m);
-  for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) {
-    let s = 0;
-    for (let e = 0; e < k; e++) s += a[i * k + e] * b[e * m + j];
-    y[i * m + j] = s;
-  }
-  return y;
-}
-const transpose = (a, r, c) => Float64Array.from({ length: r * c }, (_, i) => a[(i % r) * c + Math.floor(i / r)]);
-const frobenius = (a) => Math.sqrt(a.reduce((s, x) => s + x * x, 0));
 
 test('a head\'s QK circuit gives its raw scores, its OV circuit its output (MultiHeadAttention)', () => {
   ca.manualSeed(4);

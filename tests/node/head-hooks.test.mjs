@@ -8,17 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { init } from 'causal-attention';
-import { closeTo, crossEntropy64, drawnModel, referenceForward, toDouble } from './model-reference.mjs';
+import { SMALL_CONFIGS, closeTo, crossEntropy64, drawnModel, referenceForward, toDouble } from './model-reference.mjs';
 
 const ca = await init();
 
-const CONFIGS = {
-  gpt: { vocab_size: 23, context_length: 12, emb_dim: 16, n_heads: 4, n_layers: 2, drop_rate: 0.0, qkv_bias: true },
-  llama: {
-    vocab_size: 19, context_length: 32, emb_dim: 16, n_heads: 4, n_layers: 2, hidden_dim: 24, n_kv_groups: 2,
-    rope_base: 10000,
-  },
-};
+const CONFIGS = SMALL_CONFIGS;
 
 const model = (family, seed) => drawnModel(ca, family, CONFIGS[family], seed);
 

@@ -7,6 +7,29 @@ import { linearJs } from './helpers.mjs';
 
 const linear = linearJs;
 
+/** Small GPT and Llama configurations (the hooks' and the lens's tests). */
+export const SMALL_CONFIGS = {
+  gpt: { vocab_size: 23, context_length: 12, emb_dim: 16, n_heads: 4, n_layers: 2, drop_rate: 0.0, qkv_bias: true },
+  llama: {
+    vocab_size: 19, context_length: 32, emb_dim: 16, n_heads: 4, n_layers: 2, hidden_dim: 24, n_kv_groups: 2,
+    rope_base: 10000,
+  },
+};
+
+/** a [n, k] · b [k, m] in double. */
+export function matmul(a, b, n, k, m) {
+  const y = new Float64Array(n * m);
+  for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) {
+    let s = 0;
+    for (let e = 0; e < k; e++) s += a[i * k + e] * b[e * m + j];
+    y[i * m + j] = s;
+  }
+  return y;
+}
+/** [r, c] → [c, r] in double. */
+export const transpose = (a, r, c) => Float64Array.from({ length: r * c }, (_, i) => a[(i % r) * c + Math.floor(i / r)]);
+export const frobenius = (a) => a.reduce((s, x) => s + x * x, 0) ** 0.5;
+
 export function layerNorm(x, rows, d, scale, shift, eps = 1e-5) {
   const y = new Float64Array(rows * d);
   for (let r = 0; r < rows; r++) {

@@ -38,11 +38,6 @@ const BOUNDED = new Map([
   ['web/model/model.mjs: box.replaceChildren(...ids.map', 'the real-model text\'s last MAX_TOKENS (48) tokens'],
   ['web/model/model.mjs: .replaceChildren(...best.map', 'the TOP (10) predictions'],
   ['web/model/model.mjs: .replaceChildren(...rows', 'the 8 best-scoring heads'],
-  ['web/model/model-lab.mjs: .replaceChildren(...rows', 'the 12 heads the attribution ranks highest'],
-  ['web/learn/views/lab.mjs: .replaceChildren(...r.patching.map', 'one row per head of the Learn model (LIMITS bound them)'],
-  ['web/learn/views/lab.mjs: .replaceChildren(...rows', 'one row per head of a layer (LIMITS bound them)'],
-  ['web/learn/views/lab.mjs: tr.append(...layer.slice', 'the logit lens\'s last 12 positions'],
-  ['web/learn/views/lab.mjs: .replaceChildren(...lensRows', 'one row per layer, plus the embeddings (LIMITS bound them)'],
   ['web/learn/views/scrub.mjs: body.replaceChildren(...summary.map', 'one row per kept checkpoint: at most KEEP[1] (65)'],
   ['web/learn/views/scrub.mjs: tr.append(...cells', "one checkpoint row's few cells"],
 ]);

@@ -157,11 +157,21 @@ const pretrained = ca.loadPretrained({ config: '{}', safetensors: new Uint8Array
 const tensors = ca.readSafetensors(new Uint8Array(8)).tensors;
 const composition: Float32Array = ca.compositionScores(gpt.trfBlocks[0].att, gpt.trfBlocks[1].att).k;
 const qkCircuit: Float32Array = gpt.trfBlocks[0].att.qkCircuit(0);
+const folded: Float32Array = ca.compositionScores(gpt.trfBlocks[0].att, gpt.trfBlocks[1].att,
+  { earlierScale: new Float32Array(16), laterScale: new Float32Array(16) }).v;
+const lens = ca.logitLens(gpt, [1, 2, 3], { targets: [2, 3, -100] });
+const lensTokens: Int32Array = lens.tokens;
+const dla: Float32Array | null = lens.directLogit;
+const circuits = ca.headCircuits(llama3, 0, 1, [1, 2]);
+const ovTokens: Float32Array = circuits.ov;
+const qkPositions: Float32Array | null = circuits.qkPositions;
+// @ts-expect-error the options name targets
+void ca.logitLens(gpt, [1], { target: [1] });
 // @ts-expect-error the book's config keys are snake_case
 void new ca.GPTModel({ vocabSize: 50, context_length: 8, emb_dim: 16, n_heads: 2, n_layers: 2 });
 
 export {
-  gptLogits, gptWeights, gptHeads, generated, generatedRows, attributionGrads, llamaParams, pretrained, tensors, composition, qkCircuit,
+  gptLogits, gptWeights, gptHeads, generated, generatedRows, attributionGrads, llamaParams, pretrained, tensors, composition, qkCircuit, folded, lensTokens, dla, ovTokens, qkPositions,
   sum, maybe, label, gemm, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
   weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, factor, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
   gradSinks, ossSinks, paddedOut, ablated,

@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { corruptProbe, runLab, spearman } from '../../web/learn/model/lab.mjs';
+import { corruptProbe, patchedLosses, rowLosses, runLab, spearman } from '../../web/learn/model/lab.mjs';
+import { repeatTargets } from '../../web/learn/model/icl.mjs';
 import { snapshot, withParams } from '../../web/learn/model/checkpoints.mjs';
 import { DEFAULTS, Trainer } from '../../web/learn/model/trainer.mjs';
 
@@ -80,6 +81,38 @@ describe('the lab on a trained Learn model', () => {
     assert.ok(atEarly.patching.every((p) => p.restored === 0), 'no fractions of a gap that is not there');
     assert.equal(late.measurable, true);
     assert.deepEqual(runLab(trainer).patching, late.patching, 'the lab again on the restored weights: the same numbers');
+  });
+
+  it('the grid\'s shared-prefix rows are patchHeads forwards: each row\'s loss is the full patched forward\'s', () => {
+    const model = trainer.model.eval();
+    const { probeIds: clean, period: P, tokens: T } = trainer;
+    const { heads: H, vocab: V, dModel: d } = model;
+    const corrupt = corruptProbe(clean, P, V);
+    const targets = repeatTargets(clean, P);
+    const c = model.forwardHooked(clean, 1, T);
+    const k = model.forwardHooked(corrupt, 1, T);
+    const [lossCorrupt] = rowLosses(k.logits, targets, 1, V);
+    // Each layer's rows against one patchHeads forward per row (the whole network run from the tokens).
+    const full = (l, heads, positions) => {
+      const values = new Float32Array(heads.length * T * d);
+      heads.forEach((h, i) => values.set(c.headOutputs[l].subarray(h * T * d, (h + 1) * T * d), i * T * d));
+      const patches = [];
+      patches[l] = { heads, values, ...(positions ? { positions } : {}) };
+      return rowLosses(model.forwardHooked(corrupt, 1, T, { patches }).logits, targets, 1, V)[0];
+    };
+    for (let l = 0; l < model.layers; l++) {
+      const losses = patchedLosses(model, k, c, l, targets);
+      assert.equal(losses.length, 1 + H + H * T + 1);
+      assert.ok(Math.abs(losses[0] - lossCorrupt) <= 1e-6 * lossCorrupt, `row 0 is the corrupted run: ${losses[0]} vs ${lossCorrupt}`);
+      const near = (got, expect, what) => assert.ok(Math.abs(got - expect) <= 1e-6 * (1 + expect), `layer ${l} ${what}: ${got} vs ${expect}`);
+      for (let h = 0; h < H; h++) {
+        near(losses[1 + h], full(l, [h]), `head ${h}`);
+        for (const t of [0, P - 1, P, P + 3, T - 2]) near(losses[1 + H + h * T + t], full(l, [h], [t]), `head ${h} at ${t}`);
+        // Before the repeat the patch is the head's own output: row 0's loss, bit for bit.
+        for (let t = 0; t < P; t++) assert.equal(losses[1 + H + h * T + t], losses[0]);
+      }
+      near(losses[1 + H + H * T], full(l, [...Array(H).keys()]), 'every head');
+    }
   });
 
   it('the corrupted probe keeps the first half and changes every token of the second; Spearman as defined', () => {

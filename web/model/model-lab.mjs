@@ -1,26 +1,44 @@
-// The lab on a loaded real model (model.mjs's section), in its worker
-// through the package's hooks: a clean probe (PERIOD random tokens said
-// twice) and a corrupted one (the second half other tokens); attribution
-// patching for every head from one forward and one backward of the
-// corrupted run (model.backward's returnAttentionOutputGrads), then exact
-// activation patching for the EXACT heads it ranks highest (one forward
-// each, patchHeads). The metric: the loss of the clean repeat's targets;
-// restored = (L_corrupt − L_patched) / (L_corrupt − L_clean).
+// The lab on a loaded real model (model.mjs's section). Every number is
+// computed in the model's worker through the package (the page only sends
+// requests and draws widgets/lab-views.mjs's views, the Learn lab's own):
 //
-// Hooks: #model-lab data-ready (a counter), data-ms; per head
-// [data-model-attrib-head="L.H"] data-estimate; [data-model-patch-head="L.H"]
-// data-restored for the heads patched exactly.
+//   patching      a clean probe (PERIOD random tokens said twice) and a
+//                 corrupted one (the second half other tokens); attribution
+//                 patching for every head from one forward and one backward
+//                 of the corrupted run (model.backward's
+//                 returnAttentionOutputGrads), then exact activation
+//                 patching for the EXACT heads it ranks highest (one forward
+//                 each, patchHeads). The metric: the loss of the clean
+//                 repeat's targets; restored = (L_corrupt − L_patched) /
+//                 (L_corrupt − L_clean);
+//   direct logit  each head's direct contribution to the correct next
+//                 token's logit on the clean repeat (ca.logitLens's
+//                 directLogit, through the final norm's scale), averaged;
+//   composition   K-, Q- and V-composition from every head of one layer to
+//                 every head of a later one, the norms' scales folded into
+//                 the matrices (ca.compositionScores' earlierScale/laterScale);
+//   circuits      a head's QK and OV circuits over the text's distinct
+//                 tokens (ca.headCircuits: n × n, not 50k × 50k);
+//   logit lens    on the text: each layer's residual through the final norm
+//                 and out_head, the top token and its probability, at the
+//                 last LENS_POSITIONS positions (out_head over a 50k
+//                 vocabulary is most of the cost).
 
 import { repeatTargets } from '../learn/model/icl.mjs';
 import { MIN_GAP, rowLosses } from '../learn/model/lab.mjs';
 
 /** Heads patched exactly (the attribution's best). */
 export const EXACT = 6;
+/** Positions the logit lens shows (the text's last). */
+export const LENS_POSITIONS = 12;
+/** Most distinct tokens the circuits show. */
+const CIRCUIT_TOKENS = 24;
 
 /**
  * The lab's numbers for `model` (a remote GPTModel / Llama3Model of the
  * worker runtime `ca`): { lossClean, lossCorrupt, attribution: [{ layer,
- * head, estimate }] sorted by estimate, exact: [{ layer, head, restored }] }.
+ * head, estimate, logit }] sorted by estimate, exact: [{ layer, head,
+ * restored }] }.
  * @param {any} ca
  * @param {any} model
  * @param {Int32Array} clean
@@ -48,6 +66,8 @@ export async function modelLab(ca, model, clean, period, info) {
     await model.zeroGrad();
     await model.eval();
   }
+  const { directLogit } = await ca.logitLens(model, clean, { targets, positions: [] });
+  const counted = targets.filter((x) => x >= 0).length;
   const lossClean = repeatLoss(c.logits);
   const lossCorrupt = repeatLoss(k.logits);
   const gap = lossCorrupt - lossClean;
@@ -57,7 +77,9 @@ export async function modelLab(ca, model, clean, period, info) {
     for (let h = 0; h < H; h++) {
       let dot = 0;
       for (let i = 0; i < T * E; i++) dot += grads[l][i] * (c.headOutputs[l][h * T * E + i] - k.headOutputs[l][h * T * E + i]);
-      attribution.push({ layer: l, head: h, estimate: measurable ? -dot / gap : 0 });
+      let logit = 0;
+      for (let t = 0; t < T; t++) logit += directLogit[(l * H + h) * T + t];
+      attribution.push({ layer: l, head: h, estimate: measurable ? -dot / gap : 0, logit: logit / counted });
     }
   }
   attribution.sort((a, b) => b.estimate - a.estimate);
@@ -71,37 +93,30 @@ export async function modelLab(ca, model, clean, period, info) {
 }
 
 /**
- * Draws the lab's numbers into #model-lab-body.
- * @param {Awaited<ReturnType<typeof modelLab>>} r
+ * The weight of the norm before layer `layer`'s attention (LayerNorm's
+ * scale, RMSNorm's weight).
+ * @param {any} block  a remote transformer block
+ * @param {string} type  config.json's model_type
  */
-export function drawModelLab(r) {
-  const exact = new Map(r.exact.map((e) => [`${e.layer}.${e.head}`, e.restored]));
-  const rows = r.attribution.slice(0, 12).map((a) => {
-    const tr = document.createElement('tr');
-    const name = `${a.layer + 1}.${a.head + 1}`;
-    const restored = exact.get(`${a.layer}.${a.head}`);
-    const cells = [
-      [name, {}],
-      [a.estimate.toFixed(3), { modelAttribHead: name, estimate: String(a.estimate) }],
-      [restored === undefined ? '' : restored.toFixed(3), restored === undefined ? {} : { modelPatchHead: name, restored: String(restored) }],
-    ];
-    for (const [text, data] of cells) {
-      const td = document.createElement('td');
-      td.textContent = text;
-      Object.assign(td.dataset, data);
-      tr.append(td);
-    }
-    return tr;
-  });
-  document.getElementById('model-lab-body')?.replaceChildren(...rows);
-  const box = /** @type {HTMLElement} */ (document.getElementById('model-lab'));
-  box.dataset.ms = r.ms.toFixed(0);
-  box.dataset.ready = String(Number(box.dataset.ready ?? 0) + 1);
-  const note = document.getElementById('model-lab-note');
-  if (note) {
-    note.textContent = `Clean repeat loss ${r.lossClean.toFixed(3)}, corrupted ${r.lossCorrupt.toFixed(3)}; ` +
-      `every head's attribution from one forward and one backward, the best ${r.exact.length} patched exactly, ` +
-      `in ${(r.ms / 1000).toFixed(1)} s.` +
-      (r.measurable ? '' : ' The repeat is no easier than the corrupted sequence: this model has no induction to restore.');
-  }
+const norm1Weight = (block, type) => (type === 'gpt2' ? block.norm1.scale : block.norm1.weight);
+
+/**
+ * Composition scores from layer `from`'s heads to layer `to`'s (0-based),
+ * each block's norm1 weight folded into its attention's matrices.
+ * @param {any} ca
+ * @param {any} model
+ * @param {string} type
+ * @param {number} from
+ * @param {number} to
+ */
+export async function modelComposition(ca, model, type, from, to) {
+  const [a, b] = [await model.trfBlocks.at(from), await model.trfBlocks.at(to)];
+  return ca.compositionScores(await a.att, await b.att,
+    { earlierScale: await norm1Weight(a, type), laterScale: await norm1Weight(b, type) });
 }
+
+/**
+ * The text's distinct tokens (the first CIRCUIT_TOKENS) for the circuits.
+ * @param {number[]} ids
+ */
+export const circuitTokens = (ids) => [...new Set(ids)].slice(0, CIRCUIT_TOKENS);

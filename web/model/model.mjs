@@ -17,8 +17,10 @@ import { init } from '/dist/index.mjs';
 import { headScores } from '../learn/model/metrics.mjs';
 import { SCALES } from '../widgets/colors.mjs';
 import { Heatmap } from '../widgets/heatmap.mjs';
+import { fill, headName } from '../widgets/lab-views.mjs';
 import { HUB_MODELS, fetchFromHub, readPicked } from './files.mjs';
-import { drawModelLab, modelLab } from './model-lab.mjs';
+import { LENS_POSITIONS, circuitTokens, modelComposition, modelLab } from './model-lab.mjs';
+import { drawModelCircuits, drawModelComposition, drawModelLab, drawModelLens } from './model-lab-view.mjs';
 import { tokenizerFor } from './tokenizer.mjs';
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -40,6 +42,7 @@ const state = {
   pending: false,
   showInPipeline: null,
   probe: null, // the head scores' probe (the lab's clean run)
+  labShown: false, // the lab ran: its lens and circuits follow the text
 };
 
 /**
@@ -67,22 +70,89 @@ export function setupModel({ showInPipeline }) {
   });
   $('model-generate').addEventListener('click', generate);
   $('model-lab-run').addEventListener('click', runLab);
+  for (const id of ['model-lab-from', 'model-lab-to']) $(id).addEventListener('change', () => labWork('views', composition));
+  $('model-lab-head').addEventListener('change', () => labWork('views', textViews));
 }
 
-/** The lab on the loaded model (model-lab.mjs), on the head scores' probe. */
-async function runLab() {
-  if (!state.model || state.busy || !state.probe) return;
+/** The lab on the loaded model (model-lab.mjs), on the head scores' probe; then its other views. */
+function runLab() {
+  if (!state.probe) return;
+  $('model-lab-note').textContent = 'Running: one forward and one backward for every head\u2019s estimate, then the best heads patched…';
+  return labWork('ready', async () => {
+    const r = await modelLab(state.runtime, state.model, state.probe, PERIOD, state.info);
+    drawModelLab(r);
+    // The other views start at the best head (by attribution) and the layer before it.
+    const best = r.attribution[0];
+    const to = Math.max(1, best.layer);
+    /** @type {HTMLSelectElement} */ ($('model-lab-to')).value = String(to);
+    /** @type {HTMLSelectElement} */ ($('model-lab-from')).value = String(to - 1);
+    /** @type {HTMLSelectElement} */ ($('model-lab-head')).value = `${best.layer}.${best.head}`;
+    state.labShown = true;
+    $('model-lab-views').hidden = false;
+    await composition();
+    await textViews();
+  });
+}
+
+/**
+ * Runs `work` when the model is free, then counts it on #model-lab's
+ * data-`counter` ('ready' after the whole lab, 'views' after a select
+ * redrew a view); a failure is said in the lab's note.
+ * @param {'ready' | 'views'} counter
+ * @param {() => Promise<void>} work
+ */
+async function labWork(counter, work) {
+  if (!state.model || state.busy || (counter === 'views' && !state.labShown)) return;
   state.busy = true;
   setButtons();
-  $('model-lab-note').textContent = 'Running: one forward and one backward for every head\u2019s estimate, then the best heads patched…';
   try {
-    drawModelLab(await modelLab(state.runtime, state.model, state.probe, PERIOD, state.info));
+    await work();
+    const box = $('model-lab');
+    box.dataset[counter] = String(Number(box.dataset[counter] ?? 0) + 1);
   } catch (error) {
     $('model-lab-note').textContent = `The lab could not run: ${/** @type {Error} */ (error).message}`;
   } finally {
     state.busy = false;
     setButtons();
   }
+}
+
+/** Composition between the chosen layers (the later one after the earlier). */
+async function composition() {
+  const from = Number(/** @type {HTMLSelectElement} */ ($('model-lab-from')).value);
+  const to = Number(/** @type {HTMLSelectElement} */ ($('model-lab-to')).value);
+  if (!(to > from)) {
+    $('model-lab-composition-body').replaceChildren();
+    $('model-lab-composition-note').textContent = 'Choose a later layer to compose into.';
+    return;
+  }
+  $('model-lab-composition-note').textContent = '';
+  drawModelComposition(await modelComposition(state.runtime, state.model, state.info.type, from, to), from, to, state.info.heads);
+}
+
+/** The views on the text: the chosen head's circuits over its tokens and the logit lens. */
+async function textViews() {
+  const ids = tokens();
+  if (!ids.length) return;
+  const [layer, head] = /** @type {HTMLSelectElement} */ ($('model-lab-head')).value.split('.').map(Number);
+  const chosen = circuitTokens(ids);
+  const text = (/** @type {number} */ id) => JSON.stringify(state.tokenizer.decode([id])).slice(1, -1);
+  drawModelCircuits(await state.runtime.headCircuits(state.model, layer, head, chosen), layer, head, chosen, text);
+  const T = ids.length;
+  const positions = Array.from({ length: Math.min(LENS_POSITIONS, T) }, (_, i) => T - Math.min(LENS_POSITIONS, T) + i);
+  drawModelLens(await state.runtime.logitLens(state.model, Int32Array.from(ids), { positions }), positions, text);
+}
+
+/** The lab's choices for the loaded model: layers and heads. */
+function labChoices() {
+  const { layers, heads } = state.info;
+  const layerOptions = () => Array.from({ length: layers }, (_, l) => new Option(String(l + 1), String(l)));
+  fill($('model-lab-from'), layerOptions());
+  fill($('model-lab-to'), layerOptions());
+  fill($('model-lab-head'), Array.from({ length: layers * heads }, (_, i) =>
+    new Option(headName(Math.floor(i / heads), i % heads), `${Math.floor(i / heads)}.${i % heads}`)));
+  state.labShown = false;
+  $('model-lab-views').hidden = true;
 }
 
 /**
@@ -145,6 +215,7 @@ async function load(source, from) {
       loaded: 'true', modelType: i.type, layers: String(i.layers), heads: String(i.heads), parameters: String(i.parameters),
     });
     buildHeads();
+    labChoices();
     await scoreHeads();
     state.busy = false;
     await analyse();
@@ -227,6 +298,7 @@ async function analyse() {
         });
       }
     });
+    if (state.labShown) await textViews();
     $('model-section').dataset.analysed = String(++state.analysed);
   } catch (error) {
     setStatus(`The model could not run: ${/** @type {Error} */ (error).message}`, { ...$('model-status').dataset, error: 'true' });

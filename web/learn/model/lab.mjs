@@ -11,9 +11,10 @@
 //                 into the corrupted run, at every position and at each
 //                 position alone; `restored` is the fraction of the loss gap
 //                 it closes, (L_corrupt − L_patched) / (L_corrupt − L_clean).
-//                 One batched forward per layer and kind: row r patches one
-//                 (head, position) and every other head of that layer with
-//                 its own corrupted output (same bits as not patching it);
+//                 Per layer the rows share the corrupted run up to and
+//                 including that layer's attention; only the heads' sum
+//                 differs, and the later layers run once on all rows
+//                 (patchedLosses);
 //   attribution   the same estimate for every head from one forward and one
 //                 backward of the corrupted run: −Σ gradient · (clean −
 //                 corrupted output) over the loss gap, and its Spearman
@@ -105,6 +106,80 @@ export function spearman(a, b) {
 }
 
 /**
+ * The repeat's loss of every row of layer `l`'s patching grid: row 0 the
+ * corrupted run, then each head patched at every position (H rows), each
+ * head at each position alone (H·T rows, head-major), every head at once.
+ * The rows share everything before layer l (the corrupted run `k`'s
+ * residual stream entering it) and layer l's attention itself (its heads'
+ * outputs `k.headOutputs[l]`): a row differs only in which heads' outputs
+ * are summed into the stream, summed as the package's patchHeads sums them
+ * (out_proj's bias, then each head's own or clean output in head order, in
+ * float32), so a row gives the bits of a patchHeads forward and a patch
+ * equal to the head's own output changes nothing. Only the layers after l
+ * run, once, on all rows together.
+ * @param {any} model  the AttentionOnlyTransformer (eval mode)
+ * @param {{ residual: Float32Array[], headOutputs: Float32Array[] }} k  the corrupted run's forwardHooked
+ * @param {{ headOutputs: Float32Array[] }} c  the clean run's
+ * @param {number} l
+ * @param {Int32Array} targets
+ * @returns {number[]}
+ */
+export function patchedLosses(model, k, c, l, targets) {
+  const { heads: H, dModel: d, vocab: V } = model;
+  const T = targets.length;
+  const own = k.headOutputs[l]; // [1, H, T, d]
+  const clean = c.headOutputs[l];
+  const bias = model.attention[l].outProj?.bias ?? null;
+  const x = k.residual[l]; // [T, d]
+  /** x[t] + (bias + Σ_h head h's output at t), head h's taken from `from(h)`. */
+  const acc = new Float32Array(d);
+  const stream = (/** @type {Float32Array} */ into, /** @type {number} */ at, /** @type {number} */ t,
+    /** @type {(h: number) => Float32Array} */ from) => {
+    if (bias) acc.set(bias);
+    else acc.fill(0);
+    for (let h = 0; h < H; h++) {
+      const src = from(h);
+      const o = (h * T + t) * d;
+      for (let e = 0; e < d; e++) acc[e] += src[o + e];
+    }
+    for (let e = 0; e < d; e++) into[at + e] = x[t * d + e] + acc[e];
+  };
+  const base = new Float32Array(T * d); // the corrupted stream after layer l
+  for (let t = 0; t < T; t++) stream(base, t * d, t, () => own);
+  const patched = (/** @type {number} */ head) => (/** @type {number} */ h) => (h === head ? clean : own);
+  // Head h at position t alone: the stream at t; a row that equals the
+  // corrupted run bit for bit (before the repeat, where the clean and
+  // corrupted runs are the same) would give row 0's loss exactly: it maps
+  // to row 0 and is not run.
+  const alone = new Float32Array(H * T * d);
+  /** Logical row (1 + H + h·T + t) → the row run. */
+  const runRow = new Int32Array(H * T);
+  let distinct = 0;
+  for (let h = 0; h < H; h++) {
+    for (let t = 0; t < T; t++) {
+      const at = (h * T + t) * d;
+      stream(alone, at, t, patched(h));
+      let same = true;
+      for (let e = 0; e < d && same; e++) same = alone[at + e] === base[t * d + e];
+      runRow[h * T + t] = same ? 0 : 1 + H + distinct++;
+    }
+  }
+  const rows = 1 + H + distinct + 1;
+  const X = new Float32Array(rows * T * d);
+  for (let r = 0; r < rows; r++) X.set(base, r * T * d);
+  for (let h = 0; h < H; h++) {
+    for (let t = 0; t < T; t++) {
+      stream(X, ((1 + h) * T + t) * d, t, patched(h)); // head h at every position
+      const r = runRow[h * T + t];
+      if (r) X.set(alone.subarray((h * T + t) * d, (h * T + t + 1) * d), (r * T + t) * d);
+    }
+  }
+  for (let t = 0; t < T; t++) stream(X, ((rows - 1) * T + t) * d, t, () => clean);
+  const losses = rowLosses(model.forwardFrom(X, rows, T, l + 1), targets, rows, V);
+  return [...losses.slice(0, 1 + H), ...Array.from(runRow, (r) => losses[r]), losses[rows - 1]];
+}
+
+/**
  * Every view of the lab for the trainer's current parameters.
  * @param {{ ca: any, model: any, probeIds: Int32Array, period: number, vocab: number, tokens: number,
  *   settings: { heads: number, layers: number } }} trainer
@@ -126,39 +201,22 @@ export function runLab(trainer, { head } = {}) {
   // Below MIN_GAP the repeat is no easier than the corrupted sequence (before
   // induction forms): fractions of it would be noise, so they read 0.
   const measurable = gap >= MIN_GAP;
-  const restoredOf = (/** @type {number} */ loss) => (measurable ? (lossCorrupt - loss) / gap : 0);
 
-  // Exact patching, one batched forward per layer and kind.
+  // Exact patching: per layer, one batched run of the layers after it.
   const tPatch = performance.now();
   /** @type {{ layer: number, head: number, restored: number, positions: number[] }[]} */
   const patching = [];
   /** Per layer: every head of the layer patched at once. */
   const layerRestored = [];
   for (let l = 0; l < L; l++) {
-    const own = k.headOutputs[l]; // [1, H, T, d]
-    const clean1 = c.headOutputs[l];
-    // Rows: H (head at every position), then H·T (head at one position),
-    // then the whole layer (every head, every position).
-    const rows = H + H * T + 1;
-    const values = new Float32Array(rows * H * T * d);
-    for (let r = 0; r < rows - 1; r++) {
-      values.set(own, r * H * T * d);
-      const h = r < H ? r : Math.floor((r - H) / T);
-      const from = r < H ? 0 : (r - H) % T;
-      const to = r < H ? T : from + 1;
-      values.set(clean1.subarray((h * T + from) * d, (h * T + to) * d), ((r * H + h) * T + from) * d);
-    }
-    values.set(clean1, (rows - 1) * H * T * d);
-    const ids = new Int32Array(rows * T);
-    for (let r = 0; r < rows; r++) ids.set(corrupt, r * T);
-    const patches = [];
-    patches[l] = { heads: [...Array(H).keys()], values };
-    const losses = rowLosses(model.forwardHooked(ids, rows, T, { patches }).logits, targets, rows, V);
-    layerRestored.push(restoredOf(losses[rows - 1]));
+    const losses = patchedLosses(model, k, c, l, targets);
+    // Row 0 is the corrupted run itself, through the same arithmetic as the patched rows.
+    const restoredAt = (/** @type {number} */ r) => (measurable ? (losses[0] - losses[r]) / gap : 0);
+    layerRestored.push(restoredAt(1 + H + H * T));
     for (let h = 0; h < H; h++) {
       patching.push({
-        layer: l, head: h, restored: restoredOf(losses[h]),
-        positions: Array.from({ length: T }, (_, t) => restoredOf(losses[H + h * T + t])),
+        layer: l, head: h, restored: restoredAt(1 + h),
+        positions: Array.from({ length: T }, (_, t) => restoredAt(1 + H + h * T + t)),
       });
     }
   }

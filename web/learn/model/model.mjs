@@ -128,6 +128,22 @@ export class AttentionOnlyTransformer {
   }
 
   /**
+   * The rest of the network from layer `from` (0-based; `layers`: the
+   * unembedding only) on residual streams x [batch, tokens, dModel]
+   * (changed in place), the fused forward in the model's mode: the logits
+   * [batch, tokens, vocab]. The lab's patching grid runs its rows so.
+   */
+  forwardFrom(x, batch, tokens, from) {
+    const shape = [batch, tokens, this.dModel];
+    if (this.#scratch.length !== x.length) this.#scratch = new Float32Array(x.length);
+    for (let l = from; l < this.attention.length; l++) {
+      const h = this.attention[l].forward(x, shape, { out: this.#scratch });
+      for (let k = 0; k < x.length; k++) x[k] += h[k];
+    }
+    return this.unembed.forward(x, shape);
+  }
+
+  /**
    * The residual stream entering layer `layer` (0-based) for `ids` (one
    * sequence of `tokens`), in eval mode: the embeddings plus the earlier
    * layers' outputs, [tokens, dModel] (the pipeline panels' input).
