@@ -17,24 +17,70 @@ namespace causal_attention {
 namespace internal {
 namespace {
 
-// Pass 1 for one KV head: mean[c] over the head's tk key rows (stored as
-// dtype, row_bytes apart), or zeros when a key value is not finite. row:
-// [d] scratch.
-void MeanKey(KvDtype dtype, const uint8_t* k, size_t row_bytes, size_t tk,
-             size_t d, double* sum, float* row, float* mean) {
+// Pass 1 for one KV head: mean[c] over its tk key rows (x + j·d), or zeros
+// when a key value is not finite (a double sum of floats overflows only
+// through a non-finite term).
+void MeanKey(const float* x, size_t tk, size_t d, double* sum, float* mean) {
   for (size_t c = 0; c < d; ++c) sum[c] = 0.0;
   for (size_t j = 0; j < tk; ++j) {
-    LoadKvRow(dtype, k + j * row_bytes, d, row);
+    for (size_t c = 0; c < d; ++c) sum[c] += static_cast<double>(x[j * d + c]);
+  }
+  bool finite = true;
+  for (size_t c = 0; c < d; ++c) finite &= std::isfinite(sum[c]);
+  for (size_t c = 0; c < d; ++c) {
+    mean[c] = finite ? static_cast<float>(sum[c] / static_cast<double>(tk))
+                     : 0.0f;
+  }
+}
+
+// Pass 2's channel scales for one KV head: inv[c] = 1 / max_j |x_jc −
+// mean_c| (1 where that is 0 or not finite); amax[c] the divisor.
+void ChannelScales(const float* x, size_t tk, size_t d, const float* mean,
+                   float* amax, float* inv) {
+  for (size_t c = 0; c < d; ++c) amax[c] = 0.0f;
+  for (size_t j = 0; j < tk; ++j) {
     for (size_t c = 0; c < d; ++c) {
-      if (!std::isfinite(row[c])) {
-        for (size_t x = 0; x < d; ++x) mean[x] = 0.0f;
-        return;
-      }
-      sum[c] += static_cast<double>(row[c]);
+      const float m = std::fabs(x[j * d + c] - mean[c]);
+      amax[c] = m > amax[c] ? m : amax[c];  // NaN: skipped
     }
   }
   for (size_t c = 0; c < d; ++c) {
-    mean[c] = static_cast<float>(sum[c] / static_cast<double>(tk));
+    if (!(amax[c] > 0.0f) || !std::isfinite(amax[c])) amax[c] = 1.0f;
+    inv[c] = 1.0f / amax[c];
+  }
+}
+
+// One int8 row (kv_storage.h's layout) of t_c = (x_c − mean_c) · inv_c
+// (x_c itself where mean is null): per block of 32, scale = max|t| / 127
+// (NaN when a t is not finite), q = round(t · (127 / max)) to nearest even,
+// within ±127. t: [width] scratch.
+void StoreRow(const float* x, const float* mean, const float* inv,
+              size_t width, float* t, uint8_t* dst) {
+  if (mean) {
+    for (size_t c = 0; c < width; ++c) t[c] = (x[c] - mean[c]) * inv[c];
+  } else {
+    for (size_t c = 0; c < width; ++c) t[c] = x[c];
+  }
+  int8_t* q = reinterpret_cast<int8_t*>(dst);
+  for (size_t b0 = 0; b0 < width; b0 += kInt8Block) {
+    const size_t n = width - b0 < kInt8Block ? width - b0 : kInt8Block;
+    const float* tb = t + b0;
+    float largest = 0.0f, zero = 0.0f;
+    for (size_t c = 0; c < n; ++c) {
+      const float m = std::fabs(tb[c]);
+      largest = m > largest ? m : largest;
+      zero += tb[c] * 0.0f;  // NaN unless every t is finite
+    }
+    const float scale = zero == 0.0f ? largest / 127.0f : std::nanf("");
+    const float to_int = largest > 0.0f ? 127.0f / largest : 0.0f;
+    for (size_t c = 0; c < n; ++c) {
+      float r = std::nearbyint(tb[c] * to_int);
+      r = r > 127.0f ? 127.0f : r;
+      r = r < -127.0f ? -127.0f : r;
+      q[b0 + c] = static_cast<int8_t>(r == r ? r : 0.0f);
+    }
+    memcpy(dst + width + b0 / kInt8Block * sizeof(float), &scale,
+           sizeof(scale));
   }
 }
 
@@ -86,33 +132,34 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
                                     RoundUp4(keys_bytes + values_bytes));
   float* queries = shift_ + rows;
   std::vector<double> sum(d);
-  std::vector<float> row(d > dv ? d : dv), mean(heads * d), amax(heads * d);
+  std::vector<float> mean(heads * d), amax(heads * d), inv(d);
+  std::vector<float> t(d > dv ? d : dv);
+  // bfloat16 rows: one head's keys and values as float32 at a time.
+  const bool convert = shape.kv_dtype != KvDtype::kFloat32;
+  std::vector<float> kf(convert ? tk * d : 0), vf(convert ? tk * dv : 0);
   const uint8_t* kin = static_cast<const uint8_t*>(k);
   const uint8_t* vin = static_cast<const uint8_t*>(v);
   for (size_t x = 0; x < heads; ++x) {
-    const uint8_t* kh = kin + x * cap * in_k;
-    const uint8_t* vh = vin + x * cap * in_v;
+    const float* kh = reinterpret_cast<const float*>(kin + x * cap * in_k);
+    const float* vh = reinterpret_cast<const float*>(vin + x * cap * in_v);
+    if (convert) {
+      for (size_t j = 0; j < tk; ++j) {
+        LoadKvRow(shape.kv_dtype, kin + (x * cap + j) * in_k, d, &kf[j * d]);
+        LoadKvRow(shape.kv_dtype, vin + (x * cap + j) * in_v, dv,
+                  &vf[j * dv]);
+      }
+      kh = kf.data();
+      vh = vf.data();
+    }
     float* m = mean.data() + x * d;
     float* a = amax.data() + x * d;
-    MeanKey(shape.kv_dtype, kh, in_k, tk, d, sum.data(), row.data(), m);
-    for (size_t c = 0; c < d; ++c) a[c] = 0.0f;
+    MeanKey(kh, tk, d, sum.data(), m);
+    ChannelScales(kh, tk, d, m, a, inv.data());
     for (size_t j = 0; j < tk; ++j) {
-      LoadKvRow(shape.kv_dtype, kh + j * in_k, d, row.data());
-      for (size_t c = 0; c < d; ++c) {
-        a[c] = std::fmax(a[c], std::fabs(row[c] - m[c]));  // NaN: skipped
-      }
-    }
-    for (size_t c = 0; c < d; ++c) {
-      if (!(a[c] > 0.0f) || !std::isfinite(a[c])) a[c] = 1.0f;
-    }
-    for (size_t j = 0; j < tk; ++j) {
-      LoadKvRow(shape.kv_dtype, kh + j * in_k, d, row.data());
-      for (size_t c = 0; c < d; ++c) row[c] = (row[c] - m[c]) / a[c];
-      StoreKvRows(KvDtype::kInt8, row.data(), 1, d,
-                  keys + (x * tk + j) * out_k);
-      LoadKvRow(shape.kv_dtype, vh + j * in_v, dv, row.data());
-      StoreKvRows(KvDtype::kInt8, row.data(), 1, dv,
-                  values + (x * tk + j) * out_v);
+      StoreRow(kh + j * d, m, inv.data(), d, t.data(),
+               keys + (x * tk + j) * out_k);
+      StoreRow(vh + j * dv, nullptr, nullptr, dv, t.data(),
+               values + (x * tk + j) * out_v);
     }
   }
   for (size_t r = 0; r < rows; ++r) {

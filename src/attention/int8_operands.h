@@ -17,8 +17,11 @@
 //      once (0 for every channel of a head that holds a non-finite key: the
 //      rows that see that key then give NaN, as in float32).
 //   2. amax[b, kvh, c] = max_j |k_jc − mean_c| (1 where 0 or not finite);
-//      keys[b, kvh, j] = int8 row of (k_j − mean) / amax (a float subtract
-//      and divide per value); values[b, kvh, j] = int8 row of v_j.
+//      keys[b, kvh, j] = int8 row of (k_j − mean) · (1 / amax) (a float
+//      subtract and multiply per value); values[b, kvh, j] = int8 row of
+//      v_j. The rows' layout and scales are kv_storage.h's; q is rounded as
+//      round(t · (127 / max)) (StoreKvRows divides: t / (max / 127)).
+//      Loops without branches per value, which compilers vectorise.
 //   3. queries[b, h, i, c] = q · amax[kvh, c] (float);
 //      shift[b, h, i] = sum_c q[b, h, i, c] · mean[kvh, c] in double (each
 //      product exact), rounded once.
