@@ -99,8 +99,7 @@ export async function runInt8Table({ policy, log, quick = false, seed }) {
   const worst = Math.max(...rows.map((r) => r.ratio));
   const limit = rows.map((r) => `${r.shape}: preparation ${r.prepMs.toFixed(1)} ms, kernels ${(r.int8Ms - r.prepMs).toFixed(1)} ms ` +
     `vs float32 ${r.float32Ms.toFixed(1)} ms`).join('; ') +
-    ' (the four-row integer kernels widen each key tile and read the value scales again for every four query rows, ' +
-    'and convert per block of 32 values; the preparation is scalar)';
+    ' (docs/performance.md splits the kernels\' time into Q·Kᵀ, P·V and the rest)';
   const targets = [
     relaxed
       ? { text: 'int8 ≤ 0.6× float32 on SIMD128 (Node 20)', met: null, limit: 'not measured here: this engine has relaxed SIMD (run under Node 20)' }
