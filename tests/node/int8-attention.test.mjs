@@ -173,6 +173,16 @@ describe('precision: int8', () => {
     });
   });
 
+  it('a model\'s forward passes it to every layer (eval mode)', () => {
+    ca.manualSeed(3);
+    const model = new ca.GPTModel({ vocab_size: 50, context_length: 32, emb_dim: 64, n_heads: 4, n_layers: 2, drop_rate: 0, qkv_bias: false }).eval();
+    const ids = Int32Array.from({ length: 2 * 24 }, (_, i) => (i * 7) % 50);
+    const want = model.forward(ids, [2, 24]);
+    const got = model.forward(ids, [2, 24], { precision: 'int8' });
+    assertWithin(got, want, BOUND, 'GPTModel logits');
+    assert.ok(errorOfLargest(got, want) > 0, 'int8 ran (the logits differ from float32)');
+  });
+
   it('refuses a precision it does not know, and what the backward needs', () => {
     const o = { batch: 1, heads: 2, queryLength: 8, headDim: 16 };
     const { q, k, v } = data(o);
