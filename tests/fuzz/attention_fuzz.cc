@@ -324,8 +324,7 @@ void FuzzAttention(Input& in, bool raw) {
       o_ref.scores = ref_scores.data();
     }
   }
-  // Precision::kInt8 now and then (sometimes a code out of range): the
-  // reference computes in float64 either way and refuses alike.
+  // Precision::kInt8 now and then (or a code out of range, refused alike).
   const uint8_t precision = in.Byte();
   if (precision >= 192) {
     o_rules.precision = static_cast<causal_attention::Precision>(
@@ -349,10 +348,8 @@ void FuzzAttention(Input& in, bool raw) {
   // key, row or tile is off by O(1).
   double of_largest =
       s.kv_dtype == causal_attention::KvDtype::kInt8 ? 1e-3 : 0.0;
-  // Precision::kInt8: attention.h's bound, 2e-2 of the largest |ref|, with
-  // the default scale (a larger one sharpens the softmax, and so the
-  // quantised scores' errors); NaN and infinities where the reference has
-  // them with any scale.
+  // Precision::kInt8: attention.h's bound (2e-2 of the largest |ref|) with
+  // the default scale; NaN and infinities where the reference has them.
   if (int8) of_largest = o.scale ? 1e30 : 2e-2;
   CheckClose(out, ref_out, 1e-5, of_largest);
   if (weights) CheckClose(w, ref_w, 1e-5, of_largest);
