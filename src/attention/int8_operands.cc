@@ -11,6 +11,7 @@
 
 #include "src/attention/internal.h"
 #include "src/base/size_math.h"
+#include "src/base/thread_pool.h"
 #include "src/kv/kv_storage.h"
 
 namespace causal_attention {
@@ -131,15 +132,20 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
   shift_ = reinterpret_cast<float*>(owned_ +
                                     RoundUp4(keys_bytes + values_bytes));
   float* queries = shift_ + rows;
-  std::vector<double> sum(d);
-  std::vector<float> mean(heads * d), amax(heads * d), inv(d);
-  std::vector<float> t(d > dv ? d : dv);
-  // bfloat16 rows: one head's keys and values as float32 at a time.
+  std::vector<float> mean(heads * d), amax(heads * d);
   const bool convert = shape.kv_dtype != KvDtype::kFloat32;
-  std::vector<float> kf(convert ? tk * d : 0), vf(convert ? tk * dv : 0);
   const uint8_t* kin = static_cast<const uint8_t*>(k);
   const uint8_t* vin = static_cast<const uint8_t*>(v);
-  for (size_t x = 0; x < heads; ++x) {
+  // One item per KV head, then per query head: each writes its own rows
+  // only (the same bytes for any thread count).
+  ThreadPool& pool = GlobalPool();
+  const double head_flops = 8.0 * static_cast<double>(tk * (d + dv));
+  pool.Run(heads, head_flops * static_cast<double>(heads), [&](size_t x,
+                                                               int) {
+    std::vector<double> sum(d);
+    std::vector<float> inv(d), t(d > dv ? d : dv);
+    // bfloat16 rows: the head's keys and values as float32.
+    std::vector<float> kf(convert ? tk * d : 0), vf(convert ? tk * dv : 0);
     const float* kh = reinterpret_cast<const float*>(kin + x * cap * in_k);
     const float* vh = reinterpret_cast<const float*>(vin + x * cap * in_v);
     if (convert) {
@@ -161,19 +167,23 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
       StoreRow(vh + j * dv, nullptr, nullptr, dv, t.data(),
                values + (x * tk + j) * out_v);
     }
-  }
-  for (size_t r = 0; r < rows; ++r) {
-    const size_t x = KvHeadOf(shape, r / tq);
+  });
+  const double row_flops = 3.0 * static_cast<double>(tq * d);
+  pool.Run(b * h, row_flops * static_cast<double>(b * h), [&](size_t bh,
+                                                              int) {
+    const size_t x = KvHeadOf(shape, bh);
     const float* m = mean.data() + x * d;
     const float* a = amax.data() + x * d;
-    const float* qr = q + r * d;
-    double s = 0.0;
-    for (size_t c = 0; c < d; ++c) {
-      s += static_cast<double>(qr[c]) * static_cast<double>(m[c]);
-      queries[r * d + c] = qr[c] * a[c];
+    for (size_t r = bh * tq; r < (bh + 1) * tq; ++r) {
+      const float* qr = q + r * d;
+      double s = 0.0;
+      for (size_t c = 0; c < d; ++c) {
+        s += static_cast<double>(qr[c]) * static_cast<double>(m[c]);
+        queries[r * d + c] = qr[c] * a[c];
+      }
+      shift_[r] = static_cast<float>(s);
     }
-    shift_[r] = static_cast<float>(s);
-  }
+  });
   q_ = queries;
   k_ = keys;
   v_ = values;
