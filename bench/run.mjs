@@ -14,6 +14,7 @@
 //   node bench/run.mjs --render   (RESULTS.md again from bench/out/results.json; its
 //                                  hand-written <!-- kept --> parts stay)
 //   node bench/run.mjs --options [--quick] [--rows=padding,bshd]   (the options table only, bench/lib/options.mjs)
+//   node bench/run.mjs --int8 [--quick]   (the int8 attention rows only, bench/lib/int8.mjs)
 //
 // --decode: only the decode table (writes bench/out/decode.json, not
 // RESULTS.md); with --rows=ragged,window only the rows of many sequences
@@ -55,6 +56,7 @@ import { renderNodeVersions, runNodeVersions } from './lib/node-versions.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
+import { renderInt8, runInt8Table } from './lib/int8.mjs';
 import { renderOptions, runOptionsTable } from './lib/options.mjs';
 import { renderReport, renderResultsMd } from './lib/report.mjs';
 import { interleave, openCase } from './lib/runner.mjs';
@@ -179,6 +181,16 @@ if (flag('options')) {
 if (flag('nodes')) {
   const { text, targets } = renderNodeVersions(await runNodeVersions({ log, quick }));
   console.log([...machineLines(machine), '', text, '', ...targets].join('\n'));
+  process.exit(0);
+}
+
+// The int8 attention rows alone.
+if (flag('int8')) {
+  const int8 = await runInt8Table({ policy, log, quick, seed: SEED });
+  console.log([...machineLines(machine), '', `precision 'int8' against float32, one thread, wasm ${int8.engine}, Node ` +
+    `${machine.node}:`, '', renderInt8(int8)].join('\n'));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/int8.json'), JSON.stringify(int8, null, 2));
   process.exit(0);
 }
 
@@ -408,6 +420,9 @@ const nodes = quick || only ? null : await runNodeVersions({ log });
 // Masks, padding, windows, softcap, sinks, layout.
 const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
 
+// precision 'int8' against float32 and onnxruntime-web.
+const int8 = only ? null : await runInt8Table({ policy, log, quick, seed: SEED });
+
 log('Measuring the wasm SIMD128 limit again...');
 simd.end = measureSimdLimit({}, [simd.chains]);
 simd.end2 = await measureSimdLimitThreads(2, simd.chains);
@@ -497,6 +512,7 @@ const results = {
   learn,
   frames,
   options,
+  int8,
   lab,
   nodes,
 };

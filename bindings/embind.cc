@@ -346,6 +346,9 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .value("kScaled", ScoreStage::kScaled)
       .value("kSoftcapped", ScoreStage::kSoftcapped)
       .value("kMasked", ScoreStage::kMasked);
+  enum_<Precision>("Precision")
+      .value("kFloat32", Precision::kFloat32)
+      .value("kInt8", Precision::kInt8);
   enum_<MaskKind>("MaskKind")
       .value("kNone", MaskKind::kNone)
       .value("kBoolean", MaskKind::kBoolean)
@@ -385,7 +388,8 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("maskQueries", &GetMaskDim<2>, &SetMaskDim<2>)
       .field("maskKeys", &GetMaskDim<3>, &SetMaskDim<3>)
       .field("scoreStage", CA_ENUM(Options, ScoreStage, score_stage))
-      .field("scores", CA_OUT(Options, scores));
+      .field("scores", CA_OUT(Options, scores))
+      .field("precision", CA_ENUM(Options, Precision, precision));
   value_object<RopeScaling>("RopeScaling")
       .field("factor", &RopeScaling::factor)
       .field("lowFreqFactor", &RopeScaling::low_freq_factor)

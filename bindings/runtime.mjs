@@ -40,7 +40,7 @@ const SHAPE_AND_MASK_OPTIONS = [
   'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed', ...VISIBILITY_OPTIONS,
 ];
 const ATTENTION_OPTIONS = [
-  ...SHAPE_AND_MASK_OPTIONS, 'returnWeights', 'returnLogSumExp', 'returnScores', 'out', 'weightsOut',
+  ...SHAPE_AND_MASK_OPTIONS, 'returnWeights', 'returnLogSumExp', 'returnScores', 'out', 'weightsOut', 'precision',
 ];
 
 export class Runtime {

@@ -40,8 +40,8 @@ function rows(quick) {
   ];
 }
 
-/** Times two runs interleaved: median ms of each. */
-async function pair(runA, runB, policy) {
+/** Times two runs interleaved: median ms of each (also the int8 table's, int8.mjs). */
+export async function pair(runA, runB, policy) {
   const a = await warmUp(runA, policy);
   const b = await warmUp(runB, policy);
   const runs = planRuns(a.estimateMs + b.estimateMs, Math.max(a.estimateMs, b.estimateMs), policy);
@@ -57,7 +57,7 @@ async function pair(runA, runB, policy) {
 }
 
 /** The ONNX Attention op (opset 24) on [B, H, T, D], is_causal; softcap or a [T, T] float mask as asked. */
-function ortModel({ batch, heads, queryLength: t, headDim }, { softcap, mask }) {
+export function ortModel({ batch, heads, queryLength: t, headDim }, { softcap, mask }) {
   const dims = [batch, heads, t, headDim];
   const inputs = ['q', 'k', 'v'].map((name) => ({ name, dims }));
   if (mask) inputs.push({ name: 'attn_mask', dims: [t, t] });

@@ -8,6 +8,7 @@ import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table, targetLine,
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
+import { renderInt8 } from './int8.mjs';
 import { renderOptions } from './options.mjs';
 import { renderFrames } from '../browser/frames.mjs';
 import { renderLearnText } from './learn-steps.mjs';
@@ -436,6 +437,7 @@ export function renderReport(results) {
     ...(results.frames ? ['', renderFrames(results.frames)] : []),
     ...(results.lab ? ['', results.lab] : []),
     ...(results.options ? ['', 'Attention options against our plain call, one thread, wasm:', '', renderOptions(results.options)] : []),
+    ...(results.int8 ? ['', `precision 'int8' against float32, one thread, wasm ${results.int8.engine}:`, '', renderInt8(results.int8)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
   ].join('\n');
@@ -524,6 +526,8 @@ function generatedResultsMd(results) {
     ...(results.lab ? ['', '## The lab\'s activation-patching grid', '', results.lab] : []),
     ...(results.options ? ['', '## Attention options (masks, padding, windows, softcap, sinks, layout) against our plain call, one thread, wasm', '',
       renderOptions(results.options)] : []),
+    ...(results.int8 ? ['', `## precision 'int8' against float32 and onnxruntime-web, one thread, wasm ${results.int8.engine}`, '',
+      renderInt8(results.int8)] : []),
     '',
     '## Reproduce',
     '',
@@ -539,6 +543,7 @@ function generatedResultsMd(results) {
     'node bench/run.mjs --frames     # the demo page\'s frame budget alone (Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',
     'node bench/run.mjs --nodes      # the table per Node version alone (Node 24 and 22 from tests/clients)',
+    'node bench/run.mjs --int8       # the int8 attention rows alone',
     'node bench/run.mjs --render     # this file again from bench/out/results.json (report changes only)',
     '# Hand-written parts of this file survive a run between a "<!-- kept -->" and a "<!-- /kept -->" line.',
     '```',

@@ -4,7 +4,7 @@
 // validate.mjs's checks. ca.attention, a KV cache's attention and the
 // modules' layers all resolve their options here.
 
-import { CAUSAL, MASK_STRATEGY } from '../engine/codes.mjs';
+import { CAUSAL, MASK_STRATEGY, PRECISION } from '../engine/codes.mjs';
 import { MAX_BLOCK_BYTES, formatBytes, product } from '../engine/heap.mjs';
 import {
   checkBoolean, checkCount, checkDisjoint, checkFinite, checkInteger, checkOneOf, checkOptionNames,
@@ -24,7 +24,7 @@ import {
  * draws its seed from `generator` (so manualSeed replays it); the backward
  * passes none (it requires the forward's seed, checked before).
  * @param {string} prefix
- * @param {Partial<AttentionComputation>} o
+ * @param {Partial<AttentionComputation & Pick<AttentionOptions, 'precision'>>} o
  * @param {Pick<MT19937, 'nextUint64'> | null} generator
  */
 export function resolveAttentionOptions(prefix, o, generator) {
@@ -48,6 +48,12 @@ export function resolveAttentionOptions(prefix, o, generator) {
     if (!generator) throw new TypeError(`${prefix}.seed is required when dropout runs`);
     seed = checkSeed('seed', generator.nextUint64());
   }
+  const precision = o.precision ?? 'float32';
+  checkOneOf(`${prefix}.precision`, precision, [...PRECISION.keys()]);
+  if (precision === 'int8' && training) {
+    throw new RangeError(`${prefix}.precision 'int8' is for inference: a training forward (training: true, ` +
+      `or a module in train mode) needs 'float32'`);
+  }
   return {
     // Both looked up after checkOneOf: never undefined.
     causal: /** @type {number} */ (causalCodes.get(causal)),
@@ -60,6 +66,7 @@ export function resolveAttentionOptions(prefix, o, generator) {
     maskKind: 0, mask: 0, maskBatch: 1, maskHeads: 1, maskQueries: 1, maskKeys: 1,
     // No scores before the softmax (ca.attention's returnScores sets them).
     scoreStage: 0, scores: 0,
+    precision: /** @type {number} */ (PRECISION.get(precision)),
   };
 }
 

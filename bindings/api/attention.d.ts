@@ -166,7 +166,21 @@ export interface AttentionOptions extends AttentionComputation {
   out?: Float32Array;
   /** Write the weights here (needs returnWeights; length B·H·Tq·Tk). */
   weightsOut?: Float32Array;
+  /** The forward's arithmetic (see {@link AttentionPrecision}). Default 'float32'. */
+  precision?: AttentionPrecision;
 }
+
+/**
+ * 'float32', or 'int8' (inference only): keys smoothed by their mean and
+ * stored with the values as int8 (a scale per 32 values), queries as int16,
+ * Q·Kᵀ and P·V in integer dot products, the softmax and every option in
+ * float32; returnWeights gives its own softmax. Accuracy: largest
+ * |output − float64 reference| ≤ 2e-2 × the output's largest |value| on
+ * N(0, 1) inputs and keys with large per-channel offsets, ≤ 0.15 with
+ * outlier key channels ×50 (tested). With training or returnLogSumExp (what
+ * the backward needs) it is a RangeError.
+ */
+export type AttentionPrecision = 'float32' | 'int8';
 
 /**
  * The scores returnScores gives, by the step of the forward that produced

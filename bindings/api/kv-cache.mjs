@@ -41,6 +41,7 @@ const LAYOUT_OPTIONS = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity', '
 const ATTENTION_OPTIONS = [
   'heads', 'queryLength', 'causal', 'maskStrategy', 'scale', 'dropout', 'training', 'seed',
   'returnWeights', 'returnLogSumExp', 'out', 'weightsOut', 'window', 'softcap', 'sinks', 'mask', 'maskShape',
+  'precision',
 ];
 
 /**

@@ -43,6 +43,15 @@ export const KV_DTYPE = new Map([
   ['int8', 2], // kInt8
 ]);
 
+/**
+ * src/attention/attention.h `Precision`, by the public `precision` names.
+ * @type {ReadonlyMap<string, number>}
+ */
+export const PRECISION = new Map([
+  ['float32', 0], // kFloat32
+  ['int8', 1], // kInt8
+]);
+
 /** @type {ReadonlySet<number>} */
 const RANGE_ERRORS = new Set([
   Status.INVALID_SHAPE, Status.TOO_LARGE, Status.INVALID_OPTION, Status.OUT_OF_MEMORY,

@@ -57,6 +57,7 @@
  * @property {number} maskKeys 1 or keyLength
  * @property {number} scoreStage ScoreStage: kNone 0, kScaled 1, kSoftcapped 2, kMasked 3
  * @property {Ptr} scores float [batch, heads, queryLength, keyLength]; 0: none
+ * @property {number} precision Precision: kFloat32 0, kInt8 1
  */
 
 /**

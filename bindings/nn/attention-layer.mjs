@@ -49,7 +49,7 @@ import { Kept, Module, bindingOf, copyInto, fixFields, gradOrZeros, keepGrad } f
 
 const FORWARD_OPTIONS = [
   'returnWeights', 'returnScores', 'returnQKV', 'maskStrategy', 'seed', 'out', 'useCache', 'cacheDtype',
-  'keyLengths', 'mask', 'maskShape', 'headMask', 'returnHeadOutputs', 'patchHeads',
+  'keyLengths', 'mask', 'maskShape', 'headMask', 'returnHeadOutputs', 'patchHeads', 'precision',
 ];
 
 /** A module's first cache holds this many tokens (or contextLength); it doubles as needed. */
@@ -208,7 +208,7 @@ export class AttentionLayer extends Module {
     const causal = useCache && this.#causal ? 'bottom-right' : this.#causal;
     const attention = resolveAttentionOptions('options', {
       causal, maskStrategy: o.maskStrategy, dropout: this.dropout,
-      training: this.training, seed: o.seed,
+      training: this.training, seed: o.seed, precision: o.precision,
     }, engine.generator);
     const outputLength = batch * tokens * parts.outputDim;
     if (o.out !== undefined) {

@@ -2,7 +2,7 @@
 // chapter's GroupedQueryAttention (bindings/nn/attention.mjs,
 // grouped-query-attention.mjs). Re-exported by index.d.ts; types only.
 
-import type { KVCacheDtype, MaskStrategy } from '../api/attention.js';
+import type { AttentionPrecision, KVCacheDtype, MaskStrategy } from '../api/attention.js';
 import type { Linear, Module } from './layers.js';
 
 /** Options of a module's forward(). */
@@ -18,6 +18,11 @@ export interface ForwardOptions {
   returnQKV?: boolean;
   /** How the causal mask is applied. Default 'neg-inf'. */
   maskStrategy?: MaskStrategy;
+  /**
+   * The attention's arithmetic (AttentionPrecision): 'int8' in eval() mode
+   * only (a train-mode forward keeps what backward() needs: RangeError).
+   */
+  precision?: AttentionPrecision;
   /** Dropout seed; default: drawn from the runtime's generator. */
   seed?: number | bigint;
   /** Write the output here (length batch · tokens · outputDim). */

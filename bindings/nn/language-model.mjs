@@ -34,7 +34,7 @@ import { Module, fixFields } from './module.mjs';
  * @typedef {Module & { forward(x: Float32Array, shape: number[]): Float32Array, backward(g: Float32Array): Float32Array }} Layer
  */
 
-const FORWARD_OPTIONS = ['returnWeights', 'useCache', 'cacheDtype', 'keyLengths', 'mask', 'maskShape', 'headMask', 'seed',
+const FORWARD_OPTIONS = ['returnWeights', 'useCache', 'cacheDtype', 'keyLengths', 'mask', 'maskShape', 'headMask', 'seed', 'precision',
   'returnResidual', 'returnHeadOutputs', 'patchHeads'];
 const GENERATE_OPTIONS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'eosId', 'seed', 'useCache', 'cacheDtype'];
 
@@ -205,7 +205,7 @@ export class LanguageModel extends Module {
       // where none is given): captures and patches see the same stream.
       if (patches[layer]) att.patchHeads = patches[layer];
       else if (patches.length) att.patchHeads = { heads: [], values: new Float32Array(0) };
-      for (const key of /** @type {const} */ (['cacheDtype', 'keyLengths', 'mask', 'maskShape'])) {
+      for (const key of /** @type {const} */ (['cacheDtype', 'keyLengths', 'mask', 'maskShape', 'precision'])) {
         if (o[key] !== undefined) /** @type {any} */ (att)[key] = o[key];
       }
       // Layer l's attention dropout draws from seed + l (one seed for all would repeat its masks).

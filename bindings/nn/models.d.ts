@@ -54,7 +54,7 @@ export interface LlamaConfig {
 
 /** A model's forward options: each handed to every layer's attention. */
 export interface ModelForwardOptions extends Pick<ForwardOptions,
-  'returnWeights' | 'useCache' | 'cacheDtype' | 'keyLengths' | 'mask' | 'maskShape'> {
+  'returnWeights' | 'useCache' | 'cacheDtype' | 'keyLengths' | 'mask' | 'maskShape' | 'precision'> {
   /** The attention dropout's seed: layer l draws from seed + l (default: from the runtime's generator). */
   seed?: number | bigint;
   /**

@@ -58,6 +58,7 @@
 #include <limits>
 #include <vector>
 
+#include "src/attention/int8_operands.h"
 #include "src/attention/internal.h"
 #include "src/attention/layout.h"
 #include "src/base/size_math.h"
@@ -110,6 +111,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     // 1-2. S = Q·Kᵀ for every row of the block.
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
                  ws, q8);
+    ShiftScores(p, b, kn, ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
       const bool full = vis == TileVisibility::kFull;
@@ -268,6 +270,9 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   const size_t rows = b.rows;
   size_t ldq;
   const float* q = QueryRows(p, b, ws, &ldq);
+  Int8Queries q8_rows;
+  const Int8Queries* q8 =
+      Int8Route(ChooseRoute(p, b, 0, p.tk, nullptr), p, b, ws, &q8_rows);
   float* w0;
   size_t ldw;
   if (p.weights) {
@@ -295,7 +300,8 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   // 1-2. Scores, tile by tile, copied into the weight rows (and the scores).
   for (size_t k0 = 0; k0 < score_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, score_end - k0);
-    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, nullptr, rows, kn, ws);
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, nullptr, rows, kn, ws, q8);
+    ShiftScores(p, b, kn, ws);
     for (size_t r = 0; r < rows; ++r) {
       if (scored[r] > k0) {
         memcpy(w0 + r * ldw + k0, ws.s + r * kKeyBlock,
@@ -387,7 +393,16 @@ Status AttentionImpl(const AttentionShape& shape,
                      const AttentionOptions& options, const float* q,
                      const float* k, const float* v, float* out, float* weights,
                      float* lse) {
-  const Plan p(shape, options, q, k, v, out, weights, lse);
+  internal::Int8Operands int8;
+  if (options.precision == Precision::kInt8) {
+    const Status prepared = int8.Prepare(shape, q, k, v);
+    if (prepared != Status::kOk) return prepared;
+    q = int8.queries();
+    k = int8.keys();
+    v = int8.values();
+  }
+  const Plan p(options.precision == Precision::kInt8 ? int8.shape() : shape,
+               options, q, k, v, out, weights, lse, int8.shift());
   const bool rows_path =
       weights != nullptr || p.renormalize || p.scores != nullptr;
   const bool need_rows = rows_path && weights == nullptr;
@@ -489,6 +504,11 @@ Status AttentionWithLogSumExp(const AttentionShape& shape,
     return st;
   }
   if (!q || !k || !v || !out) return Status::kNullPointer;
+  if (log_sum_exp && options.precision != Precision::kFloat32) {
+    return internal::Refuse(Status::kInvalidOption,
+                            "precision: int8 gives no log-sum-exp (the "
+                            "backward's input): use float32");
+  }
   return internal::ForwardInLayout(&HWY_DYNAMIC_DISPATCH(AttentionImpl), shape,
                                    options, q, k, v, out, weights,
                                    log_sum_exp);

@@ -83,6 +83,28 @@ enum class ScoreStage : int32_t {
   kMasked = 3
 };
 
+// The arithmetic of the forward (inference only: the backward is float32).
+//   kFloat32: float32 throughout.
+//   kInt8:    SageAttention-style quantised products (int8_operands.h):
+//             keys smoothed by their KV head's mean key (q·mean is added
+//             back to each score, so every score rule sees q·k) and scaled
+//             per channel, then stored with the values as an int8 KV cache's
+//             rows (kv_storage.h: a scale per block of 32 values); query
+//             rows rounded to int16, one scale per row; Q·Kᵀ and P·V in
+//             integer dot products (src/kv/int8_rows-inl.h) where d and dv
+//             are multiples of 16 and a block's rows a multiple of 4, in
+//             float32 on the dequantised rows elsewhere; the softmax and
+//             every score rule in float32. An int8 KV cache's rows are read
+//             as they are. Accuracy: largest |out − float64 reference| <=
+//             2e-2 · the output's largest |value| on N(0, 1) inputs and on
+//             keys with large per-channel offsets, 0.15 with outlier key
+//             channels x50 (tests/native/attention/int8_attention_test.cc;
+//             8-bit keys alone give about 3e-3 on N(0, 1), 8-bit values
+//             about 4e-3). Refused (kInvalidOption) with `training` and by
+//             AttentionWithLogSumExp with a log_sum_exp output (what a
+//             backward reads).
+enum class Precision : int32_t { kFloat32 = 0, kInt8 = 1 };
+
 // What an AttentionMask's data holds.
 enum class MaskKind : int32_t { kNone = 0, kBoolean = 1, kAdditive = 2 };
 
@@ -161,6 +183,9 @@ struct AttentionOptions {
   // (the rows path: a [Tq, Tk] tensor exists only when asked for).
   ScoreStage score_stage = ScoreStage::kNone;
   float* scores = nullptr;
+
+  // The forward's arithmetic (Precision).
+  Precision precision = Precision::kFloat32;
 };
 
 // Scaled dot-product attention:

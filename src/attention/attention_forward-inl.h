@@ -62,10 +62,15 @@ struct Plan : AttentionPlan {
   bool read_ahead;  // the call's keys and values exceed kReadAheadBytes
   ScoreStage score_stage;
   float* scores;  // [B·H·Tq·Tk] scores before the softmax, or null
+  // Precision::kInt8: k and v are int8 rows (int8_operands.h), every block
+  // takes the tile loop; shift [B·H·Tq] (or null) is added to each row's
+  // scores (the smoothed keys' q·mean).
+  bool int8;
+  const float* shift;
 
   Plan(const AttentionShape& shape, const AttentionOptions& options,
        const float* q_, const float* k_, const float* v_, float* out_,
-       float* weights_, float* lse_)
+       float* weights_, float* lse_, const float* shift_ = nullptr)
       : AttentionPlan(shape, options),
         renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
                     options.causal != CausalMask::kNone),
@@ -81,7 +86,9 @@ struct Plan : AttentionPlan {
         read_ahead(batch * kv_heads * tk * (k_row + v_row) > kReadAheadBytes),
         score_stage(options.score_stage),
         scores(options.score_stage != ScoreStage::kNone ? options.scores
-                                                        : nullptr) {}
+                                                        : nullptr),
+        int8(options.precision == Precision::kInt8),
+        shift(shift_) {}
 };
 
 // The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
@@ -229,7 +236,13 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                              const uint8_t* k_rows, const uint8_t* v_rows,
                              size_t rows, size_t kn, const Workspace& ws,
                              const Int8Queries* q8 = nullptr) {
-  (void)q8;  // vector targets
+  if (q8 != nullptr) {
+    for (size_t r = 0; r < rows; r += 4) {
+      DotFourRowsInt8({q8->q + r * p.d, q8->scale + r}, k_rows, p.k_row, kn,
+                      p.d, ws.s + r * kKeyBlock, kKeyBlock);
+    }
+    return;
+  }
 #if HWY_TARGET == HWY_SCALAR
   (void)v_rows;
   // One lane: the transposed-tile microkernel (broadcast q, load kᵀ).
@@ -243,13 +256,6 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
   const bool read_ahead =
       p.read_ahead && v_rows != nullptr && p.kv_dtype == KvDtype::kFloat32;
   const size_t step = read_ahead ? 2 : kKeyBlock;  // keys per step
-  if (q8 != nullptr) {
-    for (size_t r = 0; r < rows; r += 4) {
-      DotFourRowsInt8({q8->q + r * p.d, q8->scale + r}, k_rows, p.k_row, kn,
-                      p.d, ws.s + r * kKeyBlock, kKeyBlock);
-    }
-    return;
-  }
 #if HWY_TARGET == HWY_WASM
   if (p.kv_dtype == KvDtype::kBFloat16 && group &&
       p.d % 8 == 0) {  // a decode step's group(s): keys widened in registers
@@ -279,6 +285,17 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                    kKeyBlock);
   }
 #endif
+}
+
+// Adds each row's shift (Plan::shift) to its scores of the tile's kn keys.
+HWY_INLINE void ShiftScores(const Plan& p, const Block& b, size_t kn,
+                            const Workspace& ws) {
+  if (!p.shift) return;
+  for (size_t r = 0; r < b.rows; ++r) {
+    float* HWY_RESTRICT s = ws.s + r * kKeyBlock;
+    const float c = p.shift[b.Row(r)];
+    for (size_t j = 0; j < kn; ++j) s[j] = s[j] + c;
+  }
 }
 
 // The block's query rows as ScoreKeyTile reads them: the user's rows, or a

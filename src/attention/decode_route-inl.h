@@ -60,6 +60,15 @@ constexpr bool kBf16ValueKernel = HWY_TARGET == HWY_WASM;
 HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
                              size_t key_end, const PartialRows* partial) {
   Route route{BlockRoute::kTiles, ValueRoute::kTile};
+  if (p.int8) {
+    // Precision::kInt8 (int8 rows, int8_operands.h): the tile loop on every
+    // target, integer products where the kernels' shapes allow (any
+    // multiple of four rows: they take four at a time).
+    if (b.rows % 4 == 0 && p.d % 16 == 0 && p.dv % 16 == 0 && !p.drop) {
+      route.values = ValueRoute::kInt8Integer;
+    }
+    return route;
+  }
   const bool group = FourRowGroups(b.rows);
   if (group && kBf16ValueKernel && p.kv_dtype == KvDtype::kBFloat16 &&
       p.dv % 8 == 0 && !p.products.relaxed) {
@@ -129,15 +138,16 @@ HWY_INLINE void AddFourBf16(const Plan& p, const Block& b, size_t rows,
 }
 
 // The ValueRoute kInt8Integer's queries: quantised to int16 once per work
-// item into ws.qpad (unused then: d is a multiple of the vector length), for
+// item into ws.qpad (unused then: d is a multiple of the vector length;
+// kQueryBlock scales, then the rows: 128 + 64·d <= 128·d_pad bytes), for
 // scores and P·V in integer arithmetic (int8_rows-inl.h). Returns null where
 // the float32 tile route runs instead: another route, or a non-finite query.
 HWY_INLINE const Int8Queries* Int8Route(const Route& route, const Plan& p,
                                         const Block& b, const Workspace& ws,
                                         Int8Queries* q8) {
   if (route.values != ValueRoute::kInt8Integer) return nullptr;
-  float* scale = ws.qpad;  // [8] then the int16 rows, 32-byte aligned
-  int16_t* q = reinterpret_cast<int16_t*>(ws.qpad + 8);
+  float* scale = ws.qpad;  // [kQueryBlock] then the int16 rows
+  int16_t* q = reinterpret_cast<int16_t*>(ws.qpad + kQueryBlock);
   if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale)) return nullptr;
   *q8 = {q, scale};
   return q8;

@@ -154,6 +154,15 @@ Status ValidateAttention(const AttentionShape& s, const AttentionOptions& o) {
                     "fit size_t");
     }
   }
+  const int precision = static_cast<int>(o.precision);
+  if (precision < 0 || precision > 1) {
+    return Refuse(Status::kInvalidOption,
+                  "precision: must be 0 (float32) or 1 (int8)");
+  }
+  if (o.precision == Precision::kInt8 && o.training) {
+    return Refuse(Status::kInvalidOption,
+                  "precision: int8 is for inference; training needs float32");
+  }
   if (o.mask_strategy == MaskStrategy::kRenormalize &&
       o.causal != CausalMask::kNone) {
     // The book's route (softmax over every key, mask, renormalise) is
@@ -198,6 +207,10 @@ Status ValidateAttentionBackward(const AttentionShape& s,
   // forward's only: the backward trains on a call's own keys).
   const Status st = ValidateAttention(s, o);
   if (st != Status::kOk) return st;
+  if (o.precision != Precision::kFloat32) {
+    return internal::Refuse(Status::kInvalidOption,
+                            "precision: the backward takes float32 only");
+  }
   if (s.kv_dtype != KvDtype::kFloat32) {
     return internal::Refuse(Status::kInvalidShape,
                             "kv_dtype: the backward takes float32 k and v");

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { CAUSAL, KV_DTYPE, MASK_STRATEGY, Status, checkStatus } from '../../dist/engine/codes.mjs';
+import { CAUSAL, KV_DTYPE, MASK_STRATEGY, PRECISION, Status, checkStatus } from '../../dist/engine/codes.mjs';
 import { Structs } from '../../dist/engine/embind.mjs';
 import { Engine } from '../../dist/engine/engine.mjs';
 import { loadModule } from '../../dist/engine/loader.mjs';
@@ -632,6 +632,7 @@ describe('the codes at the boundary', () => {
       [mod.MaskStrategy.kNegInf.value, mod.MaskStrategy.kRenormalize.value]);
     assert.deepEqual([...KV_DTYPE.values()],
       [mod.KvDtype.kFloat32.value, mod.KvDtype.kBFloat16.value, mod.KvDtype.kInt8.value]);
+    assert.deepEqual([...PRECISION.values()], [mod.Precision.kFloat32.value, mod.Precision.kInt8.value]);
   });
 
   it('bindings/engine/embind.mjs builds each value object with the fields the wasm registers', async () => {

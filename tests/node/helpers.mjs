@@ -35,3 +35,21 @@ export function problem(o, seed = 1) {
     dO: randomArray(o.batch * o.heads * o.queryLength * dv, seed + 3),
   };
 }
+
+/**
+ * The golden files' inputs (tests/data/int8-*-golden.json): x <- 1664525 x +
+ * 1013904223 (mod 2^32); each call gives (a 24-bit integer - 2^23) · 2^-23,
+ * exact in float32 (tests/native/kv/int8_rows_cases.h's Lcg).
+ * @param {number} seed
+ */
+export function lcg(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return ((state >>> 8) - 2 ** 23) * 2 ** -23;
+  };
+}
+
+/** A Float32Array's bits as 8 hex digits per value (the golden files' form). */
+export const hex = (/** @type {Float32Array} */ a) =>
+  Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length), (b) => b.toString(16).padStart(8, '0')).join('');

@@ -13,18 +13,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
+import { hex, lcg } from './helpers.mjs';
 
 const GOLDEN = new URL('../data/int8-decode-golden.json', import.meta.url);
-
-// x <- 1664525 x + 1013904223 (mod 2^32); uniform(): (a 24-bit integer -
-// 2^23) · 2^-23, exact in float32 (int8_rows_cases.h's Lcg).
-function lcg(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return ((state >>> 8) - 2 ** 23) * 2 ** -23;
-  };
-}
 
 // [name, heads, kvHeads, headDim, valueDim, keys, kind]
 const CASES = [
@@ -64,8 +55,6 @@ function inputs(index, H, KV, D, DV, L, kind) {
   if (kind === 'nanQuery') q[1 * D + 5] = NaN; // query head 1 (KV head 0)
   return { q, k, v };
 }
-
-const hex = (a) => Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length), (b) => b.toString(16).padStart(8, '0')).join('');
 
 function run(ca) {
   return CASES.map(([name, H, KV, D, DV, L, kind], i) => {

@@ -23,40 +23,13 @@
 #include "hwy/tests/hwy_gtest.h"
 #include "src/causal_attention.h"
 #include "src/kv/int8_rows-inl.h"
+#include "tests/native/golden_file.h"
 #include "tests/native/kv/int8_rows_cases.h"
 
 #ifndef CAUSAL_ATTENTION_TESTS_NATIVE_KV_INT8_ROWS_GOLDEN_ONCE_
 #define CAUSAL_ATTENTION_TESTS_NATIVE_KV_INT8_ROWS_GOLDEN_ONCE_
 namespace causal_attention {
 namespace int8_rows_cases {
-
-// The field `key` of a golden file's case line ("key": "..." or "key":
-// a number, true or false; a space after the colon or not), or "" when
-// absent.
-inline std::string Field(const std::string& line, const std::string& key) {
-  const std::string tag = "\"" + key + "\":";
-  const size_t at = line.find(tag);
-  if (at == std::string::npos) return "";
-  size_t begin = at + tag.size();
-  while (line[begin] == ' ') ++begin;
-  if (line[begin] == '"') {
-    ++begin;
-    return line.substr(begin, line.find('"', begin) - begin);
-  }
-  const size_t end = line.find_first_of(",}", begin);
-  return line.substr(begin, end - begin);
-}
-
-// The lines of a golden file in tests/data/ that hold a case.
-inline std::vector<std::string> GoldenLines(const char* name) {
-  std::ifstream file(std::string(CA_SOURCE_DIR) + "/tests/data/" + name);
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.find("\"name\":") != std::string::npos) lines.push_back(line);
-  }
-  return lines;
-}
 
 // The golden results by case name.
 inline std::map<std::string, Results> ReadGolden() {
@@ -107,14 +80,7 @@ inline std::vector<DecodeCase> ReadDecodeGolden() {
     c.head_dim = atoll(Field(line, "headDim").c_str());
     c.value_dim = atoll(Field(line, "valueDim").c_str());
     c.keys = atoll(Field(line, "keys").c_str());
-    const std::string hex = Field(line, "out");
-    for (size_t i = 0; i + 8 <= hex.size(); i += 8) {
-      const uint32_t bits =
-          static_cast<uint32_t>(strtoul(hex.substr(i, 8).c_str(), nullptr, 16));
-      float x;
-      memcpy(&x, &bits, sizeof(x));
-      c.out.push_back(x);
-    }
+    c.out = HexFloats(Field(line, "out"));
     cases.push_back(c);
   }
   return cases;

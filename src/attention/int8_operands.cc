@@ -1,0 +1,196 @@
+// Int8Operands (int8_operands.h): the smoothed int8 keys, the int8 values
+// and the query rows' shifts of a Precision::kInt8 forward.
+
+#include "src/attention/int8_operands.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmath>
+#include <vector>
+
+#include "src/attention/internal.h"
+#include "src/base/size_math.h"
+#include "src/base/thread_pool.h"
+#include "src/kv/kv_storage.h"
+
+namespace causal_attention {
+namespace internal {
+namespace {
+
+// Pass 1 for one KV head: mean[c] over its tk key rows (x + j·d), or zeros
+// when a key value is not finite (a double sum of floats overflows only
+// through a non-finite term).
+void MeanKey(const float* x, size_t tk, size_t d, double* sum, float* mean) {
+  for (size_t c = 0; c < d; ++c) sum[c] = 0.0;
+  for (size_t j = 0; j < tk; ++j) {
+    for (size_t c = 0; c < d; ++c) sum[c] += static_cast<double>(x[j * d + c]);
+  }
+  bool finite = true;
+  for (size_t c = 0; c < d; ++c) finite &= std::isfinite(sum[c]);
+  for (size_t c = 0; c < d; ++c) {
+    mean[c] = finite ? static_cast<float>(sum[c] / static_cast<double>(tk))
+                     : 0.0f;
+  }
+}
+
+// Pass 2's channel scales for one KV head: inv[c] = 1 / max_j |x_jc −
+// mean_c| (1 where that is 0 or not finite); amax[c] the divisor.
+void ChannelScales(const float* x, size_t tk, size_t d, const float* mean,
+                   float* amax, float* inv) {
+  for (size_t c = 0; c < d; ++c) amax[c] = 0.0f;
+  for (size_t j = 0; j < tk; ++j) {
+    for (size_t c = 0; c < d; ++c) {
+      const float m = std::fabs(x[j * d + c] - mean[c]);
+      amax[c] = m > amax[c] ? m : amax[c];  // NaN: skipped
+    }
+  }
+  for (size_t c = 0; c < d; ++c) {
+    if (!(amax[c] > 0.0f) || !std::isfinite(amax[c])) amax[c] = 1.0f;
+    inv[c] = 1.0f / amax[c];
+  }
+}
+
+// One int8 row (kv_storage.h's layout) of t_c = (x_c − mean_c) · inv_c
+// (x_c itself where mean is null): per block of 32, scale = max|t| / 127
+// (NaN when a t is not finite), q = round(t · (127 / max)) to nearest even,
+// within ±127. t: [width] scratch.
+void StoreRow(const float* x, const float* mean, const float* inv,
+              size_t width, float* t, uint8_t* dst) {
+  if (mean) {
+    for (size_t c = 0; c < width; ++c) t[c] = (x[c] - mean[c]) * inv[c];
+  } else {
+    for (size_t c = 0; c < width; ++c) t[c] = x[c];
+  }
+  int8_t* q = reinterpret_cast<int8_t*>(dst);
+  for (size_t b0 = 0; b0 < width; b0 += kInt8Block) {
+    const size_t n = width - b0 < kInt8Block ? width - b0 : kInt8Block;
+    const float* tb = t + b0;
+    float largest = 0.0f, zero = 0.0f;
+    for (size_t c = 0; c < n; ++c) {
+      const float m = std::fabs(tb[c]);
+      largest = m > largest ? m : largest;
+      zero += tb[c] * 0.0f;  // NaN unless every t is finite
+    }
+    const float scale = zero == 0.0f ? largest / 127.0f : std::nanf("");
+    const float to_int = largest > 0.0f ? 127.0f / largest : 0.0f;
+    for (size_t c = 0; c < n; ++c) {
+      float r = std::nearbyint(tb[c] * to_int);
+      r = r > 127.0f ? 127.0f : r;
+      r = r < -127.0f ? -127.0f : r;
+      q[b0 + c] = static_cast<int8_t>(r == r ? r : 0.0f);
+    }
+    memcpy(dst + width + b0 / kInt8Block * sizeof(float), &scale,
+           sizeof(scale));
+  }
+}
+
+size_t RoundUp4(size_t x) { return (x + 3) & ~size_t{3}; }
+
+}  // namespace
+
+Int8Operands::~Int8Operands() { free(owned_); }
+
+Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
+                             const void* k, const void* v) {
+  shape_ = shape;
+  q_ = q;
+  k_ = static_cast<const uint8_t*>(k);
+  v_ = static_cast<const uint8_t*>(v);
+  if (shape.kv_dtype == KvDtype::kInt8) return Status::kOk;
+  const size_t b = static_cast<size_t>(shape.batch);
+  const size_t h = static_cast<size_t>(shape.heads);
+  const size_t kvh = static_cast<size_t>(KvHeads(shape));
+  const size_t tq = static_cast<size_t>(shape.query_len);
+  const size_t tk = static_cast<size_t>(shape.key_len);
+  const size_t cap = static_cast<size_t>(KvCapacity(shape));
+  const size_t d = static_cast<size_t>(shape.head_dim);
+  const size_t dv = static_cast<size_t>(shape.value_dim);
+  const size_t in_k = KvRowBytes(shape.kv_dtype, d);
+  const size_t in_v = KvRowBytes(shape.kv_dtype, dv);
+  const size_t out_k = KvRowBytes(KvDtype::kInt8, d);
+  const size_t out_v = KvRowBytes(KvDtype::kInt8, dv);
+  // The shifts are one float per query row (as q fits); int8 rows take
+  // fewer bytes than float32 ones, but not always than bfloat16 ones.
+  const size_t heads = b * kvh;
+  size_t keys_bytes, values_bytes;
+  if (!MulSize(heads * tk, out_k, &keys_bytes) ||
+      !MulSize(heads * tk, out_v, &values_bytes) ||
+      keys_bytes > SIZE_MAX / 4 || values_bytes > SIZE_MAX / 4) {
+    return Status::kOutOfMemory;
+  }
+  const size_t rows = b * h * tq;  // a shift and a query row each
+  size_t row_floats;
+  if (!MulSize(rows, 1 + d, &row_floats) || row_floats > SIZE_MAX / 8) {
+    return Status::kOutOfMemory;
+  }
+  owned_ = static_cast<uint8_t*>(malloc(RoundUp4(keys_bytes + values_bytes) +
+                                        row_floats * sizeof(float) + 1));
+  if (!owned_) return Status::kOutOfMemory;
+  uint8_t* keys = owned_;
+  uint8_t* values = owned_ + keys_bytes;
+  shift_ = reinterpret_cast<float*>(owned_ +
+                                    RoundUp4(keys_bytes + values_bytes));
+  float* queries = shift_ + rows;
+  std::vector<float> mean(heads * d), amax(heads * d);
+  const bool convert = shape.kv_dtype != KvDtype::kFloat32;
+  const uint8_t* kin = static_cast<const uint8_t*>(k);
+  const uint8_t* vin = static_cast<const uint8_t*>(v);
+  // One item per KV head, then per query head: each writes its own rows
+  // only (the same bytes for any thread count).
+  ThreadPool& pool = GlobalPool();
+  const double head_flops = 8.0 * static_cast<double>(tk * (d + dv));
+  pool.Run(heads, head_flops * static_cast<double>(heads), [&](size_t x,
+                                                               int) {
+    std::vector<double> sum(d);
+    std::vector<float> inv(d), t(d > dv ? d : dv);
+    // bfloat16 rows: the head's keys and values as float32.
+    std::vector<float> kf(convert ? tk * d : 0), vf(convert ? tk * dv : 0);
+    const float* kh = reinterpret_cast<const float*>(kin + x * cap * in_k);
+    const float* vh = reinterpret_cast<const float*>(vin + x * cap * in_v);
+    if (convert) {
+      for (size_t j = 0; j < tk; ++j) {
+        LoadKvRow(shape.kv_dtype, kin + (x * cap + j) * in_k, d, &kf[j * d]);
+        LoadKvRow(shape.kv_dtype, vin + (x * cap + j) * in_v, dv,
+                  &vf[j * dv]);
+      }
+      kh = kf.data();
+      vh = vf.data();
+    }
+    float* m = mean.data() + x * d;
+    float* a = amax.data() + x * d;
+    MeanKey(kh, tk, d, sum.data(), m);
+    ChannelScales(kh, tk, d, m, a, inv.data());
+    for (size_t j = 0; j < tk; ++j) {
+      StoreRow(kh + j * d, m, inv.data(), d, t.data(),
+               keys + (x * tk + j) * out_k);
+      StoreRow(vh + j * dv, nullptr, nullptr, dv, t.data(),
+               values + (x * tk + j) * out_v);
+    }
+  });
+  const double row_flops = 3.0 * static_cast<double>(tq * d);
+  pool.Run(b * h, row_flops * static_cast<double>(b * h), [&](size_t bh,
+                                                              int) {
+    const size_t x = KvHeadOf(shape, bh);
+    const float* m = mean.data() + x * d;
+    const float* a = amax.data() + x * d;
+    for (size_t r = bh * tq; r < (bh + 1) * tq; ++r) {
+      const float* qr = q + r * d;
+      double s = 0.0;
+      for (size_t c = 0; c < d; ++c) {
+        s += static_cast<double>(qr[c]) * static_cast<double>(m[c]);
+        queries[r * d + c] = qr[c] * a[c];
+      }
+      shift_[r] = static_cast<float>(s);
+    }
+  });
+  q_ = queries;
+  k_ = keys;
+  v_ = values;
+  shape_.kv_dtype = KvDtype::kInt8;
+  shape_.kv_capacity = 0;
+  return Status::kOk;
+}
+
+}  // namespace internal
+}  // namespace causal_attention
