@@ -5,9 +5,11 @@
 // mul+add loop, the relaxed-SIMD FMA loop where it validates, the
 // single-thread read bandwidth), then the headline attention shapes — ours
 // single and threads against onnxruntime-web, interleaved in one session per
-// shape — and one decode step per KV cache dtype at the Llama-3-8B layer.
+// shape — one decode step per KV cache dtype at the Llama-3-8B layer, and
+// precision 'int8' against float32 (bench/lib/int8.mjs).
 // Writes the results as JSON to --out (stdout without it); progress on stderr.
 import { writeFileSync } from 'node:fs';
+import { runInt8Table } from './lib/int8.mjs';
 import { measureReadBandwidth } from './lib/read-bandwidth.mjs';
 import { interleave, openCase } from './lib/runner.mjs';
 import { benchPolicy } from './lib/timing.mjs';
@@ -106,6 +108,9 @@ for (const shape of quick ? NODE_TABLE_SHAPES.slice(0, 1) : NODE_TABLE_SHAPES) {
 log(`decode: ${shapeName(NODE_TABLE_DECODE)}`);
 const decode = { shape: NODE_TABLE_DECODE, bytes: decodeBytes(NODE_TABLE_DECODE), rows: await runSession(NODE_TABLE_DECODE, DECODE_CASES) };
 
+log('precision \'int8\' against float32 (bench/lib/int8.mjs)');
+const int8 = await runInt8Table({ policy, log, quick, seed: SEED });
+
 // Other load only lowers a reading: the higher of start and end is the limit.
 const simdEnd = measureSimdLimit({}, [chains]);
 const results = {
@@ -118,6 +123,7 @@ const results = {
   bandwidth: { bytes: bandwidthBytes, gbps: Math.max(bandwidth, measureReadBandwidth(bandwidthBytes, { cold: true })) },
   attention,
   decode,
+  int8,
 };
 const out = option('out');
 if (out) writeFileSync(out, JSON.stringify(results, null, 2));

@@ -420,8 +420,6 @@ const nodes = quick || only ? null : await runNodeVersions({ log });
 // Masks, padding, windows, softcap, sinks, layout.
 const options = only ? null : await runOptionsTable({ policy, log, quick, seed: SEED });
 
-// precision 'int8' against float32 and onnxruntime-web.
-const int8 = only ? null : await runInt8Table({ policy, log, quick, seed: SEED });
 
 log('Measuring the wasm SIMD128 limit again...');
 simd.end = measureSimdLimit({}, [simd.chains]);
@@ -512,7 +510,6 @@ const results = {
   learn,
   frames,
   options,
-  int8,
   lab,
   nodes,
 };

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderInt8 } from './int8.mjs';
 import { fmtMs, fmtPct, fmtRate, fmtX, table, targetLine } from './format.mjs';
 import { flops, shapeName } from './shapes.mjs';
 import { gflops } from './timing.mjs';
@@ -100,6 +101,8 @@ export function renderNodeVersions(list) {
     list.find((v) => v.results) ? `One decode step, ${shapeName(list.find((v) => v.results).results.decode.shape)}, ` +
       'resident KV cache per dtype, one thread (× of the float32 step):' : '', '',
     table(['Node', 'float32 ms', 'bfloat16 ms', 'int8 ms'], decode, ['l', 'r', 'r', 'r']),
+    ...list.filter((v) => v.results?.int8).flatMap((v) => ['', `precision 'int8' against float32, ${v.label}, one thread, ` +
+      `wasm ${v.results.int8.engine} (bench/lib/int8.mjs):`, '', renderInt8(v.results.int8)]),
     ...unavailable,
   ];
   return { text: lines.join('\n'), targets: nodeTargets(list) };

@@ -8,7 +8,6 @@ import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table, targetLine,
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
-import { renderInt8 } from './int8.mjs';
 import { renderOptions } from './options.mjs';
 import { renderFrames } from '../browser/frames.mjs';
 import { renderLearnText } from './learn-steps.mjs';
@@ -437,7 +436,6 @@ export function renderReport(results) {
     ...(results.frames ? ['', renderFrames(results.frames)] : []),
     ...(results.lab ? ['', results.lab] : []),
     ...(results.options ? ['', 'Attention options against our plain call, one thread, wasm:', '', renderOptions(results.options)] : []),
-    ...(results.int8 ? ['', `precision 'int8' against float32, one thread, wasm ${results.int8.engine}:`, '', renderInt8(results.int8)] : []),
     '',
     `Run took ${((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1)} min.`,
   ].join('\n');
@@ -526,8 +524,6 @@ function generatedResultsMd(results) {
     ...(results.lab ? ['', '## The lab\'s activation-patching grid', '', results.lab] : []),
     ...(results.options ? ['', '## Attention options (masks, padding, windows, softcap, sinks, layout) against our plain call, one thread, wasm', '',
       renderOptions(results.options)] : []),
-    ...(results.int8 ? ['', `## precision 'int8' against float32 and onnxruntime-web, one thread, wasm ${results.int8.engine}`, '',
-      renderInt8(results.int8)] : []),
     '',
     '## Reproduce',
     '',
