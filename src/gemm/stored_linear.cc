@@ -109,10 +109,12 @@ void PrepareBf16X(const float* x, size_t rows, size_t in, size_t half,
   }
 }
 
-// Pass 2, int8, for R rows of x: integer dot products per block (16-bit
-// products, int32 sums: |sum| <= 32 · 127 · 32767 < 2^31), times the
-// weight's and the row's block scales, summed in float.
-template <size_t R>
+// Pass 2, int8, for R rows of x and C output columns at a time (one row
+// of x: four columns, sharing each load of x): integer dot products per
+// block (16-bit products, int32 sums: |sum| <= 32 · 127 · 32767 < 2^31),
+// times the weight's and the row's block scales, summed in float. Each
+// column's operations are the same for any C: the same bits.
+template <size_t R, size_t C>
 HWY_NOINLINE void Int8Columns(const PreparedX& px, size_t r0,
                               const uint8_t* w, size_t row_bytes, size_t in,
                               size_t o0, size_t o1, const float* bias,
@@ -124,44 +126,53 @@ HWY_NOINLINE void Int8Columns(const PreparedX& px, size_t r0,
   const size_t n = hn::Lanes(d16);
   const int16_t* xq = px.q + r0 * px.padded;
   const float* xs = px.scale + r0 * px.blocks;
-  for (size_t o = o0; o < o1; ++o) {
-    const uint8_t* row = w + o * row_bytes;
-    const int8_t* q = reinterpret_cast<const int8_t*>(row);
-    hn::Vec<decltype(df)> acc[R];
-    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
+  for (size_t o = o0; o + C <= o1; o += C) {
+    const uint8_t* row[C];
+    for (size_t c = 0; c < C; ++c) row[c] = w + (o + c) * row_bytes;
+    hn::Vec<decltype(df)> acc[R * C];
+    for (size_t i = 0; i < R * C; ++i) acc[i] = hn::Zero(df);
     for (size_t b = 0; b < px.blocks; ++b) {
-      hn::Vec<decltype(d32)> sum0[R], sum1[R];
-      for (size_t r = 0; r < R; ++r) sum0[r] = sum1[r] = hn::Zero(d32);
+      hn::Vec<decltype(d32)> sum0[R * C], sum1[R * C];
+      for (size_t i = 0; i < R * C; ++i) sum0[i] = sum1[i] = hn::Zero(d32);
       const size_t b0 = b * kInt8Block;
       // The last block may run past `in`: those int8 values (the row's
       // scales, the next row, the padding) meet x's zero padding.
       for (size_t j = b0; j < b0 + kInt8Block; j += n) {
-        const auto wv = hn::PromoteTo(d16, hn::LoadU(d8, q + j));
+        hn::Vec<decltype(d16)> wv[C];
+        for (size_t c = 0; c < C; ++c) {
+          wv[c] = hn::PromoteTo(
+              d16, hn::LoadU(d8, reinterpret_cast<const int8_t*>(row[c]) + j));
+        }
         for (size_t r = 0; r < R; ++r) {
-          sum0[r] = hn::ReorderWidenMulAccumulate(
-              d32, wv, hn::LoadU(d16, xq + r * px.padded + j), sum0[r],
-              sum1[r]);
+          const auto xv = hn::LoadU(d16, xq + r * px.padded + j);
+          for (size_t c = 0; c < C; ++c) {
+            sum0[r * C + c] = hn::ReorderWidenMulAccumulate(
+                d32, wv[c], xv, sum0[r * C + c], sum1[r * C + c]);
+          }
         }
       }
-      float ws;
-      memcpy(&ws, row + in + b * sizeof(float), sizeof(ws));
-      for (size_t r = 0; r < R; ++r) {
-        const auto sums = hn::ConvertTo(
-            df, hn::RearrangeToOddPlusEven(sum0[r], sum1[r]));
-        acc[r] = hn::MulAdd(sums, hn::Set(df, ws * xs[r * px.blocks + b]),
-                            acc[r]);
+      for (size_t c = 0; c < C; ++c) {
+        float ws;
+        memcpy(&ws, row[c] + in + b * sizeof(float), sizeof(ws));
+        for (size_t r = 0; r < R; ++r) {
+          const size_t i = r * C + c;
+          const auto sums =
+              hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum0[i], sum1[i]));
+          acc[i] = hn::MulAdd(sums, hn::Set(df, ws * xs[r * px.blocks + b]),
+                              acc[i]);
+        }
       }
     }
-    const float b = bias ? bias[o] : 0.0f;
-    for (size_t r = 0; r < R; ++r) {
-      y[(r0 + r) * out + o] = hn::GetLane(hn::SumOfLanes(df, acc[r])) + b;
+    for (size_t c = 0; c < C; ++c) {
+      const float bc = bias ? bias[o + c] : 0.0f;
+      for (size_t r = 0; r < R; ++r) {
+        y[(r0 + r) * out + o + c] =
+            hn::GetLane(hn::SumOfLanes(df, acc[r * C + c])) + bc;
+      }
     }
   }
 }
 
-// Pass 2, bfloat16, for R rows of x: one uint16 vector of weights is two
-// float vectors (the even-indexed values shifted up, the odd-indexed ones
-// masked), against x's split chunks; the tail in scalar code.
 // Floats per half chunk of the bfloat16 kernel: 0 where one lane cannot
 // hold two bfloat16 values (HWY_SCALAR: the scalar tail does all).
 HWY_INLINE size_t Bf16Half() {
@@ -215,8 +226,12 @@ template <size_t R>
 void Columns(KvDtype dtype, const PreparedX& px, size_t r0, const uint8_t* w,
              size_t row_bytes, size_t in, size_t o0, size_t o1,
              const float* bias, float* y, size_t out) {
-  if (dtype == KvDtype::kInt8) {
-    Int8Columns<R>(px, r0, w, row_bytes, in, o0, o1, bias, y, out);
+  if (dtype == KvDtype::kInt8 && R == 1) {
+    const size_t o4 = o0 + (o1 - o0) / 4 * 4;
+    Int8Columns<1, 4>(px, r0, w, row_bytes, in, o0, o4, bias, y, out);
+    Int8Columns<1, 1>(px, r0, w, row_bytes, in, o4, o1, bias, y, out);
+  } else if (dtype == KvDtype::kInt8) {
+    Int8Columns<R, 1>(px, r0, w, row_bytes, in, o0, o1, bias, y, out);
   } else {
     Bf16Columns<R>(px, r0, w, row_bytes, in, o0, o1, bias, y, out);
   }
