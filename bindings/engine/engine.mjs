@@ -360,7 +360,7 @@ export class Engine {
     const code = /** @type {number} */ (KV_DTYPE.get(dtype));
     const bytes = this.#mod.storedWeightsBytes(code, outF, inF);
     const { ptr, base } = this.#heap.allocate(`${dtype} weights`, bytes,
-      `${formatBytes(bytes)} of wasm memory (${dtype} weights [${outF}, ${inF}])`);
+      `${formatBytes(bytes)} of wasm memory (${dtype} weights [${outF}, ${inF}])`, true);
     try {
       const [wp, vp] = this.#stage('Linear.quantize', [weight], [weight.length]);
       this.#check('Linear.quantize', this.#mod.storeWeights(code, wp, outF, inF, base));
