@@ -18,6 +18,7 @@
 #include "src/kv/kv_storage.h"
 #include "src/model/layer.h"
 #include "src/gemm/linear.h"
+#include "src/gemm/stored_linear.h"
 #include "src/model/norm.h"
 #include "src/gemm/matmul.h"
 #include "src/model/optim.h"
@@ -191,6 +192,39 @@ int CallLinearBackward(uintptr_t x, double rows, double in, double out,
       LinearBackward(In(x), static_cast<int64_t>(rows),
                      static_cast<int64_t>(in), static_cast<int64_t>(out), In(w),
                      In(grad_y), Out(grad_x), Out(grad_w), Out(grad_b)));
+}
+
+// Linear on stored weights (src/gemm/stored_linear.h): their byte size, the
+// rounding into a block the caller allocated, and the forward.
+double CallStoredWeightsBytes(int dtype, double out, double in) {
+  return static_cast<double>(StoredWeightsBytes(static_cast<KvDtype>(dtype),
+                                                static_cast<int64_t>(out),
+                                                static_cast<int64_t>(in)));
+}
+int CallStoreWeights(int dtype, uintptr_t w, double out, double in,
+                     uintptr_t dst) {
+  return static_cast<int>(StoreWeights(
+      static_cast<KvDtype>(dtype), In(w), static_cast<int64_t>(out),
+      static_cast<int64_t>(in), reinterpret_cast<void*>(dst)));
+}
+// Each row's stored values as floats (LoadKvRow, row by row): what the
+// kernels multiply by.
+void CallLoadStoredWeights(int dtype, uintptr_t src, double out, double in,
+                           uintptr_t dst) {
+  const KvDtype d = static_cast<KvDtype>(dtype);
+  const size_t width = static_cast<size_t>(in);
+  const size_t row_bytes = KvRowBytes(d, width);
+  for (size_t o = 0; o < static_cast<size_t>(out); ++o) {
+    LoadKvRow(d, reinterpret_cast<const uint8_t*>(src) + o * row_bytes, width,
+              Out(dst) + o * width);
+  }
+}
+int CallStoredLinear(uintptr_t x, double rows, double in, double out,
+                     int dtype, uintptr_t w, uintptr_t b, uintptr_t y) {
+  return static_cast<int>(StoredLinear(
+      In(x), static_cast<int64_t>(rows), static_cast<int64_t>(in),
+      static_cast<int64_t>(out), static_cast<KvDtype>(dtype),
+      reinterpret_cast<const void*>(w), In(b), Out(y)));
 }
 
 int CallLinear(uintptr_t x, double rows, double in, double out, uintptr_t w,
@@ -411,6 +445,7 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
       .field("bValue", CA_IN(Params, b_value))
       .field("wOut", CA_IN(Params, w_out))
       .field("bOut", CA_IN(Params, b_out))
+      .field("weightsDtype", CA_ENUM(Params, KvDtype, weights_dtype))
       .field("sinks", CA_IN(Params, sinks));
   value_object<KVCacheView>("KVCacheView")
       .field("keys", CA_OUT(KVCacheView, keys))
@@ -467,6 +502,10 @@ EMSCRIPTEN_BINDINGS(causal_attention) {
   function("layerBackward", &CallLayerBackward);
   function("linear", &CallLinear);
   function("linearBackward", &CallLinearBackward);
+  function("storedWeightsBytes", &CallStoredWeightsBytes);
+  function("storeWeights", &CallStoreWeights);
+  function("storedLinear", &CallStoredLinear);
+  function("loadStoredWeights", &CallLoadStoredWeights);
   function("adamWUpdate", &CallAdamWUpdate);
   function("layerNorm", &CallLayerNorm);
   function("layerNormBackward", &CallLayerNormBackward);

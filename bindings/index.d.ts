@@ -21,7 +21,7 @@ import type {
   CausalAttention, GroupedQueryAttention, GroupedQueryAttentionOptions, MultiHeadAttention,
   MultiHeadAttentionWrapper, SelfAttention,
 } from './nn/attention-modules.js';
-import type { Embedding, Linear, Module, ModuleList, Sequential } from './nn/layers.js';
+import type { Embedding, Linear, Module, ModuleList, Sequential, WeightsDtype } from './nn/layers.js';
 import type {
   Activation, Dropout, FeedForward, GatedFeedForward, GPTConfig, GPTModel, LayerNorm, Llama3Model, LlamaConfig,
   CompositionScores, CompositionScoresOptions, HeadCircuits, LogitLens, LogitLensOptions, RMSNorm, Safetensors,
@@ -98,8 +98,8 @@ export interface CausalAttentionRuntime {
   };
   /** PyTorch's nn.Linear; like every class here, initialised from the runtime's generator. */
   Linear: {
-    /** nn.Linear(inFeatures, outFeatures, bias = true). */
-    new (inFeatures: number, outFeatures: number, bias?: boolean): Linear;
+    /** nn.Linear(inFeatures, outFeatures, bias = true); options.weightsDtype stores the weight so (Linear.quantize). */
+    new (inFeatures: number, outFeatures: number, bias?: boolean, options?: { weightsDtype?: WeightsDtype }): Linear;
   };
   /** PyTorch's nn.Embedding. */
   Embedding: {
@@ -240,10 +240,13 @@ export interface CausalAttentionRuntime {
    * (SmolLM2, Llama 3.2) → Llama3Model, lm_head tied when the file has none.
    * In eval mode. Unknown model types, missing, unexpected and mis-shaped
    * tensors are one error naming them; nothing is half loaded.
+   * `weightsDtype` 'int8' or 'bfloat16' stores every Linear's weight so, for
+   * inference (model.quantize(); docs/models.md "Weights in int8 and bfloat16").
    */
   loadPretrained(options: {
     config: object | string;
     safetensors: ArrayBuffer | Uint8Array | Safetensors | ReadonlyArray<ArrayBuffer | Uint8Array | Safetensors>;
+    weightsDtype?: WeightsDtype;
   }): GPTModel | Llama3Model;
 
   /** A key/value cache resident in wasm memory (dispose it when done). */

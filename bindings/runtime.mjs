@@ -17,6 +17,7 @@ import { mapCheckpoint } from './models/hf-checkpoint.mjs';
 import { readSafetensors } from './models/safetensors.mjs';
 import { checkCircuitModule, compositionScores, foldScale } from './nn/circuits.mjs';
 import { checkLensModel, headCircuits, logitLens } from './nn/model-lens.mjs';
+import { checkWeightsDtype } from './nn/weights-dtype.mjs';
 import { defineModules } from './nn/modules.mjs';
 import { SGD, bindAdamW } from './nn/optim.mjs';
 import { MT19937 } from './api/random.mjs';
@@ -91,6 +92,8 @@ export class Runtime {
       layerBackward: engine.layerBackward.bind(engine),
       linearForward: engine.linearForward.bind(engine),
       linearBackward: engine.linearBackward.bind(engine),
+      storeWeights: engine.storeWeights.bind(engine),
+      freeWeights: engine.freeBlock.bind(engine),
       normForward: engine.normForward.bind(engine),
       normBackward: engine.normBackward.bind(engine),
       activation: engine.activation.bind(engine),
@@ -209,14 +212,17 @@ export class Runtime {
    * A pretrained model from Hugging Face files: config.json (object or
    * text) and one or more .safetensors shards (bytes, or readSafetensors'
    * results). model_type 'gpt2' → a GPTModel, 'llama' → a Llama3Model, the
-   * weights mapped as the book's loaders do; returned in eval mode. Every
-   * problem is found before anything is loaded.
+   * weights mapped as the book's loaders do; returned in eval mode, its
+   * Linears' weights stored as options.weightsDtype (model.quantize()).
+   * Every problem is found before anything is loaded.
    * @param {{ config: object | string, safetensors: ArrayBuffer | Uint8Array | ReturnType<typeof readSafetensors>
-   *   | ReadonlyArray<ArrayBuffer | Uint8Array | ReturnType<typeof readSafetensors>> }} options
+   *   | ReadonlyArray<ArrayBuffer | Uint8Array | ReturnType<typeof readSafetensors>>,
+   *   weightsDtype?: 'float32' | 'bfloat16' | 'int8' }} options
    */
   loadPretrained(options) {
     this.#checkAlive();
-    const o = checkOptionNames('options', options, ['config', 'safetensors']);
+    const o = checkOptionNames('options', options, ['config', 'safetensors', 'weightsDtype']);
+    const weightsDtype = checkWeightsDtype('options.weightsDtype', o.weightsDtype ?? 'float32');
     const s = o.safetensors;
     if (s === undefined || (Array.isArray(s) && s.length === 0)) {
       throw new TypeError('options.safetensors must be the .safetensors file\'s bytes (or an array of shards), got ' +
@@ -229,9 +235,9 @@ export class Runtime {
     // Built without drawing initial values (every one is loaded next).
     this.#skipInit.on = true;
     try {
-      if (family === 'gpt2') return new this.GPTModel(cfg).loadStateDict(values).eval();
+      if (family === 'gpt2') return new this.GPTModel(cfg).loadStateDict(values).eval().quantize(weightsDtype);
       const { tie_word_embeddings: _, ...llama } = /** @type {any} */ (cfg);
-      return new this.Llama3Model(llama).loadStateDict(values).eval();
+      return new this.Llama3Model(llama).loadStateDict(values).eval().quantize(weightsDtype);
     } finally {
       this.#skipInit.on = false;
     }

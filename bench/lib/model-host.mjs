@@ -6,7 +6,7 @@
 // drives its rows run by run, so that the implementations are interleaved.
 //
 // Messages (one at a time):
-//   open    { impl, threads, cfg, seed, check: { ids, next } } → { status, label, threads, loadMs,
+//   open    { impl, threads, cfg, seed, check: { ids, next }, weightsDtype? (ours) } → { status, label, threads, loadMs,
 //           prefill, step }  (logits of the check: prefill of `ids`, then one cached step of `next`)
 //   prepare { row: { kind: 'prefill' | 'step', tokens, steps } } → {}  (a step row: prefill
 //           tokens − steps tokens into the cache, untimed; its last step attends over `tokens`)
@@ -26,15 +26,17 @@ installWasmMemoryTracker();
 /** Token ids 0.. of a row: the same for every implementation. */
 export const tokenIds = (n, vocab, offset = 0) => Int32Array.from({ length: n }, (_, i) => ((offset + i) * 7919 + 13) % vocab);
 
-async function createOurs({ threads, cfg, dict }) {
+async function createOurs({ threads, cfg, dict, weightsDtype = 'float32' }) {
   const { init } = await import('causal-attention');
   const ca = await init(threads === 1 ? { build: 'single' } : { build: 'threads', threads });
   const m = new ca.GPTModel(cfg).eval();
   m.loadStateDict(dict);
-  // The parameters' arrays stay in JS (Linear stages its weight into wasm memory per call).
+  // bfloat16 / int8: every Linear's weight stored in wasm memory, read there.
+  m.quantize(weightsDtype);
+  // The parameters' arrays stay in JS (a float32 Linear stages its weight into wasm memory per call).
   const jsBytes = m.parameters().reduce((s, p) => s + p.data.byteLength, 0);
   return {
-    label: `ours (${ca.build})`,
+    label: `ours (${ca.build}${weightsDtype === 'float32' ? '' : `, ${weightsDtype} weights`})`,
     threads: ca.threads,
     forward: (ids) => m.forward(ids, [1, ids.length]),
     prefillCache(ids) {

@@ -368,7 +368,7 @@ export class KVCache {
     if (this.#disposed || !block) return;
     this.#disposed = true;
     registry.unregister(block);
-    this.#engine.freeCache(block);
+    this.#engine.freeBlock(block);
     this.#block = null;
   }
 
@@ -403,7 +403,7 @@ export class KVCache {
     this.#layout = block.layout;
     registry.unregister(old);
     this.#rows.forEach((rows, s) => this.#engine.copyRows(old, s, 0, block, s, 0, rows));
-    this.#engine.freeCache(old);
+    this.#engine.freeBlock(old);
   }
 
   /** @returns {number[]} each sequence's length: dropped tokens and rows held */
@@ -477,7 +477,7 @@ export class KVCache {
     const engine = this.#engine;
     const block = engine.allocateCache(layout);
     this.#block = block;
-    registry.register(this, () => engine.freeCache(block), block);
+    registry.register(this, () => engine.freeBlock(block), block);
     return block;
   }
 

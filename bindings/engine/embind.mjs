@@ -120,7 +120,7 @@
 /**
  * src/model/layer.h's AttentionLayerParams, sizes and pointers.
  * @typedef {{ dIn: number, numHeads: number, headDim: number, numKVHeads: number, ropeBase: number,
- *   ropeScaling: RopeScaling, sinks: Ptr } & Projections<Ptr>} AttentionLayerParams
+ *   ropeScaling: RopeScaling, sinks: Ptr, weightsDtype: number } & Projections<Ptr>} AttentionLayerParams
  */
 
 /**
@@ -196,6 +196,13 @@
  * @property {(params: AttentionLayerParams, options: LayerOptions, x: Ptr, saved: Activations<Ptr>, gradY: Ptr,
  *   gradX: Ptr, grads: Projections<Ptr>) => number} layerBackward
  * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, b: Ptr, y: Ptr) => number} linear
+ * @property {(dtype: number, outF: number, inF: number) => number} storedWeightsBytes
+ *   src/gemm/stored_linear.h's StoredWeightsBytes
+ * @property {(dtype: number, w: Ptr, outF: number, inF: number, dst: Ptr) => number} storeWeights
+ * @property {(dtype: number, src: Ptr, outF: number, inF: number, dst: Ptr) => void} loadStoredWeights
+ *   each stored row's values as floats
+ * @property {(x: Ptr, rows: number, inF: number, outF: number, dtype: number, w: Ptr, b: Ptr, y: Ptr) => number}
+ *   storedLinear
  * @property {(x: Ptr, rows: number, inF: number, outF: number, w: Ptr, gradY: Ptr, gradX: Ptr, gradW: Ptr,
  *   gradB: Ptr) => number} linearBackward
  * @property {(decay: number, oneMinusBeta1: number, beta2: number, oneMinusBeta2: number, eps: number,
@@ -299,8 +306,9 @@ export class Structs {
       ropeBase: p.ropeBase ?? d.ropeBase, ropeScaling: p.ropeScaling ?? d.ropeScaling,
       wQuery: next(), bQuery: next(), wKey: next(), bKey: next(),
       wValue: next(), bValue: next(), wOut: next(), bOut: next(),
-      // The sinks: the engine sets the pointer when there are some.
-      sinks: 0,
+      // The sinks: the engine sets the pointer when there are some; it
+      // sets stored weights' dtype too.
+      sinks: 0, weightsDtype: d.weightsDtype,
     };
   }
 

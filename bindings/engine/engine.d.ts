@@ -70,6 +70,11 @@ export type LayerParamArrays = {
   ropeBase?: number;
   ropeScaling?: RopeScaling | null;
   sinks?: Float32Array | null;
+  /**
+   * The projections' weights stored as one dtype (inference): read where
+   * they are instead of the Float32Arrays (which the head hooks still read).
+   */
+  stored?: ({ dtype: 'bfloat16' | 'int8' } & Partial<Projections<StoredWeights | null>>) | null;
 } & Projections<Float32Array | null>;
 
 /**
@@ -93,6 +98,19 @@ export interface LayerCallOptions {
  * sinks' (absent or null: the module has no such parameter).
  */
 export type LayerGradArrays = Partial<Projections<Float32Array | null>> & { sinks?: Float32Array | null };
+
+/**
+ * A Linear's weight stored in the heap as bfloat16 or int8 rows
+ * (src/gemm/stored_linear.h): its block (ptr for free, base 64-byte
+ * aligned), bytes, dtype and its KV_DTYPE code.
+ */
+export interface StoredWeights {
+  readonly ptr: number;
+  readonly base: number;
+  readonly bytes: number;
+  readonly dtype: 'bfloat16' | 'int8';
+  readonly code: number;
+}
 
 /** LinearBackward's results, new arrays: biasGrad is null when none was passed. */
 export interface LinearGradients {
@@ -166,7 +184,7 @@ export interface CacheLayout {
   window?: number;
 }
 
-/** A KV cache's block of its own in the heap: free with freeCache(). */
+/** A KV cache's block of its own in the heap: free with freeBlock(). */
 export interface CacheBlock {
   /** what malloc returned */
   ptr: Ptr;

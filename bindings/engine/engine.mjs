@@ -16,7 +16,7 @@ import { terminateWorkers } from './loader.mjs';
  * } from './embind.mjs'
  * @import {
  *   AdamWTensor, AttentionCall, AttentionGrads, AttentionResult, CacheBlock, CacheLayout, LayerBackwardCall,
- *   LayerForwardCall, LayerForwardResult, LayerGradArrays, LinearGradients, Staged, VisibilityArrays,
+ *   LayerForwardCall, LayerForwardResult, LayerGradArrays, LinearGradients, Staged, StoredWeights, VisibilityArrays,
  * } from './engine.d.ts'
  */
 
@@ -156,13 +156,17 @@ export class Engine {
     // (layerParams), the sinks, key lengths, mask and head mask, then the
     // outputs (layerOutputs' field order).
     const a = c.options.arrays;
+    const stored = p.stored; // read where they are: not staged
     const next = reader(this.#stage('forward',
-      [c.x, ...PROJECTIONS.map((key) => p[key]), p.sinks, a?.keyLengths, a?.mask, c.options.headMask],
+      [c.x, ...PROJECTIONS.map((key) => (stored?.[key] ? null : p[key])), p.sinks, a?.keyLengths, a?.mask,
+        c.options.headMask],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
         ...(heads ? [outLength, kvLength, kvLength] : [0, 0, 0]),
         c.keep ? outLength : 0, c.keep ? rowsLength : 0]));
     const x = next();
     const params = this.#structs.layerParams(p, c.dIn, next);
+    for (const key of PROJECTIONS) params[key] = stored?.[key]?.base ?? params[key];
+    if (stored) params.weightsDtype = /** @type {number} */ (KV_DTYPE.get(stored.dtype));
     this.#layerVisibility(params, options, next, c.options.headMask);
     const outputs = this.#structs.layerOutputs(next);
     this.#check('forward', this.#mod.layerForward(params, options, x, outputs));
@@ -323,19 +327,49 @@ export class Engine {
   }
 
   /**
-   * Linear (src/gemm/linear.h): y [rows, outF] = x [rows, inF] · weightᵀ + bias.
+   * Linear (src/gemm/linear.h): y [rows, outF] = x [rows, inF] · weightᵀ + bias;
+   * a stored weight (storeWeights) through StoredLinear, read where it is.
    * @param {Float32Array} x
    * @param {number} rows
    * @param {number} inF
    * @param {number} outF
-   * @param {Float32Array} weight
+   * @param {Float32Array | StoredWeights} weight
    * @param {Float32Array | null} bias
    * @returns {Float32Array}
    */
   linearForward(x, rows, inF, outF, weight, bias) {
-    const [xp, wp, bp, yp] = this.#stage('Linear.forward', [x, weight, bias], [rows * outF]);
-    this.#check('Linear.forward', this.#mod.linear(xp, rows, inF, outF, wp, bp, yp));
+    const w = weight instanceof Float32Array ? null : weight;
+    const [xp, wp, bp, yp] = this.#stage('Linear.forward', [x, w ? null : /** @type {Float32Array} */ (weight), bias],
+      [rows * outF]);
+    this.#check('Linear.forward', w
+      ? this.#mod.storedLinear(xp, rows, inF, outF, w.code, w.base, bp, yp)
+      : this.#mod.linear(xp, rows, inF, outF, wp, bp, yp));
     return this.#copyOut(yp, rows * outF);
+  }
+
+  /**
+   * weight [outF, inF] rounded to `dtype` (StoreWeights) in a block of its own
+   * until freeBlock, and the stored values as floats; RangeError if it cannot fit.
+   * @param {'bfloat16' | 'int8'} dtype
+   * @param {Float32Array} weight
+   * @param {number} outF
+   * @param {number} inF
+   * @returns {{ stored: StoredWeights, values: Float32Array }}
+   */
+  storeWeights(dtype, weight, outF, inF) {
+    const code = /** @type {number} */ (KV_DTYPE.get(dtype));
+    const bytes = this.#mod.storedWeightsBytes(code, outF, inF);
+    const { ptr, base } = this.#heap.allocate(`${dtype} weights`, bytes,
+      `${formatBytes(bytes)} of wasm memory (${dtype} weights [${outF}, ${inF}])`, true);
+    try {
+      const [wp, vp] = this.#stage('Linear.quantize', [weight], [weight.length]);
+      this.#check('Linear.quantize', this.#mod.storeWeights(code, wp, outF, inF, base));
+      this.#mod.loadStoredWeights(code, base, outF, inF, vp);
+      return { stored: Object.freeze({ ptr, base, bytes, dtype, code }), values: this.#copyOut(vp, weight.length) };
+    } catch (e) {
+      this.#heap.free(ptr);
+      throw e;
+    }
   }
 
   /**
@@ -384,8 +418,8 @@ export class Engine {
     });
   }
 
-  /** @param {CacheBlock} block */
-  freeCache(block) {
+  /** @param {{ ptr: Ptr }} block  a KV cache's or stored weights' */
+  freeBlock(block) {
     this.#heap.free(block.ptr);
   }
 

@@ -44,6 +44,8 @@ export class Heap {
     this.sharedView = null;
     /** @type {Map<Ptr, number>} blocks of their own (allocate), by pointer: their bytes */
     this.blocks = new Map();
+    /** @type {Set<Ptr>} those of them that hold stored weights */
+    this.weightBlocks = new Set();
   }
 
   /**
@@ -104,13 +106,15 @@ export class Heap {
   /**
    * A block of its own, outside the arena (e.g. a resident KV cache), for
    * `bytes` bytes: { ptr, base }, base 64-byte aligned; give ptr to free().
-   * Throws a RangeError like reserve(); `need` says what the bytes are for.
+   * Throws a RangeError like reserve(); `need` says what the bytes are for,
+   * `weights` that they are a Linear's stored weights (not a KV cache).
    * @param {string} what
    * @param {number} bytes
    * @param {string} [need]
+   * @param {boolean} [weights]
    * @returns {{ ptr: Ptr, base: Ptr }}
    */
-  allocate(what, bytes, need = `${formatBytes(bytes)} of wasm memory`) {
+  allocate(what, bytes, need = `${formatBytes(bytes)} of wasm memory`, weights = false) {
     checkFits(() => `${what} needs ${need}`, bytes + ALIGN);
     let ptr = this.mod._malloc(bytes + ALIGN) >>> 0;
     if (!ptr && this.ptr) {
@@ -120,12 +124,14 @@ export class Heap {
     }
     if (!ptr) throw this.#allocationError(what, bytes);
     this.blocks.set(ptr, bytes);
+    if (weights) this.weightBlocks.add(ptr);
     return { ptr, base: alignUp(ptr) };
   }
 
   /** @param {Ptr} ptr */
   free(ptr) {
     this.blocks.delete(ptr);
+    this.weightBlocks.delete(ptr);
     this.mod._free(ptr);
   }
 
@@ -135,9 +141,15 @@ export class Heap {
    * @returns {RangeError}
    */
   #allocationError(what, bytes) {
-    let held = 0;
-    for (const n of this.blocks.values()) held += n;
-    const count = this.blocks.size;
+    let held = 0, weights = 0;
+    for (const [ptr, n] of this.blocks) {
+      if (this.weightBlocks.has(ptr)) weights += n;
+      else held += n;
+    }
+    const count = this.blocks.size - this.weightBlocks.size;
+    const stored = this.weightBlocks.size
+      ? `; the stored weights of ${this.weightBlocks.size} Linear layer${this.weightBlocks.size > 1 ? 's' : ''} ` +
+        `(quantize(); free with dispose() or quantize('float32')) hold ${formatBytes(weights)}` : '';
     const holders = count
       ? `${count} live KV cache${count > 1 ? 's' : ''} (yours or the modules' useCache) ` +
         `hold${count > 1 ? '' : 's'} ${formatBytes(held)}`
@@ -145,7 +157,7 @@ export class Heap {
     return new RangeError(
       `${what} needs ${formatBytes(bytes)} of wasm memory and the module could ` +
       `not allocate it (heap now ${formatBytes(this.memoryBytes())}, ` +
-      `limit ${formatBytes(MAX_WASM_BYTES)}; ${holders}; no scratch memory is held between calls). ` +
+      `limit ${formatBytes(MAX_WASM_BYTES)}; ${holders}${stored}; no scratch memory is held between calls). ` +
       'Dispose the KV caches you no longer need (cache.dispose(), a module\'s resetCache()); ' +
       'wasm memory never shrinks and can fragment, so a fresh runtime (dispose() this one, then init()) ' +
       'starts with all of it free');

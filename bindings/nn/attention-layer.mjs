@@ -21,6 +21,7 @@ import { renormalizes, resolveAttentionOptions, resolveVisibility } from '../api
 import { checkCircuitModule, ovCircuit, qkCircuit } from './circuits.mjs';
 import { backwardMask, checkPatch, headOutputs, patchedOutput } from './head-hooks.mjs';
 import { Kept, Module, bindingOf, copyInto, fixFields, gradOrZeros, keepGrad } from './module.mjs';
+import { inferenceOnly } from './weights-dtype.mjs';
 
 /**
  * @import {
@@ -252,7 +253,7 @@ export class AttentionLayer extends Module {
     const layerOptions = {
       batch, tokens, attention, cache: cache?.[CACHE_VIEW](), arrays: visibility.arrays, headMask,
     };
-    const keep = (this.training && !useCache) || hooks;
+    const keep = (this.training && !useCache && !params.stored) || hooks;
     const spare = keep ? this.#spare : null;
     const result = engine.layerForward({
       params, x, dIn, options: layerOptions,
@@ -280,7 +281,8 @@ export class AttentionLayer extends Module {
         headMask: patch ? backwardMask(headMask, patch, batch, params.numHeads) : headMask,
       },
       saved: /** @type {LayerSaved} */ (result.saved),
-    }), useCache ? 'it used the KV cache (useCache), which has no backward' : undefined);
+    }), useCache ? 'it used the KV cache (useCache), which has no backward'
+      : params.stored ? inferenceOnly(params.stored.dtype) : undefined);
     delete result.saved;
     if (own && returnHeadOutputs) /** @type {ForwardResult} */ (result).headOutputs = own;
     return returnWeights || returnScores || returnQKV || returnHeadOutputs ? result : result.output;
@@ -300,9 +302,11 @@ export class AttentionLayer extends Module {
     this.#engine.checkAlive();
     const { x, options, saved } = this.#kept.take(({ options: { batch, tokens } }) => checkTensor('gradOutput',
       gradOutput, batch * tokens * parts.outputDim, `batch ${batch} × tokens ${tokens} × output width ${parts.outputDim}`));
+    const params = parts.layerParams();
+    if (params.stored) throw new TypeError(`backward() cannot run: ${inferenceOnly(params.stored.dtype)}`);
     const grads = parts.layerGrads();
     const { gradX, grads: sums } = this.#engine.layerBackward({
-      params: parts.layerParams(), grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
+      params, grads, x, dIn: this.dIn, options, saved, gradY: gradOutput,
     });
     parts.keepLayerGrads(grads, sums);
     this.#spare = { x, saved };
@@ -328,13 +332,10 @@ export class AttentionLayer extends Module {
     return this;
   }
 
-  /** Frees what the module holds in wasm memory (its KV cache). The module stays usable. */
+  /** Frees what the module holds in wasm memory (its KV cache, stored weights). The module stays usable. */
   dispose() {
     this.resetCache();
-  }
-
-  [Symbol.dispose]() {
-    this.dispose();
+    super.dispose();
   }
 
   // The cache for `tokens` more tokens: created on first use, grown by
@@ -499,7 +500,10 @@ export class ProjectedAttention extends AttentionLayer {
   layerParams() {
     // RoPE: GroupedQueryAttention's.
     const rope = /** @type {this & Partial<Pick<GroupedQueryAttention, 'ropeBase' | 'freqConfig'>>} */ (this);
+    // First: storedWeights() re-stores a replaced weight.
+    const stored = storedProjections(this.#projections());
     return {
+      stored,
       numHeads: this.numHeads, headDim: this.headDim,
       numKVHeads: this.numKVGroups, ropeBase: rope.ropeBase,
       ropeScaling: rope.freqConfig ?? undefined,
@@ -546,4 +550,23 @@ export class ProjectedAttention extends AttentionLayer {
     const p = [['wQuery', 'bQuery', this.W_query], ['wKey', 'bKey', this.W_key], ['wValue', 'bValue', this.W_value]];
     return this.outProj ? [...p, ['wOut', 'bOut', this.outProj]] : p;
   }
+}
+
+/**
+ * The projections' stored weights for one layer call (null when they are
+ * float32); they must share one weightsDtype (quantize() the module).
+ * @param {[LayerArrayName, LayerArrayName, Linear][]} projections
+ * @returns {LayerParams['stored']}
+ */
+function storedProjections(projections) {
+  const dtypes = [...new Set(projections.map(([, , linear]) => linear.weightsDtype))];
+  if (dtypes.length > 1) {
+    throw new RangeError(`the projections' weightsDtype must be one dtype (quantize() the whole module), ` +
+      `got ${dtypes.map((d) => `'${d}'`).join(' and ')}`);
+  }
+  if (dtypes[0] === 'float32') return null;
+  /** @type {NonNullable<LayerParams['stored']>} */
+  const stored = { dtype: /** @type {'bfloat16' | 'int8'} */ (dtypes[0]) };
+  for (const [key, , linear] of projections) stored[/** @type {'wQuery'} */ (key)] = linear.storedWeights();
+  return stored;
 }

@@ -18,7 +18,16 @@ export interface Parameter {
   readonly data: Float32Array;
   /** Its gradient (live), or null before a backward reaches it and after zeroGrad(). */
   grad: Float32Array | null;
+  /** 'float32', or a quantized Linear's weightsDtype for its weight (optimizers refuse it). */
+  readonly weightsDtype: WeightsDtype;
 }
+
+/**
+ * How a Linear stores its weight: 'float32', or for inference 'bfloat16'
+ * (round to nearest even) or 'int8' (one float scale per output row and
+ * block of 32 inputs), in the wasm heap, as the KV cache stores its rows.
+ */
+export type WeightsDtype = 'float32' | 'bfloat16' | 'int8';
 
 /**
  * What every module has, as nn.Module: registered children, modes,
@@ -75,6 +84,18 @@ export interface Module {
    * allocates it) or, with setToNone false, to zeros in place (the same arrays).
    */
   zeroGrad(setToNone?: boolean): void;
+  /**
+   * Stores the weight of every Linear here and in the submodules as `weightsDtype`, for
+   * inference (see Linear.quantize; 'float32' undoes it); embeddings and norms stay
+   * float32. RangeError naming weightsDtype for anything else. Returns the module.
+   */
+  quantize(weightsDtype: WeightsDtype): this;
+  /**
+   * Frees the wasm memory this module and its submodules hold (stored weights, KV caches);
+   * the module stays usable (float32 weights, no cache). Harmless twice.
+   */
+  dispose(): void;
+  [Symbol.dispose](): void;
 }
 
 /**
@@ -122,6 +143,21 @@ export interface Linear extends Module {
   weightGrad: Float32Array | null;
   /** The gradient of bias; null until a backward (and without bias), then one array every backward adds into. */
   biasGrad: Float32Array | null;
+  /** How the weight is stored: 'float32' (default), or 'bfloat16' / 'int8' in the wasm heap after quantize(). */
+  readonly weightsDtype: WeightsDtype;
+  /** Bytes of wasm memory the stored weight holds (0 for float32). */
+  readonly weightsBytes: number;
+  /**
+   * Stores the weight as `weightsDtype` in the wasm heap, where every forward reads it (no copy
+   * per call): 'int8' (1.125 bytes a value: int8 values and a float scale per output row and
+   * block of 32 inputs) or 'bfloat16' (2 bytes). `weight` then holds the stored values as
+   * float32. Inference only: backward() and optimizer steps throw a TypeError naming
+   * weightsDtype. 'float32' frees the stored weight. Accuracy of a forward against the float64
+   * product with the stored values: int8 with fewer than 16 rows (x rounded to int16 per block
+   * of 32) within 1e-4 · Σ|xᵢ·wᵢ| + 1e-6, otherwise 1e-5·(1 + |y|) + 1e-7 · Σ|xᵢ·wᵢ|.
+   * After changing `weight` in place, call quantize() again. Returns the layer.
+   */
+  quantize(weightsDtype: WeightsDtype): this;
   /** y = x · weightᵀ + bias for x of shape [..., inFeatures]; in training mode it keeps x for backward(). */
   forward(x: Float32Array, shape: number[]): Float32Array;
   /**

@@ -1,9 +1,22 @@
 // nn.Linear: PyTorch's seeded initialisation (reset_parameters drawn from
 // the runtime's mt19937), forward and backward through the engine's GEMM.
+// For inference its weight can be stored in the wasm heap as bfloat16 or
+// int8 (weightsDtype, quantize(); src/gemm/stored_linear.h): it then stays
+// there, read where it is by every forward, until quantize('float32') or
+// dispose() (or garbage collection) frees it.
 
-import { checkBoolean, checkInteger, checkShape, checkTensor } from '../api/validate.mjs';
+import { checkBoolean, checkInteger, checkOptionNames, checkShape, checkTensor } from '../api/validate.mjs';
 import { product } from '../engine/heap.mjs';
-import { Kept, Module, absentParameter, bindingOf, fixFields, copyInto, gradOrZeros, keepGrad } from './module.mjs';
+import {
+  Kept, Module, PARAMETERS_LOADED, absentParameter, bindingOf, fixFields, copyInto, gradOrZeros, keepGrad,
+} from './module.mjs';
+import { checkWeightsDtype, inferenceOnly } from './weights-dtype.mjs';
+
+/** @import { StoredWeights } from '../engine/engine.d.ts' */
+/** @import { WeightsDtype } from './weights-dtype.mjs' */
+
+// Frees the stored weights of a Linear that was garbage-collected undisposed.
+const registry = new FinalizationRegistry((/** @type {() => void} */ release) => release());
 
 /**
  * The nn.Linear weight bound, computed in double exactly as PyTorch does.
@@ -21,14 +34,21 @@ export class Linear extends Module {
   #kept = new Kept();
   /** @type {Float32Array | null} the x the last backward consumed, reused by the next training forward */
   #spareX = null;
+  /** @type {StoredWeights | null} the weight in the heap (bfloat16 or int8), or null: float32 */
+  #stored = null;
+  /** @type {Float32Array | null} the `weight` array #stored was made from */
+  #storedFrom = null;
 
   /**
-   * nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init.
+   * nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init;
+   * options.weightsDtype 'bfloat16' or 'int8' stores the weight so
+   * (inference only; see quantize()).
    * @param {number} inFeatures
    * @param {number} outFeatures
    * @param {boolean} [bias]
+   * @param {{ weightsDtype?: WeightsDtype }} [options]
    */
-  constructor(inFeatures, outFeatures, bias = true) {
+  constructor(inFeatures, outFeatures, bias = true, options = {}) {
     super();
     this.#engine = bindingOf(new.target).engine;
     checkInteger('inFeatures', inFeatures);
@@ -57,6 +77,92 @@ export class Linear extends Module {
     this.registerParameter('weight', 'weight', [outFeatures, inFeatures]);
     if (bias) this.registerParameter('bias');
     else absentParameter(this, 'bias', 'it was constructed with bias false');
+    const o = checkOptionNames('options', options, ['weightsDtype']);
+    const dtype = checkWeightsDtype('options.weightsDtype', o.weightsDtype ?? 'float32');
+    if (dtype !== 'float32') this.quantize(dtype);
+  }
+
+  /**
+   * How the weight is stored: 'float32' (the default), or 'bfloat16' /
+   * 'int8' after quantize() (in the wasm heap, as the KV cache stores its
+   * rows: bfloat16 rounded to nearest even; int8 with one float scale per
+   * output row and block of 32 inputs).
+   * @returns {WeightsDtype}
+   */
+  get weightsDtype() {
+    return this.#stored?.dtype ?? 'float32';
+  }
+
+  /**
+   * Bytes of wasm memory the stored weight holds (0 for float32, whose
+   * weight lives in JS and is copied in for each call).
+   * @returns {number}
+   */
+  get weightsBytes() {
+    return this.#stored?.bytes ?? 0;
+  }
+
+  /**
+   * Stores the weight as `weightsDtype` for inference: 'int8' (about a
+   * quarter of float32's bytes) or 'bfloat16' (half), kept in the wasm heap
+   * and read there by every forward; `weight` then holds the stored values
+   * widened back to float32 (what forward multiplies by). 'float32' frees
+   * the stored weight and computes with `weight` as it is. A stored weight
+   * has no backward and no optimizer step (both throw, naming
+   * weightsDtype). After changing `weight` in place, call quantize() again
+   * (assigning a new array or loadStateDict() re-stores by itself).
+   * Returns this.
+   * @param {WeightsDtype} weightsDtype
+   * @returns {this}
+   */
+  quantize(weightsDtype) {
+    const dtype = checkWeightsDtype('weightsDtype', weightsDtype);
+    this.#engine.checkAlive();
+    this.#free();
+    if (dtype !== 'float32') this.#store(dtype);
+    return this;
+  }
+
+  /** Frees the stored weight (the layer is float32 again, with the stored values); harmless twice. */
+  dispose() {
+    this.#free();
+    super.dispose();
+  }
+
+  /** After loadStateDict(): the stored weight from the loaded values. */
+  [PARAMETERS_LOADED]() {
+    const stored = this.#stored;
+    if (stored) this.quantize(stored.dtype);
+  }
+
+  /** @param {'bfloat16' | 'int8'} dtype */
+  #store(dtype) {
+    const engine = this.#engine;
+    const { stored, values } = engine.storeWeights(dtype, this.weight, this.outFeatures, this.inFeatures);
+    this.#stored = stored;
+    registry.register(this, () => engine.freeWeights(stored), stored);
+    this.weight = /** @type {Float32Array<ArrayBuffer>} */ (values);
+    this.#storedFrom = values;
+  }
+
+  #free() {
+    const w = this.#stored;
+    if (!w) return;
+    this.#stored = null;
+    this.#storedFrom = null;
+    registry.unregister(w);
+    this.#engine.freeWeights(w);
+  }
+
+  /**
+   * The stored weight, re-stored first when `weight` was replaced, or null
+   * (float32). For the modules that pass it to a layer call.
+   * @returns {StoredWeights | null}
+   */
+  storedWeights() {
+    const w = this.#stored;
+    if (w && this.weight !== this.#storedFrom) this.quantize(w.dtype);
+    return this.#stored;
   }
 
   /**
@@ -74,10 +180,12 @@ export class Linear extends Module {
     }
     checkTensor('x', x, product(...dims), `shape [${dims.join(', ')}]`);
     const rows = product(...dims.slice(0, -1));
-    const y = this.#engine.linearForward(x, rows, this.inFeatures, this.outFeatures, this.weight, this.bias);
+    const stored = this.storedWeights();
+    const y = this.#engine.linearForward(x, rows, this.inFeatures, this.outFeatures, stored ?? this.weight, this.bias);
     const spare = this.#spareX;
     this.#spareX = null;
-    this.#kept.set(this.training, () => ({ x: copyInto(spare, x), rows, dims }));
+    this.#kept.set(this.training, () => ({ x: copyInto(spare, x), rows, dims }),
+      stored ? inferenceOnly(stored.dtype) : undefined);
     return y;
   }
 
@@ -91,6 +199,7 @@ export class Linear extends Module {
    */
   backward(gradOutput) {
     this.#engine.checkAlive();
+    if (this.#stored) throw new TypeError(`backward() cannot run: ${inferenceOnly(this.#stored.dtype)}`);
     const { x, rows } = this.#kept.take(({ rows: r, dims }) => checkTensor('gradOutput', gradOutput,
       r * this.outFeatures, `shape [${[...dims.slice(0, -1), this.outFeatures].join(', ')}]`));
     const weightGrad = gradOrZeros(this.weightGrad, this.weight.length);

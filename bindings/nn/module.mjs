@@ -15,6 +15,7 @@
 
 import { checkBoolean, checkTensor, describe } from '../api/validate.mjs';
 import { product } from '../engine/heap.mjs';
+import { checkWeightsDtype } from './weights-dtype.mjs';
 
 /**
  * @import { KVCacheOptions } from '../api/attention.d.ts'
@@ -22,6 +23,7 @@ import { product } from '../engine/heap.mjs';
  * @import { Module as PublicModule, StateDict, StateDictInput } from './layers.d.ts'
  */
 /** @import { KVCache } from '../api/kv-cache.mjs' */
+/** @import { WeightsDtype } from './weights-dtype.mjs' */
 /** @import { resolveAttentionOptions } from '../api/attention-options.mjs' */
 /** @import { MT19937 } from '../api/random.mjs' */
 /** @import { ModuleClasses } from './modules.mjs' */
@@ -42,11 +44,14 @@ import { product } from '../engine/heap.mjs';
  * @property {(call: LayerBackwardCall) => { gradX: Float32Array, grads: LayerGrads }} layerBackward
  *   its backward: `grads` are the ones passed in plus this backward's, as
  *   new arrays (an array for each array passed in)
- * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
- *   weight: Float32Array, bias: Float32Array | null) => Float32Array} linearForward  src/gemm/linear.h's Linear
+ * @property {import('../engine/engine.mjs').Engine['linearForward']} linearForward  src/gemm/linear.h's Linear
+ *   (stored_linear.h's StoredLinear on a stored weight)
  * @property {(x: Float32Array, rows: number, inFeatures: number, outFeatures: number,
  *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
  *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad
+ * @property {import('../engine/engine.mjs').Engine['storeWeights']} storeWeights  a Linear's weight
+ *   stored as bfloat16 or int8 in a heap block of its own (linearForward takes it), and its values
+ * @property {import('../engine/engine.mjs').Engine['freeBlock']} freeWeights  frees that block
  * @property {import('../engine/engine.mjs').Engine['normForward']} normForward  src/model/norm.h's
  *   LayerNorm / RMSNorm: y and the row statistics
  * @property {import('../engine/engine.mjs').Engine['normBackward']} normBackward  their backward
@@ -150,6 +155,16 @@ export class Parameter {
     return /** @type {Float32Array} */ (props(this.#owner)[this.#key]);
   }
 
+  /**
+   * How the parameter is stored: 'float32', or a quantized Linear's
+   * weightsDtype for its weight (which no optimizer updates).
+   * @returns {WeightsDtype}
+   */
+  get weightsDtype() {
+    const dtype = this.#key === 'weight' ? props(this.#owner).weightsDtype : undefined;
+    return typeof dtype === 'string' ? /** @type {WeightsDtype} */ (dtype) : 'float32';
+  }
+
   /** @returns {Float32Array | null} */
   get grad() {
     return /** @type {Float32Array | null} */ (props(this.#owner)[`${this.#key}Grad`]);
@@ -162,6 +177,9 @@ export class Parameter {
 }
 
 /** nn.Module: modes, children, parameters, state dicts and gradients. */
+/** Called on every module of a tree after loadStateDict() wrote new values (Linear re-stores its weight). */
+export const PARAMETERS_LOADED = Symbol('parametersLoaded');
+
 export class Module {
   /** The runtime it was constructed through (null for an unbound subclass). */
   #engine;
@@ -232,6 +250,34 @@ export class Module {
     });
     this.#parameters.push([name, key, dims]);
     own[`${key}Grad`] ??= null;
+  }
+
+  /**
+   * Stores the weight of every Linear in this module and its submodules as
+   * `weightsDtype` ('int8', 'bfloat16', or 'float32' to undo), for
+   * inference: see Linear.quantize(). Embeddings and norms stay float32.
+   * Returns this.
+   * @param {WeightsDtype} weightsDtype
+   * @returns {this}
+   */
+  quantize(weightsDtype) {
+    checkWeightsDtype('weightsDtype', weightsDtype);
+    this.#engine?.checkAlive();
+    for (const child of this.#children.values()) child.quantize(weightsDtype);
+    return this;
+  }
+
+  /**
+   * Frees the wasm memory this module and its submodules hold (stored
+   * weights, KV caches); the module stays usable (float32, no cache).
+   * Harmless twice.
+   */
+  dispose() {
+    for (const child of this.#children.values()) child.dispose();
+  }
+
+  [Symbol.dispose]() {
+    this.dispose();
   }
 
   /** Sets training mode here and in every submodule (dropout acts, forward keeps what backward needs). Returns this. */
@@ -341,7 +387,13 @@ export class Module {
       throw new Err(`loadStateDict: ${problems.length} problem${problems.length > 1 ? 's' : ''}: ${problems.join('; ')}`);
     }
     for (const [p, values] of loaded) p.data.set(values);
+    this.#parametersLoaded();
     return this;
+  }
+
+  #parametersLoaded() {
+    /** @type {{ [PARAMETERS_LOADED]?: () => void }} */ (this)[PARAMETERS_LOADED]?.();
+    for (const child of this.#children.values()) child.#parametersLoaded();
   }
 
   /**

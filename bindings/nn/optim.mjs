@@ -13,6 +13,7 @@ import {
   checkBoolean, checkInteger, checkOptionNames, checkProbability, describe,
 } from '../api/validate.mjs';
 import { toFloat32 } from './module.mjs';
+import { inferenceOnly } from './weights-dtype.mjs';
 
 /**
  * @import { AdamWTensor } from '../engine/engine.d.ts'
@@ -196,6 +197,10 @@ class Optimizer {
     /** @type {[Float32Array, Float32Array][]} */
     const ready = [];
     for (const p of this.params) {
+      const { weightsDtype: dtype, name } = /** @type {Partial<Parameter>} */ (p);
+      if (dtype && dtype !== 'float32') {
+        throw new TypeError(`the parameter '${name}' ${inferenceOnly(dtype).replace('the weights are', 'is')}`);
+      }
       const grad = p.grad;
       if (grad === null || grad === undefined) continue;
       if (!(grad instanceof Float32Array) || grad.length !== p.data.length) {

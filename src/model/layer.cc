@@ -30,6 +30,7 @@
 #include "src/attention/attention_backward.h"
 #include "src/attention/internal.h"
 #include "src/gemm/linear.h"
+#include "src/gemm/stored_linear.h"
 #include "src/model/rope.h"
 #include "src/base/size_math.h"
 
@@ -38,6 +39,8 @@ namespace {
 
 using LinearFn = Status (*)(const float*, int64_t, int64_t, int64_t,
                             const float*, const float*, float*);
+using StoredLinearFn = Status (*)(const float*, int64_t, int64_t, int64_t,
+                                  KvDtype, const void*, const float*, float*);
 using AttentionFn = Status (*)(const AttentionShape&, const AttentionOptions&,
                                const float*, const float*, const float*, float*,
                                float*, float*);
@@ -153,6 +156,11 @@ Status CheckLayer(const AttentionLayerParams& p, const LayerOptions& o,
   }
   const KVCacheView& c = o.cache;
   if (backward && (c.keys || c.values)) return Status::kInvalidOption;
+  if (backward && p.weights_dtype != KvDtype::kFloat32) {
+    return internal::Refuse(Status::kInvalidOption,
+                            "params.weights_dtype: the backward needs float32 "
+                            "weights (stored ones are for inference)");
+  }
   if (c.keys &&
       (c.length < 0 || c.start < 0 || c.capacity < 1 ||
        c.length > c.capacity - o.tokens)) {
@@ -194,7 +202,8 @@ AttentionOptions LayerAttentionOptions(const AttentionLayerParams& p,
   return a;
 }
 
-Status LayerForward(LinearFn linear, AttentionFn attention,
+Status LayerForward(LinearFn linear, StoredLinearFn project,
+                    AttentionFn attention,
                     const AttentionLayerParams& p, const LayerOptions& o,
                     const float* x, const LayerOutputs& out) {
   AttentionShape shape;
@@ -254,7 +263,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   const float* w[3] = {p.w_query, p.w_key, p.w_value};
   const float* bias[3] = {p.b_query, p.b_key, p.b_value};
   for (int i = 0; i < 3; ++i) {
-    st = linear(x, rows, p.d_in, widths[i], w[i], bias[i], proj);
+    st = project(x, rows, p.d_in, widths[i], p.weights_dtype, w[i], bias[i],
+                 proj);
     if (st != Status::kOk) return st;
     if (p.rope_base != 0.0f && i < 2) {
       st = ApplyRope(p.rope_base, o.batch, o.tokens,
@@ -294,7 +304,8 @@ Status LayerForward(LinearFn linear, AttentionFn attention,
   Permute(ctx, b, t, heads[0], hd, /*split=*/false, merged);
   ScaleHeads(o, heads[0], hd, merged);
   if (!p.w_out) return Status::kOk;
-  return linear(proj, rows, d_model, d_model, p.w_out, p.b_out, out.y);
+  return project(proj, rows, d_model, d_model, p.weights_dtype, p.w_out,
+                 p.b_out, out.y);
 }
 
 Status LayerBackward(LinearBackwardFn linear_backward,
@@ -400,14 +411,15 @@ Status LayerBackward(LinearBackwardFn linear_backward,
 Status AttentionLayerForward(const AttentionLayerParams& params,
                              const LayerOptions& options, const float* x,
                              const LayerOutputs& outputs) {
-  return LayerForward(Linear, AttentionWithLogSumExp, params, options, x,
-                      outputs);
+  return LayerForward(Linear, StoredLinear, AttentionWithLogSumExp, params,
+                      options, x, outputs);
 }
 
 Status AttentionLayerReference(const AttentionLayerParams& params,
                                const LayerOptions& options, const float* x,
                                const LayerOutputs& outputs) {
-  return LayerForward(LinearReference, AttentionWithLogSumExpReference, params,
+  return LayerForward(LinearReference, StoredLinearReference,
+                      AttentionWithLogSumExpReference, params,
                       options, x, outputs);
 }
 

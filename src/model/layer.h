@@ -45,6 +45,11 @@ struct AttentionLayerParams {
   const float* b_value = nullptr;
   const float* w_out = nullptr;
   const float* b_out = nullptr;
+  // How w_query, w_key, w_value and w_out are stored (all four alike):
+  // float32, or rows of bfloat16 / int8 values as src/gemm/stored_linear.h
+  // says (the pointers then point at StoredWeightsBytes bytes, not floats).
+  // Inference only: the backward refuses anything but float32.
+  KvDtype weights_dtype = KvDtype::kFloat32;
   // [num_heads] learned attention-sink logits (gpt-oss) or null: passed to
   // the attention call as its options' sinks (which the layer's options
   // must leave null).

@@ -42,6 +42,10 @@ describe('scratch memory after a large call', () => {
         assert.match(error.message, /a fresh runtime \(dispose\(\) this one, then init\(\)\) starts with all of it free$/);
         return true;
       });
+      // Stored weights are named apart from the caches.
+      const linear = new ca.Linear(64, 32).quantize('int8');
+      assert.throws(() => ca.createKVCache(layout), (error) => /2 live KV caches \(yours or the modules' useCache\) hold 3\.00 GiB; the stored weights of 1 Linear layer \(quantize\(\); free with dispose\(\) or quantize\('float32'\)\) hold 2\.3 KiB;/.test(error.message));
+      linear.dispose();
       // And the runtime still computes.
       assert.deepEqual(cache.attention(q, { heads: 8, queryLength: 1 }).output, output);
     } finally {

@@ -169,8 +169,17 @@ const qkPositions: Float32Array | null = circuits.qkPositions;
 void ca.logitLens(gpt, [1], { target: [1] });
 // @ts-expect-error the book's config keys are snake_case
 void new ca.GPTModel({ vocabSize: 50, context_length: 8, emb_dim: 16, n_heads: 2, n_layers: 2 });
+// Weights stored as int8 / bfloat16 for inference.
+const int8Model: typeof gpt = gpt.quantize('int8');
+const storedDtype: 'float32' | 'bfloat16' | 'int8' = new ca.Linear(4, 2, true, { weightsDtype: 'bfloat16' }).weightsDtype;
+const storedBytes: number = int8Model.outHead.weightsBytes;
+void ca.loadPretrained({ config: '{}', safetensors: new Uint8Array(8), weightsDtype: 'int8' });
+int8Model.dispose();
+// @ts-expect-error weightsDtype is 'float32', 'bfloat16' or 'int8'
+gpt.quantize('int4');
 
 export {
+  int8Model, storedDtype, storedBytes,
   gptLogits, gptWeights, gptHeads, generated, generatedRows, attributionGrads, llamaParams, pretrained, tensors, composition, qkCircuit, folded, lensTokens, dla, ovTokens, qkPositions,
   sum, maybe, label, gemm, y, w, wq, heads, scores, either, remoteBuild, remoteOut, remoteWeights, sameLayer, training,
   weight, projected, remoteSum, notSync, gqa, stepWeights, cached, held, factor, lse, drawn, gradQ, gx, g, loss, noGrad, remoteGradQ, gqaGrad,
