@@ -95,6 +95,7 @@ export interface Module {
    * the module stays usable (float32 weights, no cache). Harmless twice.
    */
   dispose(): void;
+  /** dispose(), for `using` declarations. */
   [Symbol.dispose](): void;
 }
 
