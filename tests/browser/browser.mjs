@@ -24,9 +24,9 @@ export async function launch({ env } = {}) {
 }
 
 /**
- * For a test file: hooks that launch Chromium and start the demo server
- * (cross-origin isolated) before its tests and close both after them. The
- * returned object holds them as `browser` and `server` once the tests run.
+ * For a test file of Chromium only: hooks that launch Chromium and start the
+ * demo server (cross-origin isolated) before its tests and close both after
+ * them. The returned object holds them as `browser` and `server`.
  */
 export function useChromiumAndServer() {
   const env = { browser: null, server: null };
@@ -41,10 +41,39 @@ export function useChromiumAndServer() {
   return env;
 }
 
-/** Opens `path` and collects console errors, page errors and off-origin requests. */
+/**
+ * For a describe() of one engine (./engines.mjs): hooks that start the engine
+ * and the demo server (cross-origin isolated) before its tests and close both
+ * after them. The returned object holds them as `browser` (newPage({ viewport })
+ * gives Playwright's Page or ./driver-page.mjs's) and `server` once the tests
+ * run, and the engine as `engine`.
+ */
+export function useEngineAndServer(engine) {
+  const env = { browser: null, server: null, engine };
+  before(async () => {
+    env.browser = await engine.start();
+    env.server = await startServer();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
+}
+
+const unreported = new Set();
+
+/**
+ * Opens `path` and collects console errors, page errors and off-origin
+ * requests (where the engine's driver reports them: see `lacks.console`).
+ */
 export async function openPage(browser, baseUrl, path = '', { viewport = { width: 1280, height: 900 } } = {}) {
   const page = await browser.newPage({ viewport });
   const problems = [];
+  if (page.reportsEvents === false && !unreported.has(page.engine)) {
+    unreported.add(page.engine);
+    console.log(`  ${page.engine}: console errors, page errors and requests are not collected (its driver reports none)`);
+  }
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('request', (r) => {

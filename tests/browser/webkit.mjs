@@ -5,13 +5,16 @@
 // SharedArrayBuffer (the threads build) only with JSC_useSharedArrayBuffer=1
 // in the browser's environment, which the driver passes on.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 const DRIVER = '/usr/bin/WebKitWebDriver';
 const XVFB = '/usr/bin/Xvfb';
 const SCRIPT_TIMEOUT_MS = 120_000;
+// Playwright's key names as WebDriver's key codes.
+const KEYS = { Enter: '\uE007', Tab: '\uE004', Space: '\uE00D', Escape: '\uE00C', Backspace: '\uE003', Home: '\uE011', End: '\uE010',
+  ArrowLeft: '\uE012', ArrowUp: '\uE013', ArrowRight: '\uE014', ArrowDown: '\uE015' };
 
 /** MiniBrowser of Debian's libwebkit2gtk-4.1-0 (or 4.0), under /usr/lib/<multiarch triplet>/. */
 function miniBrowser() {
@@ -173,6 +176,13 @@ export async function startWebKit({ env = {} } = {}) {
     return task();
   });
 
+  /** The WebDriver id of the index-th element matching `selector`. */
+  async function element(selector, index) {
+    const found = await command('POST', `${sessionPath}/elements`, { using: 'css selector', value: selector });
+    if (!found[index]) throw new Error(`WebKitGTK: no element ${index} of ${selector} (${found.length} match)`);
+    return Object.values(found[index])[0];
+  }
+
   return {
     version,
     async open(url) {
@@ -193,12 +203,38 @@ export async function startWebKit({ env = {} } = {}) {
             const tag = ${tagNumbers.toString()};
             const untag = ${untagNumbers.toString()};
             Promise.resolve().then(() => (${fn.toString()})(JSON.parse(text, untag))).then(
-              (value) => done({ json: JSON.stringify(value, tag) ?? 'null' }),
+              (value) => done(value === undefined ? { undefined: true } : { json: JSON.stringify(value, tag) ?? 'null' }),
               (e) => done({ thrown: String(e?.stack ? e.message + '\\n' + e.stack : e) }));`;
           const out = await command('POST', `${sessionPath}/execute/async`,
             { script, args: [JSON.stringify(arg ?? null, tagNumbers)] });
           if (out?.thrown !== undefined) throw new Error(`in WebKitGTK's page: ${out.thrown}`);
-          return JSON.parse(out.json, untagNumbers);
+          return out?.undefined ? undefined : JSON.parse(out.json, untagNumbers);
+        }),
+        goto: (to) => inWindow(handle, () => command('POST', `${sessionPath}/url`, { url: to })),
+        reload: () => inWindow(handle, () => command('POST', `${sessionPath}/refresh`, {})),
+        click: (selector, index) => inWindow(handle, async () =>
+          command('POST', `${sessionPath}/element/${await element(selector, index)}/click`, {})),
+        press: (key) => inWindow(handle, () => {
+          const value = KEYS[key] ?? key;
+          return command('POST', `${sessionPath}/actions`, {
+            actions: [{ type: 'key', id: 'keyboard', actions: [{ type: 'keyDown', value }, { type: 'keyUp', value }] }],
+          });
+        }),
+        mouseMove: (x, y) => inWindow(handle, () => command('POST', `${sessionPath}/actions`, {
+          actions: [{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' },
+            actions: [{ type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport' }] }],
+        })),
+        // The viewport as it is (a clip is not cropped: WebDriver takes the viewport or an element).
+        screenshot: (path) => inWindow(handle, async () => writeFileSync(path,
+          Buffer.from(await command('GET', `${sessionPath}/screenshot`), 'base64'))),
+        elementScreenshot: (selector, index, path) => inWindow(handle, async () => writeFileSync(path,
+          Buffer.from(await command('GET', `${sessionPath}/element/${await element(selector, index)}/screenshot`), 'base64'))),
+        // The window sized so that its viewport (innerWidth × innerHeight) is `size`.
+        setViewport: (size) => inWindow(handle, async () => {
+          let rect = await command('POST', `${sessionPath}/window/rect`, size);
+          const inner = await command('POST', `${sessionPath}/execute/sync`, { script: 'return [innerWidth, innerHeight]', args: [] });
+          rect = { width: size.width + rect.width - inner[0], height: size.height + rect.height - inner[1] };
+          await command('POST', `${sessionPath}/window/rect`, rect);
         }),
         close: () => inWindow(handle, async () => {
           await command('DELETE', `${sessionPath}/window`);
