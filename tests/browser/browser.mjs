@@ -1,6 +1,7 @@
 // Headless Debian Chromium driven by playwright-core, the demo server, and
 // helpers that read the demo page the way a test needs: numbers from its
 // DOM tables, colours from its canvases, and "wait for the next redraw".
+import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before } from 'node:test';
@@ -169,9 +170,47 @@ export function cellColours(page, canvas) {
   });
 }
 
+/**
+ * A page opened 360 px wide fits it: nothing scrolls sideways and each of
+ * `selectors` (its first match) lies within the width inside the scroll bar
+ * (Firefox's takes 12 px; Chromium's headless ones none).
+ */
+export async function assertFitsScreen(page, selectors) {
+  const width = await page.evaluate(() => document.documentElement.clientWidth);
+  assert.ok(width > 340 && width <= 360, `viewport ${width} px`);
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width);
+  for (const selector of selectors) {
+    const box = await page.locator(selector).first().boundingBox();
+    assert.ok(box.x >= 0 && box.x + box.width <= width, `${selector} within the screen: ${JSON.stringify(box)}`);
+  }
+}
+
 /** The "masked" look: a light neutral grey (no colour scale of the page has one). */
 export function isMaskedColour([r, g, b]) {
   return Math.max(r, g, b) - Math.min(r, g, b) <= 12 && Math.min(r, g, b) >= 180;
+}
+
+/**
+ * The demo's server, changed: paths ending in one of `missing` answer 404,
+ * and `csp` rewrites the Content-Security-Policy header.
+ * @param {{ missing?: string[], csp?: (value: string) => string }} change
+ */
+export async function serverWith({ missing = [], csp }) {
+  const server = await startServer();
+  const [demo] = server.server.listeners('request');
+  server.server.removeAllListeners('request');
+  server.server.on('request', (req, res) => {
+    if (missing.some((m) => new URL(req.url, 'http://x').pathname.endsWith(m))) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (csp) {
+      const setHeader = res.setHeader.bind(res);
+      res.setHeader = (name, value) => setHeader(name, name === 'Content-Security-Policy' ? csp(String(value)) : value);
+    }
+    demo(req, res);
+  });
+  return server;
 }
 
 export { startServer };

@@ -108,9 +108,25 @@ export class DriverPage {
   isVisible(selector) { return this.core.evaluate(fromSource(`(s) => (${VISIBLE})(document.querySelector(s))`), selector); }
   focus(selector) { return this.onElement(selector, (el) => el.focus()); }
 
-  async click(selector, index = 0) {
-    await this.waitForSelector(selector, { index });
-    return this.core.click(selector, index);
+  /**
+   * As Playwright's click: the element scrolled to the middle of the view
+   * and found under its own centre (nothing covering it; retried until the
+   * timeout), then a native click there.
+   */
+  async click(selector, index = 0, { timeout = 30_000 } = {}) {
+    await this.waitForSelector(selector, { index, timeout });
+    const end = Date.now() + timeout;
+    for (;;) {
+      const covered = await this.onElement(selector, (el) => {
+        el.scrollIntoView({ block: 'center', inline: 'center' });
+        const r = el.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        return hit && (hit === el || el.contains(hit)) ? null : (hit?.outerHTML.slice(0, 160) ?? 'nothing');
+      }, null, index);
+      if (!covered) return this.core.click(selector, index);
+      if (Date.now() > end) throw new Error(`${this.engine}: click('${selector}'): covered by ${covered}`);
+      await sleep(POLL_MS);
+    }
   }
 
   async check(selector) {
@@ -169,6 +185,21 @@ export class DriverPage {
     await this.core.screenshot(this.shotPath(path), clip, fullPage);
   }
 
+  /**
+   * An element handle (null when nothing matches) for the calls the suites
+   * make: $ (a descendant), evaluate, boundingBox; it names the element by
+   * selector.
+   */
+  async $(selector) {
+    const found = await this.core.evaluate(fromSource('(s) => !!document.querySelector(s)'), selector);
+    if (!found) return null;
+    return {
+      $: (inner) => this.$(`${selector} ${inner}`),
+      evaluate: (fn, arg) => this.onElement(selector, fn, arg),
+      boundingBox: () => this.locator(selector).boundingBox(),
+    };
+  }
+
   /** Playwright's locator, for the calls the suites make: the index-th match of a CSS selector. */
   locator(selector, index = 0) {
     const page = this;
@@ -177,6 +208,10 @@ export class DriverPage {
       first: () => page.locator(selector, 0),
       nth: (i) => page.locator(selector, i),
       click: () => page.click(selector, index),
+      focus: () => page.onElement(selector, (el) => el.focus(), null, index),
+      getAttribute: (name) => page.onElement(selector, (el, n) => el.getAttribute(n), name, index),
+      textContent: () => page.onElement(selector, (el) => el.textContent, null, index),
+      evaluate: (fn, arg) => page.onElement(selector, fn, arg, index),
       boundingBox: () => page.onElement(selector, (el) => {
         const r = el.getBoundingClientRect();
         return { x: r.x, y: r.y, width: r.width, height: r.height };

@@ -7,7 +7,7 @@
 // says why (`unavailable`). `newPage({ viewport })` gives the subset of
 // Playwright's Page the suites use (Chromium: Playwright's own; the others:
 // ./driver-page.mjs); what an engine's driver cannot do is in `lacks`
-// (workers, route, download, console, narrow: the reason), which a test names
+// (workers, route, download, console, narrow, initScript: the reason), which a test names
 // when it skips a check. `relaxedSimd`: the engine runs relaxed SIMD (the
 // GEMM kernel init() should pick there). `start({ env })` adds to the browser's
 // environment (LANG=C.UTF-8 for page-engines.test.mjs).
@@ -26,6 +26,8 @@ import { startWebKit, webKitUnavailable } from './webkit.mjs';
  */
 
 const LISTS_NO_WORKERS = (driver) => `${driver} lists no page's workers (Playwright's page.workers() is Chromium's)`;
+const NO_INIT_SCRIPTS = 'the suite runs no script before a page\'s own here (Playwright\'s addInitScript); ' +
+  'page-engines.test.mjs starts the engine under LANG=C.UTF-8 instead';
 const REWRITES_NO_REQUESTS = (driver) => `the suite rewrites no requests through ${driver} (page.route is Playwright's; ` +
   'page-engines.test.mjs changes the server instead)';
 
@@ -56,6 +58,7 @@ const ALL = [
       workers: LISTS_NO_WORKERS('puppeteer-core over WebDriver BiDi'),
       route: REWRITES_NO_REQUESTS('puppeteer-core over WebDriver BiDi'),
       download: 'puppeteer-core over WebDriver BiDi reports no downloads',
+      initScript: NO_INIT_SCRIPTS,
     },
     unavailable: existsSync('/usr/bin/firefox-esr') ? undefined : 'Debian\'s firefox-esr is not installed (scripts/setup.mjs installs it)',
     async start({ env } = {}) {
@@ -63,20 +66,23 @@ const ALL = [
         env: env && { ...process.env, ...env } });
       return {
         version: await browser.version(),
+        // A browser context of its own per page (its own storage, as
+        // Playwright's newPage gives), closed with the page.
         async newPage({ viewport = { width: 1280, height: 900 } } = {}) {
-          const page = await browser.newPage();
+          const context = await browser.createBrowserContext();
+          const page = await context.newPage();
           await page.setViewport(viewport);
           return new DriverPage({
             evaluate: (fn, arg) => page.evaluate(fn, arg),
             goto: async (url) => { await page.goto(url); },
             reload: async () => { await page.reload(); },
             click: async (selector, index) => (await page.$$(selector))[index].click(),
-            press: (key) => page.keyboard.press(key),
+            press: (key) => page.keyboard.press(key === 'Space' ? ' ' : key), // Playwright's Space is BiDi's ' '
             mouseMove: (x, y) => page.mouse.move(x, y),
             screenshot: async (path, clip, fullPage) => { await page.screenshot({ path, clip, fullPage }); },
             elementScreenshot: async (selector, index, path) => { await (await page.$$(selector))[index].screenshot({ path }); },
             setViewport: (size) => page.setViewport(size),
-            close: () => page.close(),
+            close: () => context.close(),
             on: (event, listener) => page.on(event, listener),
           }, 'Firefox ESR');
         },
@@ -97,6 +103,7 @@ const ALL = [
       workers: LISTS_NO_WORKERS('WebKitWebDriver (W3C WebDriver)'),
       route: REWRITES_NO_REQUESTS('WebKitWebDriver (W3C WebDriver)'),
       download: 'WebKitWebDriver (W3C WebDriver) reports no downloads',
+      initScript: NO_INIT_SCRIPTS,
       console: 'WebKitWebDriver (W3C WebDriver) reports no console messages or page errors',
       narrow: 'MiniBrowser\'s window does not narrow below its toolbar (a 634 px viewport when 360 is asked)',
     },
@@ -104,10 +111,13 @@ const ALL = [
       const running = await startWebKit(options);
       return {
         ...running,
+        // A session of its own per page (its own storage, as Playwright's
+        // newPage gives a new context): the session ends with the page.
         async newPage({ viewport = { width: 1280, height: 900 } } = {}) {
-          const core = await running.open('about:blank');
+          const session = await running.newSession();
+          const core = await session.open('about:blank');
           await core.setViewport(viewport);
-          return new DriverPage(core, 'WebKitGTK');
+          return new DriverPage({ ...core, close: () => session.close() }, 'WebKitGTK');
         },
       };
     },
