@@ -65,7 +65,7 @@ const ALL = [
       const browser = await puppeteer.launch({ browser: 'firefox', executablePath: '/usr/bin/firefox-esr', headless: true,
         env: env && { ...process.env, ...env } });
       return {
-        version: await browser.version(),
+        version: (await browser.version()).replace(/^firefox\//i, 'Firefox ESR '),
         // A browser context of its own per page (its own storage, as
         // Playwright's newPage gives), closed with the page.
         async newPage({ viewport = { width: 1280, height: 900 } } = {}) {
@@ -146,4 +146,24 @@ export function describeEngines(title, body) {
 export function lacking(engine, ...what) {
   const reasons = what.map((w) => engine.lacks?.[w]).filter(Boolean);
   return reasons.length ? `${engine.name}: ${reasons.join('; ')}` : false;
+}
+
+/**
+ * For scripts (bench/studies/): `run(running)` with each engine of ENGINES
+ * started in turn (closed after), one at a time; an engine that cannot run
+ * is printed as skipped, saying why.
+ */
+export async function withEachEngine(run) {
+  for (const engine of ENGINES) {
+    if (engine.unavailable) {
+      console.log(`${engine.name}: skipped (${engine.unavailable})`);
+      continue;
+    }
+    const running = await engine.start();
+    try {
+      await run(running, engine);
+    } finally {
+      await running.close();
+    }
+  }
 }
