@@ -89,7 +89,10 @@ export async function openPage(browser, baseUrl, path = '', { viewport = { width
 /** Opens the demo and waits for its first drawing. */
 export async function openDemo(browser, baseUrl, options) {
   const opened = await openPage(browser, baseUrl, '', options);
-  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 }).catch(async (e) => {
+    throw new Error(`${e.message}; #engine '${await opened.page.textContent('#engine').catch(() => '?')}', ` +
+      `problems: ${opened.problems.join(' | ') || 'none seen'}`);
+  });
   return opened;
 }
 
