@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The Learn section's default model trained step by step (bench/lib/
 // learn-steps.mjs): steps per second in Node (single and threads builds)
-// and in a Chromium module worker, as the page trains it (bench/browser/
+// and in a module worker of each browser engine (Chromium, Firefox ESR,
+// WebKitGTK; BROWSER_ENGINES narrows), as the page trains it (bench/browser/
 // learn.mjs). One process per engine, interleaved rounds, medians.
 //   node bench/learn.mjs [--steps=N] [--rounds=R] [--builds=single,threads]
 //                        [--against=<checkout with dist/ built>] [--no-browser]
@@ -20,7 +21,7 @@ const here = resolve(new URL('..', import.meta.url).pathname);
 const entry = (dir) => resolve(dir, existsSync(resolve(dir, 'dist/node.mjs')) ? 'dist/node.mjs' : 'dist/index.mjs');
 
 /**
- * The rows, Node's then Chromium's (browser: false leaves Chromium out):
+ * The rows, Node's then each browser engine's (browser: false leaves them out):
  * { engine, build, ...learnSteps' result }.
  */
 export async function runLearnTable({
@@ -41,8 +42,7 @@ export async function runLearnTable({
     }
   }
   if (browser) {
-    log('Learn, Chromium...');
-    rows.push(...await runLearnBrowser({ steps, rounds, builds, against }));
+    rows.push(...await runLearnBrowser({ steps, rounds, builds, against, log }));
   }
   return rows;
 }

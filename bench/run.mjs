@@ -47,6 +47,7 @@ import {
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderFrames, runFrameBudget } from './browser/frames.mjs';
+import { runEngineTable } from './browser/engines.mjs';
 import { runBrowserBench } from './browser/run.mjs';
 import { renderLab, runLabTable } from './lab.mjs';
 import { runLearnTable } from './learn.mjs';
@@ -443,6 +444,8 @@ if (!flag('no-browser') && !only) {
   } catch (e) {
     browser = { error: String(e?.message ?? e).split('\n')[0] };
   }
+  log('The headline case in every browser engine (bench/browser/engines.mjs)...');
+  browser.engines = await runEngineTable({ quick, log });
   if (!quick) {
     log('The demo page\'s frame budget (bench/browser/frames.mjs)...');
     frames = await runFrameBudget({ log });

@@ -57,16 +57,21 @@ export async function launchChromium() {
   });
 }
 
-/** A fresh context (renderer process, empty cache) with the bench page. */
+/**
+ * A fresh context (renderer process, empty cache) with the bench page:
+ * `browser` is Playwright's Chromium, or an engine of
+ * tests/browser/engines.mjs started (its newPage: a context, or a
+ * WebKitGTK session, of its own).
+ */
 async function openContext(browser, url, mode) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
+  const context = browser.newContext ? await browser.newContext() : null;
+  const page = context ? await context.newPage() : await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`${url}bench/browser/index.html?mode=${mode}`);
   await page.waitForFunction(() => document.body?.dataset.ready === 'true');
   const call = (op, message) => page.evaluate(([o, m]) => globalThis.bench.call(o, m), [op, message]);
-  return { context, page, call, errors };
+  return { context: context ?? page, page, call, errors };
 }
 
 async function openCase(browser, url, mode, config, shape, variant, policy) {
@@ -147,26 +152,35 @@ async function measureLimits(browser, url, start = null) {
   }
 }
 
-/** Runs the browser table; resolves to its results object. */
-export async function runBrowserBench({ quick = false, modes = ['page', 'worker'], only, profile = false } = {}) {
+/**
+ * Runs the browser table; resolves to its results object. `engine` (an
+ * engine of tests/browser/engines.mjs; Chromium through Playwright when
+ * absent), `peers` (the implementations: ours and onnxruntime-web),
+ * `shapes` and `cold` (the cold start) narrow it for the engines table.
+ */
+export async function runBrowserBench({
+  quick = false, modes = ['page', 'worker'], only, profile = false, engine, peers = ['ours', 'ort-web'], shapes: chosen,
+  cold = true,
+} = {}) {
   const policy = quick
     ? { warmupRuns: 2, warmupMs: 300, budgetMs: 600, minRuns: 3, maxRuns: 9 }
     : { warmupRuns: 3, warmupMs: 1500, budgetMs: 2500, minRuns: 5, maxRuns: 21 };
   const server = await startBenchServer();
-  const browser = await launchChromium();
-  const results = { version: browser.version(), modes, shapes: [], cold: [], coldShape: COLD_SHAPE };
+  const browser = engine ? await engine.start() : await launchChromium();
+  const version = engine ? browser.version : `Chromium ${browser.version()}`;
+  const results = { version: engine ? version : browser.version(), engine: engine?.name ?? 'Chromium', modes, shapes: [], cold: [], coldShape: COLD_SHAPE };
   try {
-    log(`Chromium ${results.version}: SIMD128 and relaxed-SIMD FMA limits...`);
+    log(`${version}: SIMD128 and relaxed-SIMD FMA limits...`);
     const start = await measureLimits(browser, server.url);
-    let shapes = quick ? BROWSER_SHAPES.slice(0, 1) : BROWSER_SHAPES;
+    let shapes = chosen ?? (quick ? BROWSER_SHAPES.slice(0, 1) : BROWSER_SHAPES);
     if (only) shapes = shapes.filter((s) => shapeName(s).includes(only));
     for (const mode of modes) {
       for (const shape of shapes) {
-        log(`Chromium ${results.version}, ${mode}: ${shapeName(shape)}`);
+        log(`${version}, ${mode}: ${shapeName(shape)}`);
         const shapePolicy = shape.kind === 'mha' ? { ...policy, minRuns: 3 } : policy;
         const row = { mode, shape, cases: {} };
         const open = [];
-        for (const config of CONFIGS) {
+        for (const config of CONFIGS.filter((c) => peers.includes(c.peer))) {
           const oursVariant = { mha: 'MultiHeadAttention', decode: 'resident KV cache' }[shape.kind] ?? 'attention';
           const variants = config.peer === 'ours'
             ? [oursVariant]
@@ -204,7 +218,7 @@ export async function runBrowserBench({ quick = false, modes = ['page', 'worker'
           row.cases[o.config.key] = { ...stats[i], variant: o.c.variant, checksum: o.c.checksum, threads: o.c.threads };
           log(`  ${o.config.key} (${o.c.variant}): ${fmtMs(stats[i].medianMs)} ms`);
         });
-        if (profile) {
+        if (profile && !engine) {
           const o = open.find((x) => x.config.key === 'ours-1');
           if (o && mode === 'page') row.profile = await profileRuns(o.c, Math.max(3, Math.ceil(2000 / o.c.estimateMs)));
           if (row.profile) log(row.profile.map((l) => `    ${l}`).join('\n'));
@@ -215,7 +229,7 @@ export async function runBrowserBench({ quick = false, modes = ['page', 'worker'
     }
     // Cold start: fresh contexts (empty HTTP and code caches), page thread.
     const coldRuns = quick ? 1 : 3;
-    for (const config of CONFIGS.filter((c) => c.key !== 'ort-web-2')) {
+    for (const config of CONFIGS.filter((c) => cold && c.key !== 'ort-web-2' && peers.includes(c.peer))) {
       const variant = config.peer === 'ours' ? 'attention' : 'MatMul graph';
       const times = [];
       for (let r = 0; r < coldRuns; ++r) {

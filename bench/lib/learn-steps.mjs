@@ -92,9 +92,10 @@ export const renderLearn = (rows) => rows.map((r) => (r.error
  * checkout's (the last runtime of an --against row).
  */
 export function learnTargetLine(rows) {
-  const measured = rows.filter((r) => !r.error);
-  if (!measured.length) return [];
   const today = (r) => LEARN_TODAY[r.engine.split(' ')[0]];
+  // Firefox's and WebKitGTK's rows are listed in the table, not judged (no "today" for them).
+  const measured = rows.filter((r) => !r.error && today(r) !== undefined);
+  if (!measured.length) return [];
   const rate = (r) => r.rates.at(-1).stepsPerSecond;
   const cell = (r) => `${r.engine} ${r.build} ${rate(r).toFixed(1)} steps/s = ${(rate(r) / today(r)).toFixed(2)}×` +
     (r.same ? '' : ', losses DIFFER');
@@ -117,6 +118,6 @@ export const renderLearnText = (rows, { fence = false } = {}) => {
   const body = renderLearn(rows);
   return [
     'Learn section\'s default model trained step by step (web/learn/model/trainer.mjs DEFAULTS; ' +
-    'Chromium: a module worker, as the page trains):', '', ...(fence ? ['```', ...body, '```'] : body),
+    'browsers: a module worker, as the page trains):', '', ...(fence ? ['```', ...body, '```'] : body),
     '', ...learnTargetLine(rows)].join('\n');
 };

@@ -9,6 +9,7 @@ import {
 } from './format.mjs';
 import { machineLines } from './machine.mjs';
 import { renderOptions } from './options.mjs';
+import { renderEngineTable } from '../browser/engines.mjs';
 import { renderFrames } from '../browser/frames.mjs';
 import { renderLearnText } from './learn-steps.mjs';
 import { renderTrainingText } from './training.mjs';
@@ -399,8 +400,9 @@ function coldLines(results) {
 function browserLines(results) {
   const b = results.browser;
   if (!b) return [];
-  if (b.error) return [`Chromium table failed: ${b.error}`];
-  return [renderBrowserTable(b)];
+  const engines = b.engines ? ['', renderEngineTable(b.engines)] : [];
+  if (b.error) return [`Chromium table failed: ${b.error}`, ...engines];
+  return [renderBrowserTable(b), ...engines];
 }
 
 /** The text printed by `npm run bench`. */

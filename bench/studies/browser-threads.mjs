@@ -7,7 +7,7 @@
 // picks. Built dist/ needed (node scripts/build.mjs --wasm).
 //   BROWSER_ENGINES=webkitgtk node bench/studies/browser-threads.mjs [runs=15]
 import { startServer } from '../../scripts/serve.mjs';
-import { ENGINES } from '../../tests/browser/engines.mjs';
+import { withEachEngine } from '../../tests/browser/engines.mjs';
 
 const runs = Number(process.argv[2] ?? 15);
 const SHAPES = [[1, 8, 1024, 64], [1, 12, 256, 64]];
@@ -43,25 +43,16 @@ async function measure({ shapes, counts, runs }) {
 
 const server = await startServer();
 try {
-  for (const engine of ENGINES) {
-    if (engine.unavailable) {
-      console.log(`${engine.name}: skipped (${engine.unavailable})`);
-      continue;
+  await withEachEngine(async (running) => {
+    const page = await running.open(server.url);
+    const got = await page.evaluate(measure, { shapes: SHAPES, counts: COUNTS, runs });
+    await page.close();
+    console.log(`${running.version}: navigator.hardwareConcurrency ${got.hardwareConcurrency}; ` +
+      `init() picks the ${got.picked.build} build, ${got.picked.threads} thread(s)`);
+    for (const { shape, ms } of got.out) {
+      console.log(`  ${shape.padEnd(16)} ${COUNTS.map((n, k) => `${n}T ${ms[k].toFixed(1)} ms`).join('  ')}`);
     }
-    const running = await engine.start();
-    try {
-      const page = await running.open(server.url);
-      const got = await page.evaluate(measure, { shapes: SHAPES, counts: COUNTS, runs });
-      await page.close();
-      console.log(`${running.version}: navigator.hardwareConcurrency ${got.hardwareConcurrency}; ` +
-        `init() picks the ${got.picked.build} build, ${got.picked.threads} thread(s)`);
-      for (const { shape, ms } of got.out) {
-        console.log(`  ${shape.padEnd(16)} ${COUNTS.map((n, k) => `${n}T ${ms[k].toFixed(1)} ms`).join('  ')}`);
-      }
-    } finally {
-      await running.close();
-    }
-  }
+  });
 } finally {
   await server.close();
 }

@@ -4,12 +4,12 @@
 // init() and its options with their defaults.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
-import { SCREENSHOTS, openPage, useChromiumAndServer } from './browser.mjs';
+import { it } from 'node:test';
+import { SCREENSHOTS, openPage, useEngineAndServer } from './browser.mjs';
+import { describeEngines } from './engines.mjs';
 
-const env = useChromiumAndServer();
-
-describe('API reference', () => {
+describeEngines('API reference', (engine) => {
+  const env = useEngineAndServer(engine);
   it('lists init() and documents InitOptions with units and defaults', async () => {
     const { page, problems } = await openPage(env.browser, env.server.url, 'api/');
     assert.match(await page.title(), /causal-attention API/);

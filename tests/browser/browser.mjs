@@ -1,6 +1,7 @@
 // Headless Debian Chromium driven by playwright-core, the demo server, and
 // helpers that read the demo page the way a test needs: numbers from its
 // DOM tables, colours from its canvases, and "wait for the next redraw".
+import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before } from 'node:test';
@@ -24,9 +25,9 @@ export async function launch({ env } = {}) {
 }
 
 /**
- * For a test file: hooks that launch Chromium and start the demo server
- * (cross-origin isolated) before its tests and close both after them. The
- * returned object holds them as `browser` and `server` once the tests run.
+ * For a test file of Chromium only: hooks that launch Chromium and start the
+ * demo server (cross-origin isolated) before its tests and close both after
+ * them. The returned object holds them as `browser` and `server`.
  */
 export function useChromiumAndServer() {
   const env = { browser: null, server: null };
@@ -41,10 +42,39 @@ export function useChromiumAndServer() {
   return env;
 }
 
-/** Opens `path` and collects console errors, page errors and off-origin requests. */
+/**
+ * For a describe() of one engine (./engines.mjs): hooks that start the engine
+ * and the demo server (cross-origin isolated) before its tests and close both
+ * after them. The returned object holds them as `browser` (newPage({ viewport })
+ * gives Playwright's Page or ./driver-page.mjs's) and `server` once the tests
+ * run, and the engine as `engine`.
+ */
+export function useEngineAndServer(engine) {
+  const env = { browser: null, server: null, engine };
+  before(async () => {
+    env.browser = await engine.start();
+    env.server = await startServer();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
+}
+
+const unreported = new Set();
+
+/**
+ * Opens `path` and collects console errors, page errors and off-origin
+ * requests (where the engine's driver reports them: see `lacks.console`).
+ */
 export async function openPage(browser, baseUrl, path = '', { viewport = { width: 1280, height: 900 } } = {}) {
   const page = await browser.newPage({ viewport });
   const problems = [];
+  if (page.reportsEvents === false && !unreported.has(page.engine)) {
+    unreported.add(page.engine);
+    console.log(`  ${page.engine}: console errors, page errors and requests are not collected (its driver reports none)`);
+  }
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('request', (r) => {
@@ -59,7 +89,10 @@ export async function openPage(browser, baseUrl, path = '', { viewport = { width
 /** Opens the demo and waits for its first drawing. */
 export async function openDemo(browser, baseUrl, options) {
   const opened = await openPage(browser, baseUrl, '', options);
-  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 }).catch(async (e) => {
+    throw new Error(`${e.message}; #engine '${await opened.page.textContent('#engine').catch(() => '?')}', ` +
+      `problems: ${opened.problems.join(' | ') || 'none seen'}`);
+  });
   return opened;
 }
 
@@ -140,9 +173,47 @@ export function cellColours(page, canvas) {
   });
 }
 
+/**
+ * A page opened 360 px wide fits it: nothing scrolls sideways and each of
+ * `selectors` (its first match) lies within the width inside the scroll bar
+ * (Firefox's takes 12 px; Chromium's headless ones none).
+ */
+export async function assertFitsScreen(page, selectors) {
+  const width = await page.evaluate(() => document.documentElement.clientWidth);
+  assert.ok(width > 340 && width <= 360, `viewport ${width} px`);
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width);
+  for (const selector of selectors) {
+    const box = await page.locator(selector).first().boundingBox();
+    assert.ok(box.x >= 0 && box.x + box.width <= width, `${selector} within the screen: ${JSON.stringify(box)}`);
+  }
+}
+
 /** The "masked" look: a light neutral grey (no colour scale of the page has one). */
 export function isMaskedColour([r, g, b]) {
   return Math.max(r, g, b) - Math.min(r, g, b) <= 12 && Math.min(r, g, b) >= 180;
+}
+
+/**
+ * The demo's server, changed: paths ending in one of `missing` answer 404,
+ * and `csp` rewrites the Content-Security-Policy header.
+ * @param {{ missing?: string[], csp?: (value: string) => string }} change
+ */
+export async function serverWith({ missing = [], csp }) {
+  const server = await startServer();
+  const [demo] = server.server.listeners('request');
+  server.server.removeAllListeners('request');
+  server.server.on('request', (req, res) => {
+    if (missing.some((m) => new URL(req.url, 'http://x').pathname.endsWith(m))) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (csp) {
+      const setHeader = res.setHeader.bind(res);
+      res.setHeader = (name, value) => setHeader(name, name === 'Content-Security-Policy' ? csp(String(value)) : value);
+    }
+    demo(req, res);
+  });
+  return server;
 }
 
 export { startServer };

@@ -17,10 +17,13 @@ import { encode } from 'gpt-tokenizer/encoding/r50k_base';
 import { init } from 'causal-attention';
 import { writeSafetensors } from '../../bindings/models/safetensors.mjs';
 import { modelLab } from '../../web/model/model-lab.mjs';
-import { SCREENSHOTS, openDemo, openPage, readTable, useChromiumAndServer } from './browser.mjs';
+import { SCREENSHOTS, openDemo, openPage, readTable, useEngineAndServer } from './browser.mjs';
+import { describeEngines, lacking } from './engines.mjs';
 
-const env = useChromiumAndServer();
 const ca = await init();
+
+describeEngines('the real-model section', (engine) => {
+const env = useEngineAndServer(engine);
 
 const CONFIG = { model_type: 'gpt2', vocab_size: 50257, n_positions: 64, n_embd: 16, n_head: 2, n_layer: 2 };
 
@@ -273,7 +276,7 @@ describe('the page\'s real-model section', () => {
     await page.close();
   });
 
-  it('downloads from the hub (a local base URL) and says clearly what is wrong with a bad file', async () => {
+  it('downloads from the hub (a local base URL) and says clearly what is wrong with a bad file', { skip: lacking(engine, 'route') }, async () => {
     const { page, problems } = await openPage(env.browser, env.server.url, '?hub=/test-hub');
     await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
     const served = [];
@@ -329,4 +332,5 @@ describe('the page\'s real-model section', () => {
     assert.deepEqual(problems.filter((p) => !p.includes('404')), []);
     await page.close();
   });
+});
 });

@@ -8,31 +8,8 @@
 // page-resilience.test.mjs.)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startServer } from '../../scripts/serve.mjs';
+import { serverWith } from './browser.mjs';
 import { ENGINES } from './engines.mjs';
-
-/**
- * The demo's server, changed: paths ending in one of `missing` answer 404,
- * and `csp` rewrites the Content-Security-Policy header.
- * @param {{ missing?: string[], csp?: (value: string) => string }} change
- */
-async function serverWith({ missing = [], csp }) {
-  const server = await startServer();
-  const [demo] = server.server.listeners('request');
-  server.server.removeAllListeners('request');
-  server.server.on('request', (req, res) => {
-    if (missing.some((m) => new URL(req.url, 'http://x').pathname.endsWith(m))) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
-      return;
-    }
-    if (csp) {
-      const setHeader = res.setHeader.bind(res);
-      res.setHeader = (name, value) => setHeader(name, name === 'Content-Security-Policy' ? csp(String(value)) : value);
-    }
-    demo(req, res);
-  });
-  return server;
-}
 
 /**
  * In the page: waits until each element of `want` ({ id: regex source })

@@ -9,30 +9,36 @@
 // The same page in every engine (CSP, workers missing): page-engines.test.mjs.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
-import { SCREENSHOTS, useChromiumAndServer } from './browser.mjs';
+import { it } from 'node:test';
+import { SCREENSHOTS, serverWith, useEngineAndServer } from './browser.mjs';
+import { describeEngines, lacking } from './engines.mjs';
 
-const env = useChromiumAndServer();
+describeEngines('a page that never hangs silently', (engine) => {
+  const env = useEngineAndServer(engine);
 
-/** A new page whose requests for paths ending in `missing` answer 404, opened on the demo. */
-async function openWith(setup) {
-  const page = await env.browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await setup(page);
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(e.message));
-  await page.goto(env.server.url);
-  return { page, problems };
-}
+  /**
+   * A new page on the demo: `setup(page)` before it loads (Chromium's init
+   * scripts), or `missing`: a server whose paths ending in it answer 404.
+   */
+  async function openWith({ setup, missing }) {
+    const server = missing ? await serverWith({ missing: [missing] }) : null;
+    const page = await env.browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await setup?.(page);
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.goto((server ?? env.server).url);
+    const close = page.close.bind(page);
+    page.close = async () => { await close(); await server?.close(); };
+    return { page, problems };
+  }
 
-const missing = (suffix) => (page) => page.route((url) => url.pathname.endsWith(suffix),
-  (route) => route.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
-
-describe('a page that never hangs silently', () => {
-  it('starts under a locale Intl rejects ("C"), its charts drawn with the default locale, and trains', async () => {
-    const { page } = await openWith((p) => p.addInitScript(() => {
+  it('starts under a locale Intl rejects ("C"), its charts drawn with the default locale, and trains', {
+    skip: lacking(engine, 'initScript'),
+  }, async () => {
+    const { page } = await openWith({ setup: (p) => p.addInitScript(() => {
       Object.defineProperty(Navigator.prototype, 'language', { get: () => 'C' });
       Object.defineProperty(Navigator.prototype, 'languages', { get: () => ['C'] });
-    }));
+    }) });
     try {
       assert.equal(await page.evaluate(() => {
         try { new Intl.NumberFormat(navigator.language); return 'accepted'; } catch (e) { return e.name; }
@@ -53,7 +59,7 @@ describe('a page that never hangs silently', () => {
   });
 
   it('starts without its charts, saying why, when uPlot is missing', async () => {
-    const { page } = await openWith(missing('/uplot/dist/uPlot.esm.js'));
+    const { page } = await openWith({ missing: '/uplot/dist/uPlot.esm.js' });
     try {
       await page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
       await page.waitForSelector('#loss-chart[data-unavailable="true"]', { timeout: 30000 });
@@ -65,7 +71,7 @@ describe('a page that never hangs silently', () => {
   });
 
   it('says it could not start when one of its modules is missing', async () => {
-    const { page } = await openWith(missing('/widgets/sparkline.mjs'));
+    const { page } = await openWith({ missing: '/widgets/sparkline.mjs' });
     try {
       await page.waitForSelector('html[data-failed="true"]', { timeout: 30000 });
       assert.match(await page.textContent('#engine'), /^The page could not start: .+\. Reload it, or see the browser's console\.$/);
@@ -76,7 +82,7 @@ describe('a page that never hangs silently', () => {
   });
 
   it('says the training worker failed when its file is missing, and the pipeline still works', async () => {
-    const { page } = await openWith(missing('/learn/model/worker.mjs'));
+    const { page } = await openWith({ missing: '/learn/model/worker.mjs' });
     try {
       await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
       await page.waitForFunction(() => document.querySelector('#learn-error').textContent.length > 0, null, { timeout: 30000 });

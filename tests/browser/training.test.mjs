@@ -1,5 +1,5 @@
 // Training in the browser: the tiny model of tests/node/tiny-model.mjs
-// trained for 200 AdamW steps in headless Chromium (single-threaded and
+// trained for 200 AdamW steps in each browser engine (single-threaded and
 // threaded builds, the page cross-origin isolated). Both builds give the same
 // losses, bit for bit, and the same bits as Node running the same GEMM
 // kernel: plain Node 20 runs the SIMD128 one; Chromium picks the relaxed-SIMD
@@ -11,12 +11,11 @@
 // first step where they part.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { init } from 'causal-attention';
 import { trainTinyModel } from '../node/tiny-model.mjs';
-import { openPage, useChromiumAndServer } from './browser.mjs';
-
-const env = useChromiumAndServer();
+import { openPage, useEngineAndServer } from './browser.mjs';
+import { describeEngines } from './engines.mjs';
 
 // The tiny model's losses in a Node child process with the given flags, and
 // the GEMM kernel it ran.
@@ -35,8 +34,9 @@ function nodeLosses(flags) {
 
 const windows = (losses) => [0, 50, 100, 150].map((a) => losses.slice(a, a + 50).reduce((s, x) => s + x, 0) / 50);
 
-describe('training in the browser', () => {
-  it('the tiny model in Chromium: single and threads the same bits; Node\'s bits with the same GEMM kernel', async () => {
+describeEngines('training in the browser', (engine) => {
+  const env = useEngineAndServer(engine);
+  it('the tiny model: single and threads the same bits; Node\'s bits with the same GEMM kernel', async () => {
     const plainNode = await trainTinyModel(await init({ build: 'single' }));
     const { page, problems } = await openPage(env.browser, env.server.url);
     // The function's own source, evaluated in the page (it imports nothing).
@@ -53,23 +53,23 @@ describe('training in the browser', () => {
       return out;
     })()`);
     assert.equal(inBrowser.threads.threads, 2);
-    const chromium = inBrowser.single.losses;
-    assert.equal(chromium.length, 200);
-    assert.deepEqual(inBrowser.threads.losses, chromium, 'threads build');
+    const browser = inBrowser.single.losses;
+    assert.equal(browser.length, 200);
+    assert.deepEqual(inBrowser.threads.losses, browser, 'threads build');
     inBrowser.gemmKernel = inBrowser.single.gemmKernel;
     assert.equal(inBrowser.threads.gemmKernel, inBrowser.gemmKernel);
     assert.equal(inBrowser.simd128.gemmKernel, 'simd128');
-    assert.deepEqual(inBrowser.simd128.losses, plainNode, "init({ gemmKernel: 'simd128' }) in Chromium: plain Node's bits");
-    const w = windows(chromium);
+    assert.deepEqual(inBrowser.simd128.losses, plainNode, `init({ gemmKernel: 'simd128' }) in ${engine.name}: plain Node's bits`);
+    const w = windows(browser);
     for (let i = 1; i < 4; i++) assert.ok(w[i] < w[i - 1], `window ${i}: ${w}`);
     assert.ok(w[3] < w[0] / 10);
     let node = { gemmKernel: 'simd128', losses: plainNode };
     if (inBrowser.gemmKernel !== 'simd128') node = nodeLosses(['--experimental-wasm-relaxed-simd']);
-    assert.equal(node.gemmKernel, inBrowser.gemmKernel, 'Node runs the GEMM kernel Chromium runs');
-    assert.deepEqual(chromium, node.losses, `Node with the ${node.gemmKernel} GEMM kernel`);
-    const part = plainNode.findIndex((x, i) => x !== chromium[i]);
-    console.log(`  Chromium and Node (GEMM kernel ${inBrowser.gemmKernel}): loss ${chromium[0].toFixed(4)} → ` +
-      `${chromium[199].toFixed(4)}; plain Node (simd128) ${plainNode[0].toFixed(4)} → ` +
+    assert.equal(node.gemmKernel, inBrowser.gemmKernel, `Node runs the GEMM kernel ${engine.name} runs`);
+    assert.deepEqual(browser, node.losses, `Node with the ${node.gemmKernel} GEMM kernel`);
+    const part = plainNode.findIndex((x, i) => x !== browser[i]);
+    console.log(`  ${engine.name} and Node (GEMM kernel ${inBrowser.gemmKernel}): loss ${browser[0].toFixed(4)} → ` +
+      `${browser[199].toFixed(4)}; plain Node (simd128) ${plainNode[0].toFixed(4)} → ` +
       `${plainNode[199].toFixed(4)}, first step that differs: ${part < 0 ? 'none' : part}`);
     assert.deepEqual(problems, []);
     await page.close();

@@ -142,5 +142,21 @@ describe('the table per Node version (bench/lib/node-versions.mjs)', () => {
   it('says so where no Node with relaxed SIMD ran', () => {
     const { targets } = renderNodeVersions([{ label: 'Node 20', results: results(null, 4) }]);
     assert.deepEqual(targets, ['- relaxed-SIMD targets: no Node with relaxed SIMD ran (install Node 24: npm ci --prefix tests/clients)']);
+
+describe('the engines table (bench/browser/engines.mjs)', () => {
+  it('a row per engine: its limits, page and worker times, the 2T/1T ratio; an engine without relaxed SIMD or one skipped says so', async () => {
+    const { renderEngineTable } = await import('../../bench/browser/engines.mjs');
+    const simd = (fma) => ({ simd128: { limit: 44.8 }, fma: { limit: fma } });
+    const text = renderEngineTable([
+      { engine: 'Chromium', version: 'Chromium 156', simd: simd(39.3),
+        ms: { 'page ours-1': 72.3, 'page ours-2': 36.15, 'worker ours-1': 92.2, 'worker ours-2': 86 } },
+      { engine: 'WebKitGTK', version: 'WebKitGTK 2.50.6', simd: simd(null), ms: { 'page ours-1': 111 } },
+      { engine: 'Firefox ESR', skipped: 'Debian\'s firefox-esr is not installed' },
+    ]);
+    const rows = text.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| engine'));
+    assert.equal(rows.length, 3);
+    assert.match(rows[0], /^\| Chromium 156 \| 44\.8 \| 39\.3 \| 72\.3 \| 36\.\d+ \| 92\.2 \| 86\.0 \| 2\.00× \| \d+\.\d \|$/);
+    assert.match(rows[1], /^\| WebKitGTK 2\.50\.6 \| 44\.8 \| n\/a \| 111 \| — \| — \| — \| — \| \d+\.\d \|$/);
+    assert.match(rows[2], /^\| Firefox ESR \| skipped: Debian's firefox-esr is not installed \|/);
   });
 });
