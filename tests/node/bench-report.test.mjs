@@ -142,6 +142,8 @@ describe('the table per Node version (bench/lib/node-versions.mjs)', () => {
   it('says so where no Node with relaxed SIMD ran', () => {
     const { targets } = renderNodeVersions([{ label: 'Node 20', results: results(null, 4) }]);
     assert.deepEqual(targets, ['- relaxed-SIMD targets: no Node with relaxed SIMD ran (install Node 24: npm ci --prefix tests/clients)']);
+  });
+});
 
 describe('the engines table (bench/browser/engines.mjs)', () => {
   it('a row per engine: its limits, page and worker times, the 2T/1T ratio; an engine without relaxed SIMD or one skipped says so', async () => {
