@@ -89,7 +89,7 @@ export async function openPage(browser, baseUrl, path = '', { viewport = { width
 /** Opens the demo and waits for its first drawing. */
 export async function openDemo(browser, baseUrl, options) {
   const opened = await openPage(browser, baseUrl, '', options);
-  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 }).catch(async (e) => {
+  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 60000 }).catch(async (e) => {
     throw new Error(`${e.message}; #engine '${await opened.page.textContent('#engine').catch(() => '?')}', ` +
       `problems: ${opened.problems.join(' | ') || 'none seen'}`);
   });
@@ -99,7 +99,7 @@ export async function openDemo(browser, baseUrl, options) {
 /** Opens the demo and waits for its Learn section's first run to be set up. */
 export async function openLearn(env, options) {
   const opened = await openDemo(env.browser, env.server.url, options);
-  await opened.page.waitForSelector('#learn[data-ready="true"]', { timeout: 30000 });
+  await opened.page.waitForSelector('#learn[data-ready="true"]', { timeout: 60000 });
   return opened;
 }
 
