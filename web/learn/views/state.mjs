@@ -39,15 +39,35 @@ export function setPainters(p) {
   Object.assign(painters, p);
 }
 
-/** Marks parts ('chart', 'heads', 'status') to redraw at the next animation frame. */
+/**
+ * The share of the page's thread that drawing may take while the worker
+ * trains: after a frame that painted for c ms, the next paints no sooner
+ * than c / PAINT_SHARE ms after that frame began. Where drawing is cheap
+ * (a few ms) this is every frame; where it is dear (WebKitGTK's software
+ * GL: tens of ms) the page draws less often, so that on a machine with few
+ * cores it leaves the worker its core (measured: bench/learn.mjs).
+ */
+export const PAINT_SHARE = 0.25;
+
+/** When the next paint may start (performance.now() ms); 0: at the next frame. */
+let paintNotBefore = 0;
+
+/** Marks parts ('chart', 'heads', 'status') to redraw at the next animation frame (see PAINT_SHARE). */
 export function draw(...parts) {
   for (const p of parts) learn.dirty.add(p);
   if (learn.framePending) return;
   learn.framePending = true;
-  requestAnimationFrame(() => {
-    learn.framePending = false;
-    const dirty = new Set(learn.dirty);
-    learn.dirty.clear();
-    for (const [part, paint] of Object.entries(painters)) if (dirty.has(part)) paint();
-  });
+  const wait = paintNotBefore - performance.now();
+  if (wait > 0) setTimeout(() => requestAnimationFrame(paint), wait);
+  else requestAnimationFrame(paint);
+}
+
+function paint() {
+  const start = performance.now();
+  learn.framePending = false;
+  const dirty = new Set(learn.dirty);
+  learn.dirty.clear();
+  for (const [part, fn] of Object.entries(painters)) if (dirty.has(part)) fn();
+  // Only while the worker trains: otherwise nothing competes for the cores.
+  paintNotBefore = learn.workerRunning ? start + (performance.now() - start) / PAINT_SHARE : 0;
 }
