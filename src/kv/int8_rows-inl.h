@@ -62,6 +62,8 @@ struct Int8Queries {
 constexpr bool kInt8IntegerRoute = HWY_TARGET != HWY_SCALAR;
 
 constexpr float kInt16Max = 32767.0f;
+// Keys per packed key tile (DotRowsInt8Packed: a forward tile's keys).
+constexpr size_t kPackedKeys = 64;
 
 // The portable kernels' attributes: not inlined (called once per tile or
 // work item), and, under gcc, compiled with -ffp-contract=off, which an
@@ -262,6 +264,19 @@ HWY_INLINE void DotFourRowsInt8(const Int8Queries& qi,
                                 size_t nb, size_t d, float* HWY_RESTRICT c,
                                 size_t ldc) {
   DotFourRowsInt8Ref(qi, k, row_bytes, nb, d, c, ldc);
+}
+// Elsewhere the packed kernel's rows are DotFourRowsInt8Ref's, four at a
+// time: the same integer sums and float operations, so the same bits.
+HWY_INLINE void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
+                                  const uint8_t* HWY_RESTRICT k,
+                                  size_t row_bytes, size_t nb, size_t d,
+                                  void* work, float* HWY_RESTRICT c,
+                                  size_t ldc) {
+  (void)work;
+  for (size_t r = 0; r < rows; r += 4) {
+    DotFourRowsInt8Ref({qi.q + r * d, qi.scale + r}, k, row_bytes, nb, d,
+                       c + r * ldc, ldc);
+  }
 }
 HWY_INLINE bool ValuesFourRowsInt8(const float* HWY_RESTRICT p, size_t ldp,
                                    size_t n, const uint8_t* HWY_RESTRICT v,

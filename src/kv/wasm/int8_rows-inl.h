@@ -176,6 +176,107 @@ HWY_NOINLINE inline void DotFourRowsInt8(const Int8Queries& qi,
   }
 }
 
+// Pass 2 for a prefill block (RowsInt8Packed below): the tile's int8 key
+// rows k + j·row_bytes (j < nb, repeated from nb - 1 up to a multiple of 8,
+// as DotFourRowsInt8's pairs repeat it) packed as int16 pairs along d
+// interleaved across keys: kp[(x / 2)·64 + j][2] = (k_j[x], k_j[x + 1]) (the
+// layout of x86's VNNI), then the keys' block scales, ks[b·64 + j]. One
+// dot_i16x8 of a query pair splat against 8 packed values gives four keys'
+// partial sums in four lanes: no horizontal sum. work: 64·(2d + 4·blocks)
+// bytes, 16-byte aligned (within a 64-row float tile of d values).
+HWY_INLINE void PackKeyTileInt8(const uint8_t* HWY_RESTRICT k,
+                                size_t row_bytes, size_t nb, size_t d,
+                                int16_t* HWY_RESTRICT kp,
+                                float* HWY_RESTRICT ks) {
+  const size_t n8 = (nb + 7) & ~size_t{7};
+  for (size_t j = 0; j < n8; j += 4) {
+    const uint8_t* r[4];
+    for (size_t t = 0; t < 4; ++t) r[t] = k + HWY_MIN(j + t, nb - 1) * row_bytes;
+    for (size_t x = 0; x < d; x += 16) {
+      const v128_t a = wasm_v128_load(r[0] + x), b = wasm_v128_load(r[1] + x);
+      const v128_t c = wasm_v128_load(r[2] + x), e = wasm_v128_load(r[3] + x);
+      // 16-bit units are pairs: (a0 b0 a1 b1 ...), then 32-bit: pairs 0-1
+      // of the four keys, 2-3, ...
+      const v128_t ab0 = wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t ab1 = wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t ce0 = wasm_i16x8_shuffle(c, e, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t ce1 = wasm_i16x8_shuffle(c, e, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t u[4] = {wasm_i32x4_shuffle(ab0, ce0, 0, 4, 1, 5),
+                           wasm_i32x4_shuffle(ab0, ce0, 2, 6, 3, 7),
+                           wasm_i32x4_shuffle(ab1, ce1, 0, 4, 1, 5),
+                           wasm_i32x4_shuffle(ab1, ce1, 2, 6, 3, 7)};
+      int16_t* dst = kp + (x / 2 * kPackedKeys + j) * 2;
+      for (size_t t = 0; t < 4; ++t) {
+        wasm_v128_store(dst + 2 * t * kPackedKeys * 2,
+                        wasm_i16x8_extend_low_i8x16(u[t]));
+        wasm_v128_store(dst + (2 * t + 1) * kPackedKeys * 2,
+                        wasm_i16x8_extend_high_i8x16(u[t]));
+      }
+    }
+  }
+  const size_t blocks = (d + kInt8Block - 1) / kInt8Block;
+  for (size_t j = 0; j < n8; ++j) {
+    const uint8_t* src = k + HWY_MIN(j, nb - 1) * row_bytes + d;
+    for (size_t b = 0; b < blocks; ++b) {
+      memcpy(ks + b * kPackedKeys + j, src + b * sizeof(float), sizeof(float));
+    }
+  }
+}
+
+// Pass 2 for `rows` (a multiple of 4) query rows of qi against the tile's
+// int8 key rows (PackKeyTileInt8 packs them into work first): c[r][j] for
+// j < nb, written up to a multiple of 8. Four rows × eight keys of int32
+// sums in registers (8 accumulators, 2 key vectors, a query pair: V8 has
+// 15 xmm registers free). The same integer sums per block and the same
+// float operations in the same order as DotFourRowsInt8: the same bits.
+HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
+                                           const uint8_t* HWY_RESTRICT k,
+                                           size_t row_bytes, size_t nb,
+                                           size_t d, void* work,
+                                           float* HWY_RESTRICT c, size_t ldc) {
+  int16_t* kp = static_cast<int16_t*>(work);
+  float* ks = reinterpret_cast<float*>(kp + d * kPackedKeys);
+  PackKeyTileInt8(k, row_bytes, nb, d, kp, ks);
+  const size_t n8 = (nb + 7) & ~size_t{7};
+  for (size_t r0 = 0; r0 < rows; r0 += 4) {
+    const int16_t* q = qi.q + r0 * d;
+    float* cr = c + r0 * ldc;
+    for (size_t j = 0; j < n8; j += 8) {
+      for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
+        const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
+        v128_t acc[4][2];
+        for (size_t r = 0; r < 4; ++r) {
+          acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
+        }
+        for (size_t x = b0; x < b1; x += 2) {
+          const int16_t* kx = kp + (x / 2 * kPackedKeys + j) * 2;
+          const v128_t k0 = wasm_v128_load(kx), k1 = wasm_v128_load(kx + 8);
+          for (size_t r = 0; r < 4; ++r) {
+            const v128_t qp = wasm_v128_load32_splat(q + r * d + x);
+            acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(qp, k0));
+            acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(qp, k1));
+          }
+        }
+        const float* kb = ks + b0 / kInt8Block * kPackedKeys + j;
+        const v128_t s0 = wasm_v128_load(kb), s1 = wasm_v128_load(kb + 4);
+        const bool first = b0 == 0, last = b1 == d;
+        for (size_t r = 0; r < 4; ++r) {
+          const v128_t qs = wasm_f32x4_splat(qi.scale[r0 + r]);
+          for (size_t u = 0; u < 2; ++u) {
+            float* o = cr + r * ldc + j + 4 * u;
+            const v128_t block = wasm_f32x4_mul(
+                wasm_f32x4_convert_i32x4(acc[r][u]), u == 0 ? s0 : s1);
+            v128_t score = wasm_f32x4_add(
+                first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(o), block);
+            if (last) score = wasm_f32x4_mul(score, qs);
+            wasm_v128_store(o, score);
+          }
+        }
+      }
+    }
+  }
+}
+
 // c[r][j, j + 8) += sum_{i < n} wq[r][i] · v_i[j, j + 8) in int32 for the
 // four rows r of wq (row stride ldw, n even: the pairs' weights as one
 // 32-bit lane each), then times scale[r] into c (float, stride ldc). Two
