@@ -278,6 +278,20 @@ HWY_INLINE void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
                        c + r * ldc, ldc);
   }
 }
+HWY_INLINE bool ValuesRowsInt8Packed(const float* HWY_RESTRICT p, size_t ldp,
+                                     size_t rows, size_t n,
+                                     const uint8_t* HWY_RESTRICT v,
+                                     size_t row_bytes, size_t dv, void* work,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+  // A non-finite scale fails the first group, before it adds anything.
+  for (size_t r = 0; r < rows; r += 4) {
+    if (!ValuesFourRowsInt8Ref(p + r * ldp, ldp, n, v, row_bytes, dv, work,
+                               c + r * ldc, ldc)) {
+      return false;
+    }
+  }
+  return true;
+}
 HWY_INLINE bool ValuesFourRowsInt8(const float* HWY_RESTRICT p, size_t ldp,
                                    size_t n, const uint8_t* HWY_RESTRICT v,
                                    size_t row_bytes, size_t dv, void* work,

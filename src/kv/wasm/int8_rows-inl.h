@@ -451,6 +451,127 @@ HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
   return true;
 }
 
+// Pass 3 for a prefill block: c[r][0, dv) += sum_{i < n} p[r][i] · v_i for
+// `rows` (a multiple of 4) rows of p, with ValuesFourRowsInt8's arithmetic
+// (the same weights, int32 sums and float operations: the same bits), but
+// the tile's value rows packed once for all rows: int16 pairs of keys
+// interleaved along the columns, vp[(i / 2)·dv + x][2] = (v_i[x], v_i+1[x])
+// (an odd n's last key repeated, weight 0), and the value scales gathered
+// and checked once. work: 16-byte aligned, 128·dv + 800·blocks bytes
+// (within a 64-row float tile of dv values). Returns false (nothing done)
+// when a value block's scale is not finite.
+HWY_NOINLINE inline bool ValuesRowsInt8Packed(
+    const float* HWY_RESTRICT p, size_t ldp, size_t rows, size_t n,
+    const uint8_t* HWY_RESTRICT v, size_t row_bytes, size_t dv, void* work,
+    float* HWY_RESTRICT c, size_t ldc) {
+  constexpr size_t kMaxKeys = kPackedKeys;
+  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
+  const size_t n2 = (n + 1) & ~size_t{1};
+  const size_t n8 = (n + 7) & ~size_t{7};
+  int16_t* vp = static_cast<int16_t*>(work);               // [32][dv][2]
+  float* sv = reinterpret_cast<float*>(vp + kMaxKeys * dv);  // [blocks][64]
+  int16_t* wq = reinterpret_cast<int16_t*>(sv + blocks * kMaxKeys);  // [b][4][64]
+  float* wscale = reinterpret_cast<float*>(wq + blocks * 4 * kMaxKeys);  // [b][4]
+  float* smax = wscale + 4 * blocks;  // [blocks]
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint8_t* src = v + dv + b * sizeof(float);
+    float* dst = sv + b * kMaxKeys;
+    float m = 0.0f;
+    bool finite = true;
+    for (size_t i = 0; i < n; ++i, src += row_bytes) {
+      float x;
+      memcpy(&x, src, sizeof(x));
+      finite &= x <= 3.4e38f;  // scales are >= 0 or NaN
+      m = HWY_MAX(m, x);
+      dst[i] = x;
+    }
+    if (!finite) return false;
+    for (size_t i = n; i < n8; ++i) dst[i] = 0.0f;
+    smax[b] = m;
+  }
+  for (size_t i = 0; i < n2; i += 2) {
+    const uint8_t* a = v + i * row_bytes;
+    const uint8_t* e = v + HWY_MIN(i + 1, n - 1) * row_bytes;
+    int16_t* dst = vp + i * dv;  // (i / 2)·dv pairs
+    for (size_t x = 0; x < dv; x += 16) {
+      const v128_t ra = wasm_v128_load(a + x), re = wasm_v128_load(e + x);
+      const v128_t lo = wasm_i8x16_shuffle(ra, re, 0, 16, 1, 17, 2, 18, 3, 19,
+                                           4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t hi = wasm_i8x16_shuffle(ra, re, 8, 24, 9, 25, 10, 26, 11,
+                                           27, 12, 28, 13, 29, 14, 30, 15, 31);
+      wasm_v128_store(dst + 2 * x, wasm_i16x8_extend_low_i8x16(lo));
+      wasm_v128_store(dst + 2 * x + 8, wasm_i16x8_extend_high_i8x16(lo));
+      wasm_v128_store(dst + 2 * x + 16, wasm_i16x8_extend_low_i8x16(hi));
+      wasm_v128_store(dst + 2 * x + 24, wasm_i16x8_extend_high_i8x16(hi));
+    }
+  }
+  const v128_t tail = wasm_i32x4_lt(
+      wasm_i32x4_make(0, 1, 2, 3),
+      wasm_i32x4_splat(static_cast<int32_t>(n % 4)));
+  const size_t n4 = n & ~size_t{3};
+  for (size_t r0 = 0; r0 < rows; r0 += 4) {
+    // The rows' weights (ValuesFourRowsInt8: p zero past n, its maximum).
+    for (size_t r = 0; r < 4; ++r) {
+      const float* HWY_RESTRICT src = p + (r0 + r) * ldp;
+      v128_t m = wasm_f32x4_splat(0.0f);
+      for (size_t i = 0; i < n4; i += 4) {
+        m = wasm_f32x4_pmax(m, wasm_v128_load(src + i));
+      }
+      if (n4 < n) {
+        m = wasm_f32x4_pmax(m, wasm_v128_and(wasm_v128_load(src + n4), tail));
+      }
+      m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
+      m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
+      const float pmax = wasm_f32x4_extract_lane(m, 0);
+      for (size_t b = 0; b < blocks; ++b) {
+        const float bound = pmax * smax[b];
+        float inv = kInt16Max / bound;
+        if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
+        wscale[b * 4 + r] = bound / kInt16Max;
+        const v128_t vi = wasm_f32x4_splat(inv);
+        const float* HWY_RESTRICT sb = sv + b * kMaxKeys;
+        int16_t* HWY_RESTRICT out = wq + (b * 4 + r) * kMaxKeys;
+        for (size_t i = 0; i < n8; i += 8) {
+          v128_t x0 = wasm_v128_load(src + i), x1 = wasm_v128_load(src + i + 4);
+          if (i + 4 > n) x0 = wasm_v128_and(x0, i + 4 - n >= 4 ? wasm_i32x4_splat(0) : tail);
+          if (i + 8 > n) x1 = i + 4 >= n ? wasm_i32x4_splat(0) : wasm_v128_and(x1, tail);
+          const v128_t lo = wasm_f32x4_mul(
+              wasm_f32x4_mul(x0, wasm_v128_load(sb + i)), vi);
+          const v128_t hi = wasm_f32x4_mul(
+              wasm_f32x4_mul(x1, wasm_v128_load(sb + i + 4)), vi);
+          wasm_v128_store(out + i, RoundedInt16(lo, hi));
+        }
+      }
+    }
+    for (size_t x = 0; x < dv; x += 8) {
+      const size_t b = x / kInt8Block;
+      const int16_t* w = wq + b * 4 * kMaxKeys;
+      v128_t acc[4][2];
+      for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
+      for (size_t i = 0; i < n2; i += 2) {
+        const int16_t* vx = vp + (i * dv + 2 * x);
+        const v128_t v0 = wasm_v128_load(vx), v1 = wasm_v128_load(vx + 8);
+        for (size_t r = 0; r < 4; ++r) {
+          const v128_t wp = wasm_v128_load32_splat(w + r * kMaxKeys + i);
+          acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(v0, wp));
+          acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(v1, wp));
+        }
+      }
+      for (size_t r = 0; r < 4; ++r) {
+        const v128_t s = wasm_f32x4_splat(wscale[b * 4 + r]);
+        for (size_t u = 0; u < 2; ++u) {
+          float* o = c + (r0 + r) * ldc + x + 4 * u;
+          wasm_v128_store(
+              o, wasm_f32x4_add(wasm_v128_load(o),
+                                wasm_f32x4_mul(
+                                    wasm_f32x4_convert_i32x4(acc[r][u]), s)));
+        }
+      }
+    }
+  }
+  return true;
+}
+
 #endif  // HWY_TARGET == HWY_WASM
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
