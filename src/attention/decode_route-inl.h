@@ -63,7 +63,8 @@ HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
   if (p.int8) {
     // Precision::kInt8 (int8 rows, int8_operands.h): the tile loop on every
     // target, integer products where the kernels' shapes allow (any
-    // multiple of four rows: they take four at a time).
+    // multiple of four rows: they take four at a time; a prefill block's
+    // rows, more than 8, share each packed key and value tile).
     if (b.rows % 4 == 0 && p.d % 16 == 0 && p.dv % 16 == 0 && !p.drop) {
       route.values = ValueRoute::kInt8Integer;
     }

@@ -20,7 +20,10 @@
 // FMA, and gcc contracts across statements by default (-ffp-contract=fast,
 // with -std=c++17 too) on the targets that have one.
 // This header chooses: QuantizeQueryRows, DotFourRowsInt8 and
-// ValuesFourRowsInt8 are the SIMD128 kernels on wasm and these elsewhere
+// ValuesFourRowsInt8 (and the prefill blocks' DotRowsInt8Packed and
+// ValuesRowsInt8Packed: the same arithmetic, the key or value tile packed
+// once for all rows; here four rows at a time through the kernels above)
+// are the SIMD128 kernels on wasm and these elsewhere
 // (native targets, so that ctest, the sanitizers and the fuzzer run the
 // route); kInt8IntegerRoute says whether the current target takes the route.
 

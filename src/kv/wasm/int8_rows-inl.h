@@ -7,6 +7,9 @@
 // add per 4 (no FMA in Node 20). The float32 route dequantised each tile
 // into a workspace and ran the float32 kernels: slower than a float32 cache.
 //
+// Prefill blocks (precision 'int8', more than 8 rows) share each tile's
+// packing instead: DotRowsInt8Packed and ValuesRowsInt8Packed at the end.
+//
 // Shapes: 4 query rows of depth d (a multiple of 16) against nb <= 64 key
 // rows; P·V: 4 rows of nb weights against nb value rows of width dv (a
 // multiple of 16).
