@@ -186,7 +186,8 @@ HWY_NOINLINE inline void DotFourRowsInt8(const Int8Queries& qi,
 // layout of x86's VNNI), then the keys' block scales, ks[b·64 + j]. One
 // dot_i16x8 of a query pair splat against 8 packed values gives four keys'
 // partial sums in four lanes: no horizontal sum. work: 64·(2d + 4·blocks)
-// bytes, 16-byte aligned (within a 64-row float tile of d values).
+// bytes, then 8·d for a group's query pairs (DotRowsInt8Packed), 16-byte
+// aligned (within a 64-row float tile of d values).
 HWY_INLINE void PackKeyTileInt8(const uint8_t* HWY_RESTRICT k,
                                 size_t row_bytes, size_t nb, size_t d,
                                 int16_t* HWY_RESTRICT kp,
@@ -239,10 +240,27 @@ HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
                                            float* HWY_RESTRICT c, size_t ldc) {
   int16_t* kp = static_cast<int16_t*>(work);
   float* ks = reinterpret_cast<float*>(kp + d * kPackedKeys);
+  // A group's four query rows, pair by pair: qg[x / 2][r] (32-bit pairs).
+  uint32_t* qg = reinterpret_cast<uint32_t*>(
+      ks + (d + kInt8Block - 1) / kInt8Block * kPackedKeys);
   PackKeyTileInt8(k, row_bytes, nb, d, kp, ks);
   const size_t n8 = (nb + 7) & ~size_t{7};
   for (size_t r0 = 0; r0 < rows; r0 += 4) {
     const int16_t* q = qi.q + r0 * d;
+    for (size_t x = 0; x < d; x += 8) {  // 4 pairs of the 4 rows, transposed
+      const v128_t a = wasm_v128_load(q + x), b = wasm_v128_load(q + d + x);
+      const v128_t e = wasm_v128_load(q + 2 * d + x);
+      const v128_t f = wasm_v128_load(q + 3 * d + x);
+      const v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5);
+      const v128_t ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
+      const v128_t ef0 = wasm_i32x4_shuffle(e, f, 0, 4, 1, 5);
+      const v128_t ef1 = wasm_i32x4_shuffle(e, f, 2, 6, 3, 7);
+      uint32_t* dst = qg + x / 2 * 4;
+      wasm_v128_store(dst, wasm_i64x2_shuffle(ab0, ef0, 0, 2));
+      wasm_v128_store(dst + 4, wasm_i64x2_shuffle(ab0, ef0, 1, 3));
+      wasm_v128_store(dst + 8, wasm_i64x2_shuffle(ab1, ef1, 0, 2));
+      wasm_v128_store(dst + 12, wasm_i64x2_shuffle(ab1, ef1, 1, 3));
+    }
     float* cr = c + r0 * ldc;
     for (size_t j = 0; j < n8; j += 8) {
       for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
@@ -251,11 +269,15 @@ HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
         for (size_t r = 0; r < 4; ++r) {
           acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
         }
-        for (size_t x = b0; x < b1; x += 2) {
-          const int16_t* kx = kp + (x / 2 * kPackedKeys + j) * 2;
+        // Pointers stepped per pair: the rows' pairs and the second key
+        // vector at constant offsets, which V8 folds into the loads.
+        const uint32_t* qx = qg + b0 / 2 * 4;
+        const uint32_t* const q_end = qg + b1 / 2 * 4;
+        const int16_t* kx = kp + (b0 / 2 * kPackedKeys + j) * 2;
+        for (; qx < q_end; qx += 4, kx += 2 * kPackedKeys) {
           const v128_t k0 = wasm_v128_load(kx), k1 = wasm_v128_load(kx + 8);
           for (size_t r = 0; r < 4; ++r) {
-            const v128_t qp = wasm_v128_load32_splat(q + r * d + x);
+            const v128_t qp = wasm_v128_load32_splat(qx + r);
             acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(qp, k0));
             acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(qp, k1));
           }
