@@ -179,15 +179,11 @@ HWY_NOINLINE inline void DotFourRowsInt8(const Int8Queries& qi,
   }
 }
 
-// Pass 2 for a prefill block (RowsInt8Packed below): the tile's int8 key
-// rows k + j·row_bytes (j < nb, repeated from nb - 1 up to a multiple of 8,
-// as DotFourRowsInt8's pairs repeat it) packed as int16 pairs along d
-// interleaved across keys: kp[(x / 2)·64 + j][2] = (k_j[x], k_j[x + 1]) (the
-// layout of x86's VNNI), then the keys' block scales, ks[b·64 + j]. One
-// dot_i16x8 of a query pair splat against 8 packed values gives four keys'
-// partial sums in four lanes: no horizontal sum. work: 64·(2d + 4·blocks)
-// bytes, then 8·d for a group's query pairs (DotRowsInt8Packed), 16-byte
-// aligned (within a 64-row float tile of d values).
+// A prefill block's key tile: rows k + j·row_bytes (j < nb; nb - 1 repeated
+// up to a multiple of 8) as int16 pairs along d interleaved across keys (x86
+// VNNI's layout), kp[(x / 2)·64 + j][2] = (k_j[x], k_j[x + 1]), and the block
+// scales ks[b·64 + j]: one dot_i16x8 of a query pair splat gives four keys'
+// partial sums in four lanes, no horizontal sum. 64·(2d + 4·blocks) bytes.
 HWY_INLINE void PackKeyTileInt8(const uint8_t* HWY_RESTRICT k,
                                 size_t row_bytes, size_t nb, size_t d,
                                 int16_t* HWY_RESTRICT kp,
@@ -227,12 +223,10 @@ HWY_INLINE void PackKeyTileInt8(const uint8_t* HWY_RESTRICT k,
   }
 }
 
-// Pass 2 for `rows` (a multiple of 4) query rows of qi against the tile's
-// int8 key rows (PackKeyTileInt8 packs them into work first): c[r][j] for
-// j < nb, written up to a multiple of 8. Four rows × eight keys of int32
-// sums in registers (8 accumulators, 2 key vectors, a query pair: V8 has
-// 15 xmm registers free). The same integer sums per block and the same
-// float operations in the same order as DotFourRowsInt8: the same bits.
+// Pass 2, `rows` (a multiple of 4) rows: c[r][j], j < nb (written up to a
+// multiple of 8), 4 rows × 8 keys of int32 sums in registers; work (16-byte
+// aligned): PackKeyTileInt8's bytes, then 8·d (a group's query pairs). The
+// same integer sums and float operations as DotFourRowsInt8: the same bits.
 HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
                                            const uint8_t* HWY_RESTRICT k,
                                            size_t row_bytes, size_t nb,
@@ -266,11 +260,8 @@ HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
       for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
         const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
         v128_t acc[4][2];
-        for (size_t r = 0; r < 4; ++r) {
-          acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
-        }
-        // Pointers stepped per pair: the rows' pairs and the second key
-        // vector at constant offsets, which V8 folds into the loads.
+        for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
+        // Stepped pointers: constant offsets, which V8 folds into the loads.
         const uint32_t* qx = qg + b0 / 2 * 4;
         const uint32_t* const q_end = qg + b1 / 2 * 4;
         const int16_t* kx = kp + (b0 / 2 * kPackedKeys + j) * 2;
@@ -476,15 +467,12 @@ HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
   return true;
 }
 
-// Pass 3 for a prefill block: c[r][0, dv) += sum_{i < n} p[r][i] · v_i for
-// `rows` (a multiple of 4) rows of p, with ValuesFourRowsInt8's arithmetic
-// (the same weights, int32 sums and float operations: the same bits), but
-// the tile's value rows packed once for all rows: int16 pairs of keys
-// interleaved along the columns, vp[(i / 2)·dv + x][2] = (v_i[x], v_i+1[x])
-// (an odd n's last key repeated, weight 0), and the value scales gathered
-// and checked once. work: 16-byte aligned, 128·dv + 800·blocks bytes
-// (within a 64-row float tile of dv values). Returns false (nothing done)
-// when a value block's scale is not finite.
+// Pass 3, `rows` (a multiple of 4) rows of p: ValuesFourRowsInt8's
+// arithmetic (the same bits), the value tile packed once for all rows as
+// int16 key pairs along the columns, vp[(i / 2)·dv + x][2] = (v_i[x],
+// v_i+1[x]) (an odd n's last key repeated, weight 0), its scales checked
+// once. work: 16-byte aligned, 128·dv + 788·blocks bytes. Returns false
+// (nothing done) when a value block's scale is not finite.
 HWY_NOINLINE inline bool ValuesRowsInt8Packed(
     const float* HWY_RESTRICT p, size_t ldp, size_t rows, size_t n,
     const uint8_t* HWY_RESTRICT v, size_t row_bytes, size_t dv, void* work,
@@ -573,8 +561,7 @@ HWY_NOINLINE inline bool ValuesRowsInt8Packed(
       const int16_t* w = wq + b * 4 * kMaxKeys;
       v128_t acc[4][2];
       for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
-      // Pointers stepped per pair: the rows' weights then sit at constant
-      // offsets, which V8 folds into the loads (no address arithmetic).
+      // Stepped pointers: constant offsets, which V8 folds into the loads.
       const int16_t* vx = vp + 2 * x;
       const int16_t* const w_end = w + n2;
       for (; w < w_end; w += 2, vx += 2 * dv) {
