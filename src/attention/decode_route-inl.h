@@ -186,10 +186,15 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
                   p.dv, ws.vp, ws.o, p.dv_panel);
   }
   if (!ValuesInPlace(p, b, vis, begin, tile_end, k0)) return false;
+  // Through a pointer as well (above): a decode group's kernel stays out of
+  // TiledBlock.
+  static bool (*volatile group)(const float*, size_t, size_t, const uint8_t*,
+                                size_t, size_t, void*, float*, size_t) =
+      ValuesFourRowsInt8;
   for (size_t r = 0; r < b.rows; r += 4) {
-    if (!ValuesFourRowsInt8(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
-                            b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
-                            ws.o + r * p.dv_panel, p.dv_panel)) {
+    if (!group(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
+               b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
+               ws.o + r * p.dv_panel, p.dv_panel)) {
       // Only where a value scale is not finite, the same for every group:
       // the first returns before any product is added.
       return false;
