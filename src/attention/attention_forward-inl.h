@@ -236,6 +236,11 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                              const uint8_t* k_rows, const uint8_t* v_rows,
                              size_t rows, size_t kn, const Workspace& ws,
                              const Int8Queries* q8 = nullptr) {
+  if (q8 != nullptr && rows > 8) {  // a prefill block: keys packed once
+    DotRowsInt8Packed(*q8, rows, k_rows, p.k_row, kn, p.d, ws.keys, ws.s,
+                      kKeyBlock);
+    return;
+  }
   if (q8 != nullptr) {
     for (size_t r = 0; r < rows; r += 4) {
       DotFourRowsInt8({q8->q + r * p.d, q8->scale + r}, k_rows, p.k_row, kn,

@@ -63,7 +63,8 @@ HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
   if (p.int8) {
     // Precision::kInt8 (int8 rows, int8_operands.h): the tile loop on every
     // target, integer products where the kernels' shapes allow (any
-    // multiple of four rows: they take four at a time).
+    // multiple of four rows: they take four at a time; a prefill block's
+    // rows, more than 8, share each packed key and value tile).
     if (b.rows % 4 == 0 && p.d % 16 == 0 && p.dv % 16 == 0 && !p.drop) {
       route.values = ValueRoute::kInt8Integer;
     }
@@ -160,11 +161,40 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
                                    TileVisibility vis, const size_t* begin,
                                    const size_t* tile_end, size_t k0,
                                    const Workspace& ws) {
+  if (b.rows > 8) {
+    // A prefill block: the value tile packed once for all rows, over the
+    // longest row's keys, each row's weights zero past its own (a causal
+    // tile's diagonal: exact zeros in the integer sums; a non-finite value
+    // shows as its block's scale, which sends the tile down the tile path).
+    if (vis == TileVisibility::kPartial && HidesInsideRun(p, b, begin, k0)) {
+      return false;
+    }
+    size_t n = 0;
+    for (size_t r = 0; r < b.rows; ++r) n = HWY_MAX(n, tile_end[r]);
+    if (n == 0) return true;
+    for (size_t r = 0; r < b.rows; ++r) {
+      float* srow = ws.s + r * kKeyBlock;
+      for (size_t j = tile_end[r]; j < n; ++j) srow[j] = 0.0f;
+    }
+    // Called through a pointer the compiler cannot see through: binaryen's
+    // inliner (wasm-opt at link, which ignores noinline) would put this one
+    // caller's kernel inside TiledBlock, where V8 compiles it slower.
+    static bool (*volatile kernel)(const float*, size_t, size_t, size_t,
+                                   const uint8_t*, size_t, size_t, void*,
+                                   float*, size_t) = ValuesRowsInt8Packed;
+    return kernel(ws.s, kKeyBlock, b.rows, n, b.v + k0 * p.v_row, p.v_row,
+                  p.dv, ws.vp, ws.o, p.dv_panel);
+  }
   if (!ValuesInPlace(p, b, vis, begin, tile_end, k0)) return false;
+  // Through a pointer as well (above): a decode group's kernel stays out of
+  // TiledBlock.
+  static bool (*volatile group)(const float*, size_t, size_t, const uint8_t*,
+                                size_t, size_t, void*, float*, size_t) =
+      ValuesFourRowsInt8;
   for (size_t r = 0; r < b.rows; r += 4) {
-    if (!ValuesFourRowsInt8(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
-                            b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
-                            ws.o + r * p.dv_panel, p.dv_panel)) {
+    if (!group(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
+               b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
+               ws.o + r * p.dv_panel, p.dv_panel)) {
       // Only where a value scale is not finite, the same for every group:
       // the first returns before any product is added.
       return false;

@@ -20,7 +20,10 @@
 // FMA, and gcc contracts across statements by default (-ffp-contract=fast,
 // with -std=c++17 too) on the targets that have one.
 // This header chooses: QuantizeQueryRows, DotFourRowsInt8 and
-// ValuesFourRowsInt8 are the SIMD128 kernels on wasm and these elsewhere
+// ValuesFourRowsInt8 (and the prefill blocks' DotRowsInt8Packed and
+// ValuesRowsInt8Packed: the same arithmetic, the key or value tile packed
+// once for all rows; here four rows at a time through the kernels above)
+// are the SIMD128 kernels on wasm and these elsewhere
 // (native targets, so that ctest, the sanitizers and the fuzzer run the
 // route); kInt8IntegerRoute says whether the current target takes the route.
 
@@ -62,6 +65,8 @@ struct Int8Queries {
 constexpr bool kInt8IntegerRoute = HWY_TARGET != HWY_SCALAR;
 
 constexpr float kInt16Max = 32767.0f;
+// Keys per packed key tile (DotRowsInt8Packed: a forward tile's keys).
+constexpr size_t kPackedKeys = 64;
 
 // The portable kernels' attributes: not inlined (called once per tile or
 // work item), and, under gcc, compiled with -ffp-contract=off, which an
@@ -262,6 +267,33 @@ HWY_INLINE void DotFourRowsInt8(const Int8Queries& qi,
                                 size_t nb, size_t d, float* HWY_RESTRICT c,
                                 size_t ldc) {
   DotFourRowsInt8Ref(qi, k, row_bytes, nb, d, c, ldc);
+}
+// Elsewhere the packed kernel's rows are DotFourRowsInt8Ref's, four at a
+// time: the same integer sums and float operations, so the same bits.
+HWY_INLINE void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
+                                  const uint8_t* HWY_RESTRICT k,
+                                  size_t row_bytes, size_t nb, size_t d,
+                                  void* work, float* HWY_RESTRICT c,
+                                  size_t ldc) {
+  (void)work;
+  for (size_t r = 0; r < rows; r += 4) {
+    DotFourRowsInt8Ref({qi.q + r * d, qi.scale + r}, k, row_bytes, nb, d,
+                       c + r * ldc, ldc);
+  }
+}
+HWY_INLINE bool ValuesRowsInt8Packed(const float* HWY_RESTRICT p, size_t ldp,
+                                     size_t rows, size_t n,
+                                     const uint8_t* HWY_RESTRICT v,
+                                     size_t row_bytes, size_t dv, void* work,
+                                     float* HWY_RESTRICT c, size_t ldc) {
+  // A non-finite scale fails the first group, before it adds anything.
+  for (size_t r = 0; r < rows; r += 4) {
+    if (!ValuesFourRowsInt8Ref(p + r * ldp, ldp, n, v, row_bytes, dv, work,
+                               c + r * ldc, ldc)) {
+      return false;
+    }
+  }
+  return true;
 }
 HWY_INLINE bool ValuesFourRowsInt8(const float* HWY_RESTRICT p, size_t ldp,
                                    size_t n, const uint8_t* HWY_RESTRICT v,
