@@ -143,10 +143,14 @@ export class DriverPage {
     }, String(value));
   }
 
-  /** Chooses the option with this value (or { label }), then input and change events. */
+  /** Chooses the option with this value (or { value }, { label }, { index }), then input and change events. */
   selectOption(selector, choice) {
     return this.onElement(selector, (el, c) => {
-      const option = Array.from(el.options).find((o) => (typeof c === 'string' ? o.value === c : o.label === c.label));
+      // Playwright's forms: a value, or { value }, { label } or { index }.
+      const options = Array.from(el.options);
+      const option = typeof c === 'string' ? options.find((o) => o.value === c)
+        : 'index' in c ? options[c.index]
+          : options.find((o) => ('value' in c ? o.value === c.value : o.label === c.label));
       if (!option) throw new Error(`no option ${JSON.stringify(c)}`);
       el.value = option.value;
       el.dispatchEvent(new Event('input', { bubbles: true }));
