@@ -293,6 +293,30 @@ HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
   }
 }
 
+// Block b's value scales of rows [0, n) (each row's float after its dv
+// int8 values) into sv[b·ldsv ..], zeros up to n8, and their largest in
+// smax[b]; false if one is not finite.
+HWY_INLINE bool GatherValueScales(const uint8_t* HWY_RESTRICT v, size_t dv,
+                                  size_t row_bytes, size_t b, size_t n,
+                                  size_t n8, float* HWY_RESTRICT sv,
+                                  size_t ldsv, float* HWY_RESTRICT smax) {
+  const uint8_t* src = v + dv + b * sizeof(float);
+  float* dst = sv + b * ldsv;
+  float m = 0.0f;
+  bool finite = true;
+  for (size_t i = 0; i < n; ++i, src += row_bytes) {
+    float x;
+    memcpy(&x, src, sizeof(x));
+    finite &= x <= 3.4e38f;  // scales are >= 0 or NaN
+    m = HWY_MAX(m, x);
+    dst[i] = x;
+  }
+  if (!finite) return false;
+  for (size_t i = n; i < n8; ++i) dst[i] = 0.0f;
+  smax[b] = m;
+  return true;
+}
+
 // c[r][j, j + 8) += sum_{i < n} wq[r][i] · v_i[j, j + 8) in int32 for the
 // four rows r of wq (row stride ldw, n even: the pairs' weights as one
 // 32-bit lane each), then times scale[r] into c (float, stride ldc). Two
@@ -393,20 +417,9 @@ HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
     if (!wasm_i32x4_all_true(finite)) return false;
   }
   for (size_t b = b4; b < blocks; ++b) {
-    const uint8_t* src = v + dv + b * sizeof(float);
-    float* dst = sv + b * kMaxKeys;
-    float m = 0.0f;
-    bool finite = true;
-    for (size_t i = 0; i < n; ++i, src += row_bytes) {
-      float x;
-      memcpy(&x, src, sizeof(x));
-      finite &= x <= 3.4e38f;  // scales are >= 0 or NaN
-      m = HWY_MAX(m, x);
-      dst[i] = x;
+    if (!GatherValueScales(v, dv, row_bytes, b, n, n8, sv, kMaxKeys, smax)) {
+      return false;
     }
-    if (!finite) return false;
-    for (size_t i = n; i < n8; ++i) dst[i] = 0.0f;
-    smax[b] = m;
   }
   // p's rows, zero past n, and their largest values.
   const v128_t tail = wasm_i32x4_lt(
@@ -487,20 +500,9 @@ HWY_NOINLINE inline bool ValuesRowsInt8Packed(
   float* wscale = reinterpret_cast<float*>(wq + blocks * 4 * kMaxKeys);  // [b][4]
   float* smax = wscale + 4 * blocks;  // [blocks]
   for (size_t b = 0; b < blocks; ++b) {
-    const uint8_t* src = v + dv + b * sizeof(float);
-    float* dst = sv + b * kMaxKeys;
-    float m = 0.0f;
-    bool finite = true;
-    for (size_t i = 0; i < n; ++i, src += row_bytes) {
-      float x;
-      memcpy(&x, src, sizeof(x));
-      finite &= x <= 3.4e38f;  // scales are >= 0 or NaN
-      m = HWY_MAX(m, x);
-      dst[i] = x;
+    if (!GatherValueScales(v, dv, row_bytes, b, n, n8, sv, kMaxKeys, smax)) {
+      return false;
     }
-    if (!finite) return false;
-    for (size_t i = n; i < n8; ++i) dst[i] = 0.0f;
-    smax[b] = m;
   }
   for (size_t i = 0; i < n2; i += 2) {
     const uint8_t* a = v + i * row_bytes;
