@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { referenceAttention64, storedKv } from './js-reference.mjs';
+import { errorOfLargest, referenceAttention64, storedKv } from './js-reference.mjs';
 
 const BOUND = 2e-2;
 const OUTLIER_BOUND = 0.15;
@@ -25,19 +25,6 @@ function normal(n, seed) {
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) out[i] = Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
   return out;
-}
-
-/** Largest |got − want| over the largest |want| (NaN where want has NaN), or Infinity on a NaN mismatch. */
-function errorOfLargest(got, want) {
-  assert.equal(got.length, want.length);
-  let largest = 0, worst = 0;
-  for (let i = 0; i < want.length; i++) {
-    if (Number.isNaN(want[i]) !== Number.isNaN(got[i])) return Infinity;
-    if (Number.isNaN(want[i])) continue;
-    largest = Math.max(largest, Math.abs(want[i]));
-    worst = Math.max(worst, Math.abs(got[i] - want[i]));
-  }
-  return largest > 0 ? worst / largest : worst;
 }
 
 function assertWithin(got, want, bound, what) {

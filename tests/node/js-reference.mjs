@@ -189,6 +189,23 @@ export function maxRelativeError(a, b) {
   return worst;
 }
 
+/**
+ * Largest |got − want| over the largest |want| (NaN where want has NaN is
+ * skipped), or Infinity on a length or NaN mismatch: the bound of the
+ * quantised paths (int8 attention, bfloat16/int8 caches and weights).
+ */
+export function errorOfLargest(got, want) {
+  if (got.length !== want.length) return Infinity;
+  let largest = 0, worst = 0;
+  for (let i = 0; i < want.length; i++) {
+    if (Number.isNaN(want[i]) !== Number.isNaN(got[i])) return Infinity;
+    if (Number.isNaN(want[i])) continue;
+    largest = Math.max(largest, Math.abs(want[i]));
+    worst = Math.max(worst, Math.abs(got[i] - want[i]));
+  }
+  return largest > 0 ? worst / largest : worst;
+}
+
 /** Deterministic pseudo-random Float32Array in [-1, 1) (xorshift32). */
 export function randomArray(n, seed = 1) {
   let x = seed >>> 0 || 1;

@@ -8,19 +8,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { maxRelativeError, randomArray, referenceAttention, storedKv } from './js-reference.mjs';
+import { errorOfLargest, maxRelativeError, randomArray, referenceAttention, storedKv } from './js-reference.mjs';
 
 const TOL = 1e-5;
 const BOUND = { bfloat16: 1e-2, int8: 3e-2 };
-
-function largestError(a, b) {
-  let worst = 0, largest = 0;
-  for (let i = 0; i < a.length; i++) {
-    worst = Math.max(worst, Math.abs(a[i] - b[i]));
-    largest = Math.max(largest, Math.abs(b[i]));
-  }
-  return worst / largest;
-}
 
 for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', { build: 'threads', threads: 2 }]]) {
   describe(`quantised KV caches (${name} build)`, async () => {
@@ -71,7 +62,7 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
             assert.ok(maxRelativeError(got, ref) <= TOL, `${dtype} tq ${tq}: ${maxRelativeError(got, ref)}`);
             const exact = referenceAttention(q, k, v, { ...shape, queryLength: tq, causal: 'bottom-right' }).output;
             // The bounds are about real head sizes (D >= 96 here).
-            const error = largestError(got, exact);
+            const error = errorOfLargest(got, exact);
             if (D >= 96) assert.ok(error <= BOUND[dtype], `${dtype} against float32: ${error}`);
             assert.ok(error > 0, 'the rounding changes something');
           }
@@ -162,10 +153,10 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
         const { output } = cache.attention(q, { heads: H, queryLength: 1 });
         const stored = referenceAttention(q, storedKv(k, D, 'int8'), storedKv(v, D, 'int8'), shape).output;
         const exact = referenceAttention(q, k, v, shape).output;
-        t.diagnostic(`x${factor}: ${largestError(output, stored).toExponential(1)} of the output's largest value ` +
-          `against the stored values' reference, ${largestError(output, exact).toExponential(1)} against the exact one`);
-        assert.ok(largestError(output, stored) <= 1e-3, `x${factor}: ${largestError(output, stored)} of the stored values' reference`);
-        assert.ok(largestError(output, exact) <= BOUND.int8, `x${factor}: ${largestError(output, exact)} of the exact reference`);
+        t.diagnostic(`x${factor}: ${errorOfLargest(output, stored).toExponential(1)} of the output's largest value ` +
+          `against the stored values' reference, ${errorOfLargest(output, exact).toExponential(1)} against the exact one`);
+        assert.ok(errorOfLargest(output, stored) <= 1e-3, `x${factor}: ${errorOfLargest(output, stored)} of the stored values' reference`);
+        assert.ok(errorOfLargest(output, exact) <= BOUND.int8, `x${factor}: ${errorOfLargest(output, exact)} of the exact reference`);
         cache.dispose();
       }
     });
@@ -224,7 +215,7 @@ for (const [name, initOptions] of [['single', { build: 'single' }], ['threads', 
       };
       const f32 = run(undefined);
       for (const dtype of /** @type {const} */ (['bfloat16', 'int8'])) {
-        const error = largestError(run(dtype), f32);
+        const error = errorOfLargest(run(dtype), f32);
         assert.ok(error <= BOUND[dtype] && error > 0, `${dtype}: ${error}`);
       }
     });

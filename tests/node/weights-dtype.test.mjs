@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
-import { randomArray, storedKv } from './js-reference.mjs';
+import { errorOfLargest, randomArray, storedKv } from './js-reference.mjs';
 import { closeTo, drawnModel, referenceForward, toDouble } from './model-reference.mjs';
 
 const DTYPES = ['bfloat16', 'int8'];
@@ -39,16 +39,6 @@ function reference(x, w, bias, rows, inF, outF) {
 
 /** The values with -0 as 0 (the int8 rounding stores 0 for both). */
 const zeroed = (a) => a.map((v) => v + 0);
-
-/** Largest |a - b| over the largest |b|. */
-function relativeToLargest(a, b) {
-  let err = 0, big = 0;
-  for (let i = 0; i < a.length; i++) {
-    err = Math.max(err, Math.abs(a[i] - b[i]));
-    big = Math.max(big, Math.abs(b[i]));
-  }
-  return err / big;
-}
 
 for (const build of ['single', 'threads']) {
   describe(`weightsDtype (${build} build)`, async () => {
@@ -160,8 +150,8 @@ for (const build of ['single', 'threads']) {
           const x = randomArray(shape.reduce((a, b) => a * b), 9);
           const got = q.forward(x, shape);
           const ref = f.forward(x, shape);
-          assert.ok(relativeToLargest(got, ref) < (dtype === 'int8' ? 1e-3 : 1e-5),
-            `${q.constructor.name} ${dtype}: ${relativeToLargest(got, ref)}`);
+          assert.ok(errorOfLargest(got, ref) < (dtype === 'int8' ? 1e-3 : 1e-5),
+            `${q.constructor.name} ${dtype}: ${errorOfLargest(got, ref)}`);
         }
       }
     });
@@ -178,7 +168,7 @@ for (const build of ['single', 'threads']) {
           const logits = m.forward(ids, [B, T]);
           const ref = referenceForward(family, cfg, toDouble(m.stateDict()), ids, B, T).logits;
           closeTo(logits, ref, dtype === 'int8' ? 1e-3 : 1e-5, `${dtype} logits`);
-          const err = relativeToLargest(logits, full);
+          const err = errorOfLargest(logits, full);
           assert.ok(err <= 2e-2, `${dtype}: ${err} of the largest float32 logit`);
           assert.ok(err > 0, 'the weights were rounded');
           // Cached generation reads the same stored weights.
