@@ -7,7 +7,7 @@
 // repeats fails the run — except where every failing test failed with the
 // known Firefox fault below, which the summary names instead (it stays
 // visible, and any other failure still fails the run).
-// KNOWN: in Firefox ESR 153 about 1 load in 12 of the cross-origin isolated
+// KNOWN: in Firefox ESR, now and then a load of the cross-origin isolated
 // demo never gets an answer to worker mode's init (the threads build inside a
 // module worker; "loaded but did not answer"): reproduced on an idle machine,
 // not yet understood (docs/testing.md).
