@@ -85,6 +85,7 @@ export class Runtime {
     const modules = defineModules({
       generator: this.#generator,
       checkAlive,
+      alive: () => !this.#disposed && !engine.disposed,
       get skipInit() {
         return skipping.on;
       },
@@ -93,6 +94,7 @@ export class Runtime {
       linearForward: engine.linearForward.bind(engine),
       linearBackward: engine.linearBackward.bind(engine),
       storeWeights: engine.storeWeights.bind(engine),
+      storedValues: engine.storedValues.bind(engine),
       freeWeights: engine.freeBlock.bind(engine),
       normForward: engine.normForward.bind(engine),
       normBackward: engine.normBackward.bind(engine),

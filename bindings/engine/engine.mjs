@@ -16,7 +16,7 @@ import { terminateWorkers } from './loader.mjs';
  * } from './embind.mjs'
  * @import {
  *   AdamWTensor, AttentionCall, AttentionGrads, AttentionResult, CacheBlock, CacheLayout, LayerBackwardCall,
- *   LayerForwardCall, LayerForwardResult, LayerGradArrays, LinearGradients, Staged, StoredWeights, VisibilityArrays,
+ *   LayerForwardCall, LayerForwardResult, LayerGradArrays, LinearGradients, StoredWeights, VisibilityArrays,
  * } from './engine.d.ts'
  */
 
@@ -94,12 +94,12 @@ export class Engine {
   attention(fn, c, q, k, v) {
     const a = c.arrays;
     const scores = c.options.scoreStage ? c.weightsLength : 0;
-    const [qp, kp, vp, klp, mp, sp, op, wp, lp, scp] = this.#stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
+    const [qp, kp, vp, klp, mp, sp, op, wp, lp, scp] = this.#heap.stage(fn, [q, k, v, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0, scores]);
     setPointers(c.options, klp, mp, sp);
     c.options.scores = scp;
     const result = this.#attend(fn, c, qp, kp, vp, op, wp, lp);
-    if (scores) result.scores = this.#copyOut(scp, scores);
+    if (scores) result.scores = this.#heap.copyOut(scp, scores);
     return result;
   }
 
@@ -118,7 +118,7 @@ export class Engine {
   attentionBackward(fn, c, gradOutput, q, k, v, output, logSumExp) {
     const a = c.arrays;
     const sinks = a?.sinks ?? null;
-    const [dop, qp, kp, vp, op, lp, klp, mp, sp, gqp, gkp, gvp, gsp] = this.#stage(fn,
+    const [dop, qp, kp, vp, op, lp, klp, mp, sp, gqp, gkp, gvp, gsp] = this.#heap.stage(fn,
       [gradOutput, q, k, v, output, logSumExp, a?.keyLengths, a?.mask, sinks],
       [q.length, k.length, v.length, sinks ? sinks.length : 0]);
     setPointers(c.options, klp, mp, sp);
@@ -126,11 +126,11 @@ export class Engine {
       dop, qp, kp, vp, op, lp, gqp, gkp, gvp, gsp));
     /** @type {AttentionGrads} */
     const result = {
-      gradQ: this.#copyOut(gqp, q.length),
-      gradK: this.#copyOut(gkp, k.length),
-      gradV: this.#copyOut(gvp, v.length),
+      gradQ: this.#heap.copyOut(gqp, q.length),
+      gradK: this.#heap.copyOut(gkp, k.length),
+      gradV: this.#heap.copyOut(gvp, v.length),
     };
-    if (sinks) result.gradSinks = this.#copyOut(gsp, sinks.length);
+    if (sinks) result.gradSinks = this.#heap.copyOut(gsp, sinks.length);
     return result;
   }
 
@@ -157,7 +157,7 @@ export class Engine {
     // outputs (layerOutputs' field order).
     const a = c.options.arrays;
     const stored = p.stored; // read where they are: not staged
-    const next = reader(this.#stage('forward',
+    const next = reader(this.#heap.stage('forward',
       [c.x, ...PROJECTIONS.map((key) => (stored?.[key] ? null : p[key])), p.sinks, a?.keyLengths, a?.mask,
         c.options.headMask],
       [outLength, c.returnWeights ? wLength : 0, c.returnScores ? wLength : 0,
@@ -171,18 +171,18 @@ export class Engine {
     const outputs = this.#structs.layerOutputs(next);
     this.#check('forward', this.#mod.layerForward(params, options, x, outputs));
     /** @type {LayerForwardResult} */
-    const result = { output: this.#copyOut(outputs.y, outLength, c.out) };
-    if (c.returnWeights) result.weights = this.#copyOut(outputs.weights, wLength);
-    if (c.returnScores) result.scores = this.#copyOut(outputs.scores, wLength);
+    const result = { output: this.#heap.copyOut(outputs.y, outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#heap.copyOut(outputs.weights, wLength);
+    if (c.returnScores) result.scores = this.#heap.copyOut(outputs.scores, wLength);
     if (c.returnQKV) {
-      result.queries = this.#copyOut(outputs.queries, outLength);
-      result.keys = this.#copyOut(outputs.keys, kvLength);
-      result.values = this.#copyOut(outputs.values, kvLength);
+      result.queries = this.#heap.copyOut(outputs.queries, outLength);
+      result.keys = this.#heap.copyOut(outputs.keys, kvLength);
+      result.values = this.#heap.copyOut(outputs.values, kvLength);
     }
     if (c.keep) {
       const into = c.savedInto;
       /** @type {(ptr: Ptr, n: number, a?: Float32Array) => Float32Array} */
-      const save = (ptr, n, a) => this.#copyOut(ptr, n, a?.length === n ? a : undefined);
+      const save = (ptr, n, a) => this.#heap.copyOut(ptr, n, a?.length === n ? a : undefined);
       result.saved = {
         queries: save(outputs.queries, outLength, into?.queries),
         keys: save(outputs.keys, kvLength, into?.keys),
@@ -208,7 +208,7 @@ export class Engine {
     const a = c.options.arrays;
     // The order the call takes them: x, params, saved, gradY, grads, then
     // the sinks' gradient, the sinks, key lengths, mask and head mask; gradX.
-    const next = reader(this.#stage('backward',
+    const next = reader(this.#heap.stage('backward',
       [c.x, ...PROJECTIONS.map((key) => p[key]), ...ACTIVATIONS.map((key) => s[key]), c.gradY,
         ...PROJECTIONS.map((key) => g[key]), g.sinks, p.sinks, a?.keyLengths, a?.mask, c.options.headMask],
       [gradXLength]));
@@ -224,9 +224,9 @@ export class Engine {
     this.#check('backward', this.#mod.layerBackward(params, options, x, saved, gradY, gradX, grads));
     // The sums go back into the caller's gradient arrays: no new ones.
     const out = /** @type {LayerGradArrays} */ ({});
-    for (const key of PROJECTIONS) out[key] = g[key] && this.#copyOut(grads[key], g[key].length, g[key]);
-    if (g.sinks) out.sinks = this.#copyOut(gradSinks, g.sinks.length, g.sinks);
-    return { gradX: this.#copyOut(gradX, gradXLength), grads: out };
+    for (const key of PROJECTIONS) out[key] = g[key] && this.#heap.copyOut(grads[key], g[key].length, g[key]);
+    if (g.sinks) out.sinks = this.#heap.copyOut(gradSinks, g.sinks.length, g.sinks);
+    return { gradX: this.#heap.copyOut(gradX, gradXLength), grads: out };
   }
 
   /**
@@ -244,14 +244,14 @@ export class Engine {
    */
   normForward(kind, x, rows, dim, weight, bias, eps) {
     const what = kind === 'layer' ? 'LayerNorm.forward' : 'RMSNorm.forward';
-    const [xp, wp, bp, yp, mp, rp] = this.#stage(what, [x, weight, bias], [rows * dim, rows, rows]);
+    const [xp, wp, bp, yp, mp, rp] = this.#heap.stage(what, [x, weight, bias], [rows * dim, rows, rows]);
     this.#check(what, kind === 'layer'
       ? this.#mod.layerNorm(xp, rows, dim, wp, bp, eps, yp, mp, rp)
       : this.#mod.rmsNorm(xp, rows, dim, wp, eps, yp, rp));
     return {
-      y: this.#copyOut(yp, rows * dim),
-      mean: kind === 'layer' ? this.#copyOut(mp, rows) : null,
-      rstd: this.#copyOut(rp, rows),
+      y: this.#heap.copyOut(yp, rows * dim),
+      mean: kind === 'layer' ? this.#heap.copyOut(mp, rows) : null,
+      rstd: this.#heap.copyOut(rp, rows),
     };
   }
 
@@ -266,14 +266,14 @@ export class Engine {
   normBackward(kind, c) {
     const what = kind === 'layer' ? 'LayerNorm.backward' : 'RMSNorm.backward';
     const n = c.rows * c.dim;
-    const [xp, wp, mp, rp, gyp, gwp, gbp, gxp] = this.#stage(what,
+    const [xp, wp, mp, rp, gyp, gwp, gbp, gxp] = this.#heap.stage(what,
       [c.x, c.weight, c.mean, c.rstd, c.gradY, c.gradWeight, c.gradBias], [n]);
     this.#check(what, kind === 'layer'
       ? this.#mod.layerNormBackward(xp, c.rows, c.dim, wp, mp, rp, gyp, gxp, gwp, gbp)
       : this.#mod.rmsNormBackward(xp, c.rows, c.dim, wp, rp, gyp, gxp, gwp));
-    this.#copyOut(gwp, c.gradWeight.length, c.gradWeight);
-    if (c.gradBias) this.#copyOut(gbp, c.gradBias.length, c.gradBias);
-    return this.#copyOut(gxp, n);
+    this.#heap.copyOut(gwp, c.gradWeight.length, c.gradWeight);
+    if (c.gradBias) this.#heap.copyOut(gbp, c.gradBias.length, c.gradBias);
+    return this.#heap.copyOut(gxp, n);
   }
 
   /**
@@ -284,9 +284,9 @@ export class Engine {
    * @returns {Float32Array}
    */
   activation(kind, a, b) {
-    const [ap, bp, yp] = this.#stage(kind, [a, b], [a.length]);
+    const [ap, bp, yp] = this.#heap.stage(kind, [a, b], [a.length]);
     this.#check(kind, this.#mod.activation(ACTIVATION_KINDS[kind], ap, bp, a.length, yp));
-    return this.#copyOut(yp, a.length);
+    return this.#heap.copyOut(yp, a.length);
   }
 
   /**
@@ -299,9 +299,9 @@ export class Engine {
    */
   activationBackward(kind, a, b, gradY) {
     const n = a.length;
-    const [ap, bp, gyp, gap, gbp] = this.#stage(`${kind} backward`, [a, b, gradY], [n, b ? n : 0]);
+    const [ap, bp, gyp, gap, gbp] = this.#heap.stage(`${kind} backward`, [a, b, gradY], [n, b ? n : 0]);
     this.#check(`${kind} backward`, this.#mod.activationBackward(ACTIVATION_KINDS[kind], ap, bp, gyp, n, gap, gbp));
-    return { gradA: this.#copyOut(gap, n), gradB: b && this.#copyOut(gbp, n) };
+    return { gradA: this.#heap.copyOut(gap, n), gradB: b && this.#heap.copyOut(gbp, n) };
   }
 
   /**
@@ -311,7 +311,7 @@ export class Engine {
    * @param {AdamWTensor[]} tensors
    */
   adamWUpdate(h, tensors) {
-    const ptrs = this.#stage('AdamW.step', tensors.flatMap((t) => [t.p, t.g, t.m, t.v]), [7 * tensors.length]);
+    const ptrs = this.#heap.stage('AdamW.step', tensors.flatMap((t) => [t.p, t.g, t.m, t.v]), [7 * tensors.length]);
     const table = new Uint32Array(this.#heap.f32().buffer, ptrs[4 * tensors.length], 7 * tensors.length);
     const factors = new Float32Array(table.buffer, table.byteOffset, table.length);
     tensors.forEach((t, i) => {
@@ -320,9 +320,9 @@ export class Engine {
     });
     this.#mod.adamWUpdate(h[0], h[1], h[2], h[3], h[4], tensors.length, table.byteOffset);
     tensors.forEach((t, i) => {
-      this.#copyOut(ptrs[4 * i], t.p.length, t.p);
-      this.#copyOut(ptrs[4 * i + 2], t.p.length, t.m);
-      this.#copyOut(ptrs[4 * i + 3], t.p.length, t.v);
+      this.#heap.copyOut(ptrs[4 * i], t.p.length, t.p);
+      this.#heap.copyOut(ptrs[4 * i + 2], t.p.length, t.m);
+      this.#heap.copyOut(ptrs[4 * i + 3], t.p.length, t.v);
     });
   }
 
@@ -339,22 +339,22 @@ export class Engine {
    */
   linearForward(x, rows, inF, outF, weight, bias) {
     const w = weight instanceof Float32Array ? null : weight;
-    const [xp, wp, bp, yp] = this.#stage('Linear.forward', [x, w ? null : /** @type {Float32Array} */ (weight), bias],
+    const [xp, wp, bp, yp] = this.#heap.stage('Linear.forward', [x, w ? null : /** @type {Float32Array} */ (weight), bias],
       [rows * outF]);
     this.#check('Linear.forward', w
       ? this.#mod.storedLinear(xp, rows, inF, outF, w.code, w.base, bp, yp)
       : this.#mod.linear(xp, rows, inF, outF, wp, bp, yp));
-    return this.#copyOut(yp, rows * outF);
+    return this.#heap.copyOut(yp, rows * outF);
   }
 
   /**
    * weight [outF, inF] rounded to `dtype` (StoreWeights) in a block of its own
-   * until freeBlock, and the stored values as floats; RangeError if it cannot fit.
+   * until freeBlock; RangeError if it cannot fit.
    * @param {'bfloat16' | 'int8'} dtype
    * @param {Float32Array} weight
    * @param {number} outF
    * @param {number} inF
-   * @returns {{ stored: StoredWeights, values: Float32Array }}
+   * @returns {StoredWeights}
    */
   storeWeights(dtype, weight, outF, inF) {
     const code = /** @type {number} */ (KV_DTYPE.get(dtype));
@@ -362,14 +362,27 @@ export class Engine {
     const { ptr, base } = this.#heap.allocate(`${dtype} weights`, bytes,
       `${formatBytes(bytes)} of wasm memory (${dtype} weights [${outF}, ${inF}])`, true);
     try {
-      const [wp, vp] = this.#stage('Linear.quantize', [weight], [weight.length]);
+      const [wp] = this.#heap.stage('Linear.quantize', [weight], []);
       this.#check('Linear.quantize', this.#mod.storeWeights(code, wp, outF, inF, base));
-      this.#mod.loadStoredWeights(code, base, outF, inF, vp);
-      return { stored: Object.freeze({ ptr, base, bytes, dtype, code }), values: this.#copyOut(vp, weight.length) };
+      return Object.freeze({ ptr, base, bytes, dtype, code });
     } catch (e) {
       this.#heap.free(ptr);
       throw e;
     }
+  }
+
+  /**
+   * The values a stored weight holds, widened to float32 (a new array of
+   * outF · inF: what its forward multiplies by).
+   * @param {StoredWeights} stored
+   * @param {number} outF
+   * @param {number} inF
+   * @returns {Float32Array}
+   */
+  storedValues(stored, outF, inF) {
+    const [vp] = this.#heap.stage('Linear.weight', [], [outF * inF]);
+    this.#mod.loadStoredWeights(stored.code, stored.base, outF, inF, vp);
+    return this.#heap.copyOut(vp, outF * inF);
   }
 
   /**
@@ -386,13 +399,13 @@ export class Engine {
    * @returns {LinearGradients}
    */
   linearBackward(x, rows, inF, outF, weight, gradY, weightGrad, biasGrad) {
-    const [xp, wp, gyp, gwp, gbp, gxp] = this.#stage('Linear.backward',
+    const [xp, wp, gyp, gwp, gbp, gxp] = this.#heap.stage('Linear.backward',
       [x, weight, gradY, weightGrad, biasGrad], [rows * inF]);
     this.#check('Linear.backward', this.#mod.linearBackward(xp, rows, inF, outF, wp, gyp, gxp, gwp, gbp));
     return {
-      gradX: this.#copyOut(gxp, rows * inF),
-      weightGrad: this.#copyOut(gwp, weightGrad.length, weightGrad),
-      biasGrad: biasGrad && this.#copyOut(gbp, biasGrad.length, biasGrad),
+      gradX: this.#heap.copyOut(gxp, rows * inF),
+      weightGrad: this.#heap.copyOut(gwp, weightGrad.length, weightGrad),
+      biasGrad: biasGrad && this.#heap.copyOut(gbp, biasGrad.length, biasGrad),
     };
   }
 
@@ -438,7 +451,7 @@ export class Engine {
     const { kvHeads, headDim, valueDim, capacity, dtype } = block.layout;
     const code = /** @type {number} */ (KV_DTYPE.get(dtype));
     const t = k.length / (sequences.length * kvHeads * headDim);
-    const staged = this.#stage('append', [k, v], []);
+    const staged = this.#heap.stage('append', [k, v], []);
     const base = [block.keys, block.values];
     const strides = [block.keyRow, block.valueRow];
     [headDim, valueDim].forEach((w, i) => {
@@ -499,7 +512,7 @@ export class Engine {
    */
   attendCache(c, q, block) {
     const a = c.arrays;
-    const [qp, klp, mp, sp, op, wp, lp] = this.#stage('attention', [q, a?.keyLengths, a?.mask, a?.sinks],
+    const [qp, klp, mp, sp, op, wp, lp] = this.#heap.stage('attention', [q, a?.keyLengths, a?.mask, a?.sinks],
       [c.outLength, c.returnWeights ? c.weightsLength : 0, c.returnLogSumExp ? c.rowsLength ?? 0 : 0]);
     setPointers(c.options, klp, mp, sp);
     return this.#attend('attention', c, qp, block.keys, block.values, op, wp, lp);
@@ -520,10 +533,10 @@ export class Engine {
     this.#check(fn, this.#mod[fn](this.#structs.attentionShape(c.shape), c.options,
       qp, kp, vp, op, wp, lp));
     /** @type {AttentionResult} */
-    const result = { output: this.#copyOut(op, c.outLength, c.out) };
-    if (c.returnWeights) result.weights = this.#copyOut(wp, c.weightsLength, c.weightsOut);
+    const result = { output: this.#heap.copyOut(op, c.outLength, c.out) };
+    if (c.returnWeights) result.weights = this.#heap.copyOut(wp, c.weightsLength, c.weightsOut);
     if (c.returnLogSumExp) {
-      result.logSumExp = this.#copyOut(lp, /** @type {number} */ (c.rowsLength));
+      result.logSumExp = this.#heap.copyOut(lp, /** @type {number} */ (c.rowsLength));
       // The backward needs the dropout mask's seed, drawn here if not given.
       if (c.options.training && c.options.dropout > 0) {
         result.seed = (BigInt(c.options.seedHi) << 32n) | BigInt(c.options.seedLo);
@@ -558,43 +571,5 @@ export class Engine {
    */
   #check(what, status) {
     checkStatus(this.#mod, what, status);
-  }
-
-  /**
-   * Copies arrays into the arena in order and reserves the outputs after
-   * them; null entries and 0 counts give pointer 0. The view is re-read
-   * after the reservation, which may grow memory.
-   * Float32Arrays go through the float view; Int32Array and Uint8Array
-   * inputs (key lengths, boolean masks) through a view of their own type,
-   * each in whole 4-byte slots.
-   * @param {string} what
-   * @param {ReadonlyArray<Staged | null | undefined>} inputs
-   * @param {number[]} outputCounts
-   * @returns {Ptr[]}
-   */
-  #stage(what, inputs, outputCounts) {
-    const counts = [...inputs.map((a) => (a ? Math.ceil(a.byteLength / 4) : 0)), ...outputCounts];
-    const ptrs = this.#heap.reserve(what, counts);
-    const f32 = this.#heap.f32();
-    inputs.forEach((a, i) => {
-      if (!a) return;
-      if (a instanceof Float32Array) f32.set(a, ptrs[i] >>> 2);
-      else if (a instanceof Int32Array) new Int32Array(f32.buffer, ptrs[i], a.length).set(a);
-      else new Uint8Array(f32.buffer, ptrs[i], a.length).set(a);
-    });
-    return ptrs;
-  }
-
-  /**
-   * Re-reads the view: the wasm call may have grown memory for its workspace.
-   * @param {Ptr} ptr
-   * @param {number} length
-   * @param {Float32Array} [target]
-   * @returns {Float32Array}
-   */
-  #copyOut(ptr, length, target) {
-    const out = target ?? new Float32Array(length);
-    out.set(this.#heap.f32().subarray(ptr >>> 2, (ptr >>> 2) + length));
-    return out;
   }
 }

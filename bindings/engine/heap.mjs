@@ -1,5 +1,6 @@
 // The wasm heap as seen from JS: one scratch arena per module (so repeated
-// calls neither leak nor fragment), and Float32Array views re-read after
+// calls neither leak nor fragment) that a call's inputs are staged into and
+// its results copied out of, and Float32Array views re-read after
 // anything that can grow memory (a grown heap detaches the old views, or,
 // with shared memory, leaves them at the old length). The arena holds
 // nothing between calls: a large one goes back to malloc as soon as a later
@@ -30,6 +31,7 @@ const KEEP_BYTES = 64 * 2 ** 20;
 
 /** @typedef {import('./embind.mjs').EmbindModule} EmbindModule */
 /** @typedef {import('./embind.mjs').Ptr} Ptr */
+/** @typedef {import('./engine.d.ts').Staged} Staged */
 
 const alignUp = (/** @type {number} */ n) => Math.ceil(n / ALIGN) * ALIGN;
 
@@ -59,6 +61,45 @@ export class Heap {
       this.sharedView = new Float32Array(memory.buffer);
     }
     return this.sharedView;
+  }
+
+  /**
+   * Copies arrays into the arena in order and reserves the outputs after
+   * them; null entries and 0 counts give pointer 0. The view is re-read
+   * after the reservation, which may grow memory.
+   * Float32Arrays go through the float view; Int32Array and Uint8Array
+   * inputs (key lengths, boolean masks) through a view of their own type,
+   * each in whole 4-byte slots.
+   * @param {string} what
+   * @param {ReadonlyArray<Staged | null | undefined>} inputs
+   * @param {number[]} outputCounts
+   * @returns {Ptr[]}
+   */
+  stage(what, inputs, outputCounts) {
+    const counts = [...inputs.map((a) => (a ? Math.ceil(a.byteLength / 4) : 0)), ...outputCounts];
+    const ptrs = this.reserve(what, counts);
+    const f32 = this.f32();
+    inputs.forEach((a, i) => {
+      if (!a) return;
+      if (a instanceof Float32Array) f32.set(a, ptrs[i] >>> 2);
+      else if (a instanceof Int32Array) new Int32Array(f32.buffer, ptrs[i], a.length).set(a);
+      else new Uint8Array(f32.buffer, ptrs[i], a.length).set(a);
+    });
+    return ptrs;
+  }
+
+  /**
+   * A result copied out of the heap into `target` or a new array. Re-reads
+   * the view: the wasm call may have grown memory for its workspace.
+   * @param {Ptr} ptr
+   * @param {number} length
+   * @param {Float32Array} [target]
+   * @returns {Float32Array}
+   */
+  copyOut(ptr, length, target) {
+    const out = target ?? new Float32Array(length);
+    out.set(this.f32().subarray(ptr >>> 2, (ptr >>> 2) + length));
+    return out;
   }
 
   /** @returns {number} the wasm memory's size in bytes */

@@ -20,7 +20,8 @@ import { product } from '../engine/heap.mjs';
 import { renormalizes, resolveAttentionOptions, resolveVisibility } from '../api/attention-options.mjs';
 import { checkCircuitModule, ovCircuit, qkCircuit } from './circuits.mjs';
 import { backwardMask, checkPatch, headOutputs, patchedOutput } from './head-hooks.mjs';
-import { Kept, Module, bindingOf, copyInto, fixFields, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, copyInto, gradOrZeros } from './kept.mjs';
+import { Module, bindingOf, fixFields, keepGrad } from './module.mjs';
 import { inferenceOnly } from './weights-dtype.mjs';
 
 /**
@@ -41,6 +42,7 @@ import { inferenceOnly } from './weights-dtype.mjs';
  * @typedef {object} LayerParts
  * @property {number} outputDim
  * @property {CausalAttention[]} [heads]
+ * @property {Linear} [outProj] the out projection (MultiHeadAttention, GroupedQueryAttention)
  * @property {() => LayerParams} layerParams
  * @property {() => LayerGrads} layerGrads
  * @property {(grads: LayerGrads, sums: LayerGrads) => void} keepLayerGrads
@@ -242,7 +244,9 @@ export class AttentionLayer extends Module {
     // Each head's output, and patches of it (head-hooks.mjs).
     const returnHeadOutputs = checkBoolean('options.returnHeadOutputs', o.returnHeadOutputs ?? false);
     const hooks = returnHeadOutputs || o.patchHeads !== undefined;
-    if (hooks && !params.wOut) {
+    // The out projection's float32 weight (made from a stored one if need be).
+    const wOut = hooks ? params.wOut ?? parts.outProj?.weight : null;
+    if (hooks && !wOut) {
       throw new TypeError(`options.returnHeadOutputs and options.patchHeads need a module with out_proj ` +
         `(MultiHeadAttention, GroupedQueryAttention); ${this.constructor.name} has none`);
     }
@@ -262,7 +266,7 @@ export class AttentionLayer extends Module {
     this.#spare = null;
     cache?.[CACHE_ADVANCE](tokens);
     const own = hooks ? headOutputs(engine, /** @type {LayerSaved} */ (result.saved).context, headMask, sizes,
-      /** @type {Float32Array} */ (params.wOut)) : null;
+      /** @type {Float32Array} */ (wOut)) : null;
     // With either hook the output is the bias plus the heads' outputs (or
     // patches), summed in head order: a capture and a patch give the same bits.
     if (own) {
@@ -500,17 +504,20 @@ export class ProjectedAttention extends AttentionLayer {
   layerParams() {
     // RoPE: GroupedQueryAttention's.
     const rope = /** @type {this & Partial<Pick<GroupedQueryAttention, 'ropeBase' | 'freqConfig'>>} */ (this);
-    // First: storedWeights() re-stores a replaced weight.
+    // First: storedWeights() re-stores a replaced weight. Stored weights
+    // are read where they are: their float32 arrays are not made.
     const stored = storedProjections(this.#projections());
+    /** @param {Linear | undefined} linear */
+    const weight = (linear) => (stored ? null : linear?.weight ?? null);
     return {
       stored,
       numHeads: this.numHeads, headDim: this.headDim,
       numKVHeads: this.numKVGroups, ropeBase: rope.ropeBase,
       ropeScaling: rope.freqConfig ?? undefined,
-      wQuery: this.W_query.weight, bQuery: this.W_query.bias,
-      wKey: this.W_key.weight, bKey: this.W_key.bias,
-      wValue: this.W_value.weight, bValue: this.W_value.bias,
-      wOut: this.outProj?.weight ?? null, bOut: this.outProj?.bias ?? null,
+      wQuery: weight(this.W_query), bQuery: this.W_query.bias,
+      wKey: weight(this.W_key), bKey: this.W_key.bias,
+      wValue: weight(this.W_value), bValue: this.W_value.bias,
+      wOut: weight(this.outProj), bOut: this.outProj?.bias ?? null,
     };
   }
 

@@ -6,7 +6,8 @@
 
 import { checkInteger } from '../api/validate.mjs';
 import { AttentionLayer, ProjectedAttention, checkModuleArgs } from './attention-layer.mjs';
-import { bindingOf, fixFields, gradOrZeros, keepGrad } from './module.mjs';
+import { gradOrZeros } from './kept.mjs';
+import { bindingOf, fixFields, keepGrad } from './module.mjs';
 
 /** @import { LayerArrayName, LayerGrads, LayerParams } from './module.mjs' */
 

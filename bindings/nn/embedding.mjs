@@ -3,7 +3,8 @@
 
 import { checkIndices, checkInteger, checkShape, checkTensor } from '../api/validate.mjs';
 import { product } from '../engine/heap.mjs';
-import { Kept, Module, bindingOf, fixFields, gradOrZeros } from './module.mjs';
+import { Kept, gradOrZeros } from './kept.mjs';
+import { Module, bindingOf, fixFields } from './module.mjs';
 
 /**
  * nn.Embedding(numEmbeddings, embeddingDim): a lookup table [numEmbeddings,

@@ -7,7 +7,8 @@ import {
   checkBoolean, checkFinite, checkInteger, checkOptionNames, checkSoftcap, describe,
 } from '../api/validate.mjs';
 import { ProjectedAttention } from './attention-layer.mjs';
-import { absentParameter, bindingOf, fixFields, gradOrZeros, keepGrad } from './module.mjs';
+import { gradOrZeros } from './kept.mjs';
+import { absentParameter, bindingOf, fixFields, keepGrad } from './module.mjs';
 
 /** @import { LayerGrads, LayerParams } from './module.mjs' */
 

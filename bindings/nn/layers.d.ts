@@ -151,8 +151,9 @@ export interface Linear extends Module {
   /**
    * Stores the weight as `weightsDtype` in the wasm heap, where every forward reads it (no copy
    * per call): 'int8' (1.125 bytes a value: int8 values and a float scale per output row and
-   * block of 32 inputs) or 'bfloat16' (2 bytes). `weight` then holds the stored values as
-   * float32. Inference only: backward() and optimizer steps throw a TypeError naming
+   * block of 32 inputs) or 'bfloat16' (2 bytes). The float32 array is let go: `weight` then
+   * reads as the stored values widened to float32, made when first read and kept (a forward
+   * never makes it). Inference only: backward() and optimizer steps throw a TypeError naming
    * weightsDtype. 'float32' frees the stored weight. Accuracy of a forward against the float64
    * product with the stored values: int8 with fewer than 16 rows (x rounded to int16 per block
    * of 32) within 1e-4 · Σ|xᵢ·wᵢ| + 1e-6, otherwise 1e-5·(1 + |y|) + 1e-7 · Σ|xᵢ·wᵢ|.

@@ -3,12 +3,14 @@
 // For inference its weight can be stored in the wasm heap as bfloat16 or
 // int8 (weightsDtype, quantize(); src/gemm/stored_linear.h): it then stays
 // there, read where it is by every forward, until quantize('float32') or
-// dispose() (or garbage collection) frees it.
+// dispose() (or garbage collection) frees it; the float32 `weight` array is
+// let go and widened from the stored values only when something reads it.
 
 import { checkBoolean, checkInteger, checkOptionNames, checkShape, checkTensor } from '../api/validate.mjs';
 import { product } from '../engine/heap.mjs';
+import { Kept, copyInto, gradOrZeros } from './kept.mjs';
 import {
-  Kept, Module, PARAMETERS_LOADED, absentParameter, bindingOf, fixFields, copyInto, gradOrZeros, keepGrad,
+  DEFER_PARAMETER, Module, PARAMETERS_LOADED, PARAMETER_REPLACED, absentParameter, bindingOf, fixFields, keepGrad,
 } from './module.mjs';
 import { checkWeightsDtype, inferenceOnly } from './weights-dtype.mjs';
 
@@ -36,8 +38,8 @@ export class Linear extends Module {
   #spareX = null;
   /** @type {StoredWeights | null} the weight in the heap (bfloat16 or int8), or null: float32 */
   #stored = null;
-  /** @type {Float32Array | null} the `weight` array #stored was made from */
-  #storedFrom = null;
+  /** whether a new `weight` array was assigned since #stored was made */
+  #replaced = false;
 
   /**
    * nn.Linear(inFeatures, outFeatures, bias = true), PyTorch's init;
@@ -105,9 +107,11 @@ export class Linear extends Module {
   /**
    * Stores the weight as `weightsDtype` for inference: 'int8' (about a
    * quarter of float32's bytes) or 'bfloat16' (half), kept in the wasm heap
-   * and read there by every forward; `weight` then holds the stored values
-   * widened back to float32 (what forward multiplies by). 'float32' frees
-   * the stored weight and computes with `weight` as it is. A stored weight
+   * and read there by every forward. The float32 array is let go: `weight`
+   * reads as the stored values widened back to float32 (what forward
+   * multiplies by), made when first read and kept from then on (a state
+   * dict, the circuits); generation alone never makes it. 'float32' frees
+   * the stored weight and computes with `weight` (those values) as it is. A stored weight
    * has no backward and no optimizer step (both throw, naming
    * weightsDtype). After changing `weight` in place, call quantize() again
    * (assigning a new array or loadStateDict() re-stores by itself).
@@ -118,13 +122,19 @@ export class Linear extends Module {
   quantize(weightsDtype) {
     const dtype = checkWeightsDtype('weightsDtype', weightsDtype);
     this.#engine.checkAlive();
+    const weight = this.#keepValues();
     this.#free();
-    if (dtype !== 'float32') this.#store(dtype);
+    if (dtype !== 'float32') this.#store(dtype, weight);
     return this;
   }
 
-  /** Frees the stored weight (the layer is float32 again, with the stored values); harmless twice. */
+  /**
+   * Frees the stored weight (the layer is float32 again, with the stored
+   * values); harmless twice. After the runtime's own dispose() the stored
+   * values are gone with it, and reading `weight` throws.
+   */
   dispose() {
+    if (this.#stored && this.#engine.alive()) this.#keepValues();
     this.#free();
     super.dispose();
   }
@@ -135,21 +145,34 @@ export class Linear extends Module {
     if (stored) this.quantize(stored.dtype);
   }
 
-  /** @param {'bfloat16' | 'int8'} dtype */
-  #store(dtype) {
+  /** `weight`, made from the stored values (if it is not yet) before they are freed. */
+  #keepValues() {
+    return this.weight;
+  }
+
+  /** After `this.weight = array`: the next forward re-stores. */
+  [PARAMETER_REPLACED]() {
+    this.#replaced = true;
+  }
+
+  /**
+   * @param {'bfloat16' | 'int8'} dtype
+   * @param {Float32Array} weight
+   */
+  #store(dtype, weight) {
     const engine = this.#engine;
-    const { stored, values } = engine.storeWeights(dtype, this.weight, this.outFeatures, this.inFeatures);
+    const { outFeatures, inFeatures } = this;
+    const stored = engine.storeWeights(dtype, weight, outFeatures, inFeatures);
     this.#stored = stored;
+    this.#replaced = false;
     registry.register(this, () => engine.freeWeights(stored), stored);
-    this.weight = /** @type {Float32Array<ArrayBuffer>} */ (values);
-    this.#storedFrom = values;
+    this[DEFER_PARAMETER]('weight', () => engine.storedValues(stored, outFeatures, inFeatures));
   }
 
   #free() {
     const w = this.#stored;
     if (!w) return;
     this.#stored = null;
-    this.#storedFrom = null;
     registry.unregister(w);
     this.#engine.freeWeights(w);
   }
@@ -161,7 +184,7 @@ export class Linear extends Module {
    */
   storedWeights() {
     const w = this.#stored;
-    if (w && this.weight !== this.#storedFrom) this.quantize(w.dtype);
+    if (w && this.#replaced) this.quantize(w.dtype);
     return this.#stored;
   }
 

@@ -6,7 +6,8 @@
 import { checkFinite, checkInteger, checkOptionNames, checkTensor } from '../api/validate.mjs';
 import { PreNormBlock } from './gpt.mjs';
 import { LanguageModel } from './language-model.mjs';
-import { Kept, Module, bindingOf, fixFields } from './module.mjs';
+import { Kept } from './kept.mjs';
+import { Module, bindingOf, fixFields } from './module.mjs';
 
 /**
  * @import { LlamaConfig } from './models.d.ts'

@@ -35,6 +35,7 @@ import { checkWeightsDtype } from './weights-dtype.mjs';
  * @property {MT19937} generator  the runtime's generator (manualSeed):
  *   initialisation and default dropout seeds
  * @property {() => void} checkAlive  throws (TypeError) after dispose
+ * @property {() => boolean} alive  false after dispose
  * @property {boolean} skipInit  true while a runtime builds a model whose
  *   parameters it is about to load (loadPretrained): Linear and Embedding
  *   start from zeros instead of drawing (no time spent, no draw taken from
@@ -50,7 +51,9 @@ import { checkWeightsDtype } from './weights-dtype.mjs';
  *   weight: Float32Array, gradY: Float32Array, weightGrad: Float32Array, biasGrad: Float32Array | null)
  *   => LinearGradients} linearBackward  LinearBackward, accumulating into copies of weightGrad and biasGrad
  * @property {import('../engine/engine.mjs').Engine['storeWeights']} storeWeights  a Linear's weight
- *   stored as bfloat16 or int8 in a heap block of its own (linearForward takes it), and its values
+ *   stored as bfloat16 or int8 in a heap block of its own (linearForward takes it)
+ * @property {import('../engine/engine.mjs').Engine['storedValues']} storedValues  the values a stored
+ *   weight holds, widened to float32
  * @property {import('../engine/engine.mjs').Engine['freeBlock']} freeWeights  frees that block
  * @property {import('../engine/engine.mjs').Engine['normForward']} normForward  src/model/norm.h's
  *   LayerNorm / RMSNorm: y and the row statistics
@@ -176,10 +179,18 @@ export class Parameter {
   }
 }
 
-/** nn.Module: modes, children, parameters, state dicts and gradients. */
 /** Called on every module of a tree after loadStateDict() wrote new values (Linear re-stores its weight). */
 export const PARAMETERS_LOADED = Symbol('parametersLoaded');
+/** Called on a module with the property's name when a new array is assigned to one of its parameters. */
+export const PARAMETER_REPLACED = Symbol('parameterReplaced');
+/**
+ * module[DEFER_PARAMETER](key, materialize): the parameter at `key` lets go
+ * of its array and reads `materialize()` when it is next read (Linear's
+ * stored weight: no float32 copy in JS until something asks for one).
+ */
+export const DEFER_PARAMETER = Symbol('deferParameter');
 
+/** nn.Module: modes, children, parameters, state dicts and gradients. */
 export class Module {
   /** The runtime it was constructed through (null for an unbound subclass). */
   #engine;
@@ -187,6 +198,8 @@ export class Module {
   #children = new Map();
   /** @type {[string, string, readonly number[]][]} Own parameters: [state-dict name, property, shape] (its gradient is property + 'Grad'). */
   #parameters = [];
+  /** @type {Map<string, (materialize: () => Float32Array) => void>} Defers each own parameter's array (DEFER_PARAMETER). */
+  #deferrers = new Map();
 
   constructor() {
     this.#engine = /** @type {BindableClass} */ (new.target)[BINDING]?.engine ?? null;
@@ -239,17 +252,45 @@ export class Module {
         `got ${describe(shape)}`);
     }
     const label = `${this.constructor.name}.${key}`;
+    const length = initial.length;
+    /** @type {Float32Array | null} null while deferred */
     let data = initial;
+    /** @type {(() => Float32Array) | null} */
+    let deferred = null;
+    const replaced = () => /** @type {{ [PARAMETER_REPLACED]?: (key: string) => void }} */ (this)[PARAMETER_REPLACED]?.(key);
     Object.defineProperty(this, key, {
       configurable: true,
       enumerable: true,
-      get: () => data,
-      set: (value) => {
-        data = checkTensor(label, value, data.length, `shape [${dims.join(', ')}]`);
+      get: () => {
+        if (deferred) {
+          data = deferred();
+          deferred = null;
+        }
+        return data;
       },
+      set: (value) => {
+        data = checkTensor(label, value, length, `shape [${dims.join(', ')}]`);
+        deferred = null;
+        replaced();
+      },
+    });
+    this.#deferrers.set(key, (materialize) => {
+      data = null;
+      deferred = materialize;
     });
     this.#parameters.push([name, key, dims]);
     own[`${key}Grad`] ??= null;
+  }
+
+  /**
+   * See DEFER_PARAMETER.
+   * @param {string} key
+   * @param {() => Float32Array} materialize
+   */
+  [DEFER_PARAMETER](key, materialize) {
+    const defer = this.#deferrers.get(key);
+    if (!defer) throw new TypeError(`this.${key} is not a registered parameter`);
+    defer(materialize);
   }
 
   /**
@@ -436,20 +477,6 @@ export function keepGrad(owner, key, grad, result) {
 }
 
 /**
- * A copy of `a` for a module to keep: written into `spare` (an array the
- * module kept before and no longer needs) when the lengths match, so that a
- * training loop's steps allocate nothing; else a new array.
- * @param {Float32Array | null | undefined} spare
- * @param {Float32Array} a
- * @returns {Float32Array}
- */
-export function copyInto(spare, a) {
-  if (spare?.length !== a.length) return a.slice();
-  spare.set(a);
-  return spare;
-}
-
-/**
  * Makes a module's sizes and submodules read-only after its constructor
  * set them (as the declarations say): a forward reads them to size its
  * arrays, so a changed inFeatures or contextLength would read past the
@@ -496,67 +523,12 @@ export function absentParameter(module, key, reason) {
 }
 
 /**
- * The gradient array a backward accumulates into: the current one, or zeros.
- * @type {(grad: Float32Array | null, length: number) => Float32Array}
- */
-export const gradOrZeros = (grad, length) => grad ?? new Float32Array(length);
-
-/**
  * A module's properties by name: parameters and their gradients are
  * registered by property name (registerParameter), so read and written so.
  * @param {Module} module
  * @returns {Record<string, unknown>}
  */
 const props = (module) => /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (module));
-
-/**
- * The activations a training forward kept, handed to one backward. Throws
- * (TypeError) when there are none, saying why.
- * @template T
- */
-export class Kept {
-  /** @type {T | null} */
-  #value = null;
-  #evalForward = false;
-  /** @type {string | undefined} */
-  #unsupported;
-
-  /**
-   * After a forward: in training mode, keeps what `make()` returns (called
-   * only then: eval mode copies nothing); in eval mode, drops what it had.
-   * `unsupported` (a reason) drops it too, and backward() then says why.
-   * @param {boolean} training
-   * @param {() => T} make
-   * @param {string} [unsupported]
-   */
-  set(training, make, unsupported) {
-    this.#value = training && !unsupported ? make() : null;
-    this.#evalForward = !training;
-    this.#unsupported = training ? unsupported : undefined;
-  }
-
-  /**
-   * Takes them (one backward per forward, as PyTorch frees its graph).
-   * `check(value)` runs first (the gradOutput check): when it throws,
-   * they stay for a backward with a valid gradOutput.
-   * @param {(value: T) => void} [check]
-   * @returns {T}
-   */
-  take(check) {
-    const value = this.#value;
-    if (!value && this.#unsupported) {
-      throw new TypeError(`backward() cannot follow the last forward(): ${this.#unsupported}`);
-    }
-    if (!value) {
-      throw new TypeError(this.#evalForward
-        ? 'backward() needs a forward() in training mode; the last forward() ran in eval mode (call train() and forward() again)'
-        : 'backward() needs a forward() in training mode first (each forward() allows one backward())');
-    }
-    check?.(value);
-    this.#value = null;
-    return value;
-  }
-}
 
 /**
  * The shape of a nested array (tensor.tolist()); [] for a ragged one

@@ -5,7 +5,8 @@
 
 import { checkFinite, checkInteger, checkProbability, checkShape, checkTensor, describe } from '../api/validate.mjs';
 import { product } from '../engine/heap.mjs';
-import { Kept, Module, bindingOf, fixFields, gradOrZeros, keepGrad } from './module.mjs';
+import { Kept, gradOrZeros } from './kept.mjs';
+import { Module, bindingOf, fixFields, keepGrad } from './module.mjs';
 
 /** @import { Engine } from './module.mjs' */
 

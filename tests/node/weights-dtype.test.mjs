@@ -8,6 +8,8 @@
 // the float32 model's largest |logit|; training refuses, errors name
 // weightsDtype.
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { errorOfLargest, randomArray, storedKv } from './js-reference.mjs';
@@ -95,6 +97,34 @@ for (const build of ['single', 'threads']) {
       l.dispose();
       assert.equal(l.weightsDtype, 'float32');
       assert.equal(l.forward(x, [1, 70]).length, 33);
+    });
+
+    it('a stored weight lets go of its float32 array: forward makes no copy, reading weight makes one and keeps it', async () => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc');
+      const settled = async () => {
+        await new Promise((resolve) => setImmediate(resolve));  // WeakRef targets live to the end of the job
+        gc();
+        return process.memoryUsage().arrayBuffers;
+      };
+      const inF = 1024, outF = 2048;  // 8 MiB of float32
+      const l = new ca.Linear(inF, outF, false);
+      l.quantize('int8').quantize('float32');  // the heap has grown for the stored block once
+      const values = l.weight.slice();
+      const original = new WeakRef(l.weight);
+      const before = await settled();
+      l.quantize('int8');
+      const x = randomArray(inF, 5);
+      const y = l.forward(x, [1, inF]);
+      assert.deepEqual(l.forward(x, [1, inF]), y);
+      const freed = before - await settled();
+      assert.ok(freed > 3 * inF * outF, `quantized and run, ${freed} bytes of arrays freed (the float32 weight is ${4 * inF * outF})`);
+      assert.equal(original.deref(), undefined, 'the float32 array was let go');
+      const w = l.weight;
+      assert.equal(l.weight, w, 'made once, then kept');
+      assert.deepEqual(zeroed(w), zeroed(values));
+      l.quantize('float32');
+      assert.equal(l.weight, w, 'quantize(\'float32\') computes with those values');
     });
 
     it('errors name weightsDtype; training refuses a stored weight', () => {
