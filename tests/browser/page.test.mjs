@@ -257,11 +257,15 @@ describeEngines('the demo page and the package', (engine) => {
       await page.close();
     });
 
-    // WebKitGTK (software drawing under Xvfb) gave 1 frame while its worker
-    // computed: the page thread is busy then; not yet understood, so a todo.
-    it('computes in its worker: frames keep coming and hover answers while 1024 tokens compute', {
-      todo: engine.name === 'WebKitGTK' && 'WebKitGTK: 1 frame while the worker computes (the page thread busy; not yet understood)',
-    }, async (t) => {
+    // What "the page thread stays free" means in every engine: frames keep
+    // coming while the worker computes, none waits more than half of the
+    // computing time, and hovers are answered. A count of frames alone
+    // does not carry across engines: WebKitGTK (software drawing under
+    // Xvfb) takes ~80 ms a frame idle and 230-310 ms while the worker's
+    // threads (4: its hardwareConcurrency) share the 2 cores, so 2-3 frames
+    // fall in its 0.8 s of computing, against 11 in Chromium and Firefox.
+    // Were the engine on the page's thread, one gap would span it all.
+    it('computes in its worker: frames keep coming and hover answers while 1024 tokens compute', async (t) => {
       const { page, problems } = await openDemo(browser, isolated.url);
       const messages = [];
       page.on('console', (m) => messages.push(m.text()));
@@ -270,8 +274,17 @@ describeEngines('the demo page and the package', (engine) => {
       // a new 1024-token input in its worker: the gaps between frames while
       // data-computing is set, and how many hovers were answered meanwhile.
       await page.evaluate(() => {
-        const w = { gaps: [], hovers: 0, last: performance.now(), stop: false };
+        const w = { gaps: [], hovers: 0, last: performance.now(), stop: false, since: 0, spans: [] };
         globalThis.watch = w;
+        // How long data-computing stays set.
+        new MutationObserver(() => {
+          const computing = document.body.dataset.computing === 'true';
+          if (computing && !w.since) w.since = performance.now();
+          if (!computing && w.since) {
+            w.spans.push(performance.now() - w.since);
+            w.since = 0;
+          }
+        }).observe(document.body, { attributes: true, attributeFilter: ['data-computing'] });
         const overlay = document.querySelector('#panel-weights canvas.overlay');
         const tick = (now) => {
           if (document.body.dataset.computing === 'true') {
@@ -290,9 +303,11 @@ describeEngines('the demo page and the package', (engine) => {
       await setControl(page, 'causal', false);
       const w = await page.evaluate(() => { globalThis.watch.stop = true; return globalThis.watch; });
       const worst = Math.max(...w.gaps);
-      console.log(`${engine.name}: T = 1024 in the worker: ${w.gaps.length} frames while computing, worst gap ${worst.toFixed(1)} ms, ` +
-        `${w.hovers} hovers answered`);
-      assert.ok(w.gaps.length >= 3, `frames while computing: ${w.gaps.length}`);
+      const computing = w.spans.reduce((a, b) => a + b, 0);
+      console.log(`${engine.name}: T = 1024 in the worker: ${w.gaps.length} frames in ${computing.toFixed(0)} ms of ` +
+        `computing, worst gap ${worst.toFixed(1)} ms, ${w.hovers} hovers answered`);
+      assert.ok(w.gaps.length >= 2, `frames while computing: ${w.gaps.length}`);
+      assert.ok(worst <= computing / 2, `worst gap ${worst.toFixed(1)} ms of ${computing.toFixed(0)} ms computing`);
       assert.ok(w.hovers >= 1, 'hover answered while computing');
       const noConsole = lacking(engine, 'console');
       if (noConsole) t.diagnostic(`"Blocking on the main thread" warnings not seen: ${noConsole}`);
