@@ -402,7 +402,7 @@ Status AttentionImpl(const AttentionShape& shape,
     v = int8.values();
   }
   const Plan p(options.precision == Precision::kInt8 ? int8.shape() : shape,
-               options, q, k, v, out, weights, lse, int8.shift());
+               options, q, k, v, out, weights, lse, int8.shift(), int8.wide());
   const bool rows_path =
       weights != nullptr || p.renormalize || p.scores != nullptr;
   const bool need_rows = rows_path && weights == nullptr;

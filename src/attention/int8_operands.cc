@@ -51,18 +51,17 @@ void ChannelScales(const float* x, size_t tk, size_t d, const float* mean,
   }
 }
 
-// One int8 row (kv_storage.h's layout) of t_c = (x_c − mean_c) · inv_c
-// (x_c itself where mean is null): per block of 32, scale = max|t| / 127
-// (NaN when a t is not finite), q = round(t · (127 / max)) to nearest even,
-// within ±127. t: [width] scratch.
+// One int16 row (int8_operands.h's layout) of t_c = (x_c − mean_c) · inv_c
+// (x_c itself where mean is null): per block of 32, scale = max|t| / limit
+// (NaN when a t is not finite), q = round(t · (limit / max)) to nearest
+// even, within ±limit. t: [width] scratch.
 void StoreRow(const float* x, const float* mean, const float* inv,
-              size_t width, float* t, uint8_t* dst) {
+              size_t width, float limit, float* t, uint8_t* dst) {
   if (mean) {
     for (size_t c = 0; c < width; ++c) t[c] = (x[c] - mean[c]) * inv[c];
   } else {
     for (size_t c = 0; c < width; ++c) t[c] = x[c];
   }
-  int8_t* q = reinterpret_cast<int8_t*>(dst);
   for (size_t b0 = 0; b0 < width; b0 += kInt8Block) {
     const size_t n = width - b0 < kInt8Block ? width - b0 : kInt8Block;
     const float* tb = t + b0;
@@ -72,16 +71,17 @@ void StoreRow(const float* x, const float* mean, const float* inv,
       largest = m > largest ? m : largest;
       zero += tb[c] * 0.0f;  // NaN unless every t is finite
     }
-    const float scale = zero == 0.0f ? largest / 127.0f : std::nanf("");
-    const float to_int = largest > 0.0f ? 127.0f / largest : 0.0f;
+    const float scale = zero == 0.0f ? largest / limit : std::nanf("");
+    const float to_int = largest > 0.0f ? limit / largest : 0.0f;
     for (size_t c = 0; c < n; ++c) {
       float r = std::nearbyint(tb[c] * to_int);
-      r = r > 127.0f ? 127.0f : r;
-      r = r < -127.0f ? -127.0f : r;
-      q[b0 + c] = static_cast<int8_t>(r == r ? r : 0.0f);
+      r = r > limit ? limit : r;
+      r = r < -limit ? -limit : r;
+      const int16_t v = static_cast<int16_t>(r == r ? r : 0.0f);
+      memcpy(dst + (b0 + c) * sizeof(int16_t), &v, sizeof(v));
     }
-    memcpy(dst + width + b0 / kInt8Block * sizeof(float), &scale,
-           sizeof(scale));
+    memcpy(dst + WideRowValuesBytes(width) + b0 / kInt8Block * sizeof(float),
+           &scale, sizeof(scale));
   }
 }
 
@@ -94,6 +94,7 @@ Int8Operands::~Int8Operands() { free(owned_); }
 Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
                              const void* k, const void* v) {
   shape_ = shape;
+  wide_ = false;
   q_ = q;
   k_ = static_cast<const uint8_t*>(k);
   v_ = static_cast<const uint8_t*>(v);
@@ -108,10 +109,10 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
   const size_t dv = static_cast<size_t>(shape.value_dim);
   const size_t in_k = KvRowBytes(shape.kv_dtype, d);
   const size_t in_v = KvRowBytes(shape.kv_dtype, dv);
-  const size_t out_k = KvRowBytes(KvDtype::kInt8, d);
-  const size_t out_v = KvRowBytes(KvDtype::kInt8, dv);
-  // The shifts are one float per query row (as q fits); int8 rows take
-  // fewer bytes than float32 ones, but not always than bfloat16 ones.
+  const size_t out_k = WideRowBytes(d);
+  const size_t out_v = WideRowBytes(dv);
+  // The shifts are one float per query row (as q fits); int16 rows take
+  // fewer bytes than float32 ones, about as many as bfloat16 ones.
   const size_t heads = b * kvh;
   size_t keys_bytes, values_bytes;
   if (!MulSize(heads * tk, out_k, &keys_bytes) ||
@@ -162,9 +163,9 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
     MeanKey(kh, tk, d, sum.data(), m);
     ChannelScales(kh, tk, d, m, a, inv.data());
     for (size_t j = 0; j < tk; ++j) {
-      StoreRow(kh + j * d, m, inv.data(), d, t.data(),
+      StoreRow(kh + j * d, m, inv.data(), d, kWideKeyMax, t.data(),
                keys + (x * tk + j) * out_k);
-      StoreRow(vh + j * dv, nullptr, nullptr, dv, t.data(),
+      StoreRow(vh + j * dv, nullptr, nullptr, dv, kWideValueMax, t.data(),
                values + (x * tk + j) * out_v);
     }
   });
@@ -189,6 +190,7 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
   v_ = values;
   shape_.kv_dtype = KvDtype::kInt8;
   shape_.kv_capacity = 0;
+  wide_ = true;
   return Status::kOk;
 }
 
