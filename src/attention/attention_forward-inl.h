@@ -70,11 +70,12 @@ struct Plan : AttentionPlan {
   bool int8;
   bool wide;
   const float* shift;
+  internal::OutlierChannels outliers;  // added to the scores before shift
 
   Plan(const AttentionShape& shape, const AttentionOptions& options,
        const float* q_, const float* k_, const float* v_, float* out_,
        float* weights_, float* lse_, const float* shift_ = nullptr,
-       bool wide_ = false)
+       bool wide_ = false, const internal::OutlierChannels& outliers_ = {})
       : AttentionPlan(shape, options),
         renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
                     options.causal != CausalMask::kNone),
@@ -95,7 +96,8 @@ struct Plan : AttentionPlan {
                                                         : nullptr),
         int8(options.precision == Precision::kInt8),
         wide(wide_),
-        shift(shift_) {}
+        shift(shift_),
+        outliers(outliers_) {}
 };
 
 // The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
@@ -308,9 +310,20 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
 #endif
 }
 
-// Adds each row's shift (Plan::shift) to its scores of the tile's kn keys.
-HWY_INLINE void ShiftScores(const Plan& p, const Block& b, size_t kn,
-                            const Workspace& ws) {
+// Adds the outlier channels' part (Plan::outliers), then each row's shift
+// (Plan::shift), to its scores of the tile's kn keys from k0.
+HWY_INLINE void ShiftScores(const Plan& p, const Block& b, size_t k0,
+                            size_t kn, const Workspace& ws) {
+  if (p.outliers.count) {
+    constexpr size_t kO = internal::kMaxOutlierChannels;
+    const size_t x = internal::KvHeadOf(p.shape, b.Row(0) / p.tq);
+    const size_t n = p.outliers.count[x];
+    if (n > 0) {
+      AddOutlierScores(p.outliers.q + b.Row(0) * kO, kO, b.rows,
+                       p.outliers.k + x * kO * p.tk + k0, p.tk, n, kn, ws.s,
+                       kKeyBlock);
+    }
+  }
   if (!p.shift) return;
   for (size_t r = 0; r < b.rows; ++r) {
     float* HWY_RESTRICT s = ws.s + r * kKeyBlock;

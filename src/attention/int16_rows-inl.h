@@ -180,6 +180,30 @@ CA_WIDE_REF_NO_CONTRACT bool ValuesRowsWideRef(
   return true;
 }
 
+// s[r][j] += sum_{o < n} q[r][o] · k[o][j] for r < rows, j < kn (q's
+// stride ldq, k's ldk, s's lds), one product and add per statement, o in
+// order: the outlier channels' part of the scores (int8_operands.h's
+// OutlierChannels), the same bits on every target.
+CA_WIDE_REF_NO_CONTRACT void AddOutlierScores(const float* HWY_RESTRICT q,
+                                              size_t ldq, size_t rows,
+                                              const float* HWY_RESTRICT k,
+                                              size_t ldk, size_t n, size_t kn,
+                                              float* HWY_RESTRICT s,
+                                              size_t lds) {
+  CA_WIDE_REF_CONTRACT_OFF
+  for (size_t r = 0; r < rows; ++r) {
+    float* HWY_RESTRICT sr = s + r * lds;
+    for (size_t o = 0; o < n; ++o) {
+      const float qo = q[r * ldq + o];
+      const float* HWY_RESTRICT ko = k + o * ldk;
+      for (size_t j = 0; j < kn; ++j) {
+        const float product = qo * ko[j];
+        sr[j] = sr[j] + product;
+      }
+    }
+  }
+}
+
 #undef CA_WIDE_REF_NO_CONTRACT
 #undef CA_WIDE_REF_CONTRACT_OFF
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -85,6 +86,27 @@ void StoreRow(const float* x, const float* mean, const float* inv,
   }
 }
 
+// The outlier channels of one KV head (int8_operands.h) from its channels'
+// largest magnitudes amax[0, d): into channel[0, n), ascending; returns n.
+size_t FindOutliers(const float* amax, size_t d, uint8_t* channel) {
+  std::vector<float> sorted(amax, amax + d);
+  std::nth_element(sorted.begin(), sorted.begin() + d / 2, sorted.end());
+  const float limit = sorted[d / 2] * kOutlierRatio;
+  std::vector<size_t> found;
+  for (size_t c = 0; c < d; ++c) {
+    if (amax[c] > limit) found.push_back(c);
+  }
+  // The largest ones where there are more (ties: the lower channel first).
+  std::stable_sort(found.begin(), found.end(),
+                   [&](size_t a, size_t b) { return amax[a] > amax[b]; });
+  if (found.size() > kMaxOutlierChannels) found.resize(kMaxOutlierChannels);
+  std::sort(found.begin(), found.end());
+  for (size_t o = 0; o < found.size(); ++o) {
+    channel[o] = static_cast<uint8_t>(found[o]);
+  }
+  return found.size();
+}
+
 size_t RoundUp4(size_t x) { return (x + 3) & ~size_t{3}; }
 
 }  // namespace
@@ -95,6 +117,7 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
                              const void* k, const void* v) {
   shape_ = shape;
   wide_ = false;
+  outliers_ = {};
   q_ = q;
   k_ = static_cast<const uint8_t*>(k);
   v_ = static_cast<const uint8_t*>(v);
@@ -134,6 +157,14 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
                                     RoundUp4(keys_bytes + values_bytes));
   float* queries = shift_ + rows;
   std::vector<float> mean(heads * d), amax(heads * d);
+  // Outlier channels: indices below 256 (uint8_t); wider heads have none.
+  const bool split = d <= 256;
+  constexpr size_t kO = kMaxOutlierChannels;
+  outlier_count_.assign(heads, 0);
+  outlier_channel_.assign(heads * kO, 0);
+  outlier_values_.assign(split ? rows * kO + heads * kO * tk : 0, 0.0f);
+  float* outlier_q = outlier_values_.data();
+  float* outlier_k = outlier_q + rows * kO;
   const bool convert = shape.kv_dtype != KvDtype::kFloat32;
   const uint8_t* kin = static_cast<const uint8_t*>(k);
   const uint8_t* vin = static_cast<const uint8_t*>(v);
@@ -162,6 +193,17 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
     float* a = amax.data() + x * d;
     MeanKey(kh, tk, d, sum.data(), m);
     ChannelScales(kh, tk, d, m, a, inv.data());
+    if (split) {
+      uint8_t* channel = outlier_channel_.data() + x * kO;
+      const size_t n = FindOutliers(a, d, channel);
+      outlier_count_[x] = static_cast<uint8_t>(n);
+      for (size_t o = 0; o < n; ++o) {
+        const size_t c = channel[o];
+        inv[c] = 0.0f;  // a zero in the key rows (NaN stays NaN)
+        float* dst = outlier_k + (x * kO + o) * tk;
+        for (size_t j = 0; j < tk; ++j) dst[j] = kh[j * d + c] - m[c];
+      }
+    }
     for (size_t j = 0; j < tk; ++j) {
       StoreRow(kh + j * d, m, inv.data(), d, kWideKeyMax, t.data(),
                keys + (x * tk + j) * out_k);
@@ -175,6 +217,8 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
     const size_t x = KvHeadOf(shape, bh);
     const float* m = mean.data() + x * d;
     const float* a = amax.data() + x * d;
+    const size_t n = outlier_count_[x];
+    const uint8_t* channel = outlier_channel_.data() + x * kO;
     for (size_t r = bh * tq; r < (bh + 1) * tq; ++r) {
       const float* qr = q + r * d;
       double s = 0.0;
@@ -183,8 +227,15 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
         queries[r * d + c] = qr[c] * a[c];
       }
       shift_[r] = static_cast<float>(s);
+      for (size_t o = 0; o < n; ++o) {
+        outlier_q[r * kO + o] = qr[channel[o]];
+        queries[r * d + channel[o]] = 0.0f;
+      }
     }
   });
+  bool any = false;
+  for (size_t x = 0; x < heads; ++x) any |= outlier_count_[x] > 0;
+  if (any) outliers_ = {outlier_count_.data(), outlier_q, outlier_k};
   q_ = queries;
   k_ = keys;
   v_ = values;

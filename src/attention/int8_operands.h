@@ -16,7 +16,8 @@
 // values each cost about 4e-3 of the output's largest value (int8's step is
 // 1/254 of a block's largest value, and a row that sees one key returns
 // that key's value), and int8 keys 3-7e-2 with outlier channels x50 (the
-// logits span ±50); the 13/12-bit rows give 2-4e-4 and at most 3.2e-3 there.
+// logits span ±50); the 13/12-bit rows give 2-4e-4, and 1-3.2e-3 there
+// unless the outlier channels are kept in float32 (below): 2-3e-4 then.
 // The integer kernels widen int8 to int16 anyway (i32x4.dot_i16x8_s), so the
 // products cost the same; the bits are chosen so that no int32 sum can
 // overflow (src/attention/int16_rows-inl.h: queries 15-bit, weights 15-bit).
@@ -33,7 +34,11 @@
 //      v_j. Per block: scale = max / limit, value = round(t · (limit / max))
 //      to nearest even. Loops without branches per value, which compilers
 //      vectorise.
-//   3. queries[b, h, i, c] = q · amax[kvh, c] (float);
+//      Outlier channels (amax above kOutlierRatio times the median channel's,
+//      the largest kMaxOutlierChannels of them): zeros in the key rows, their
+//      k − mean kept in float32 (OutlierChannels).
+//   3. queries[b, h, i, c] = q · amax[kvh, c] (float; 0 in an outlier
+//      channel, whose q is kept in float32 instead);
 //      shift[b, h, i] = sum_c q[b, h, i, c] · mean[kvh, c] in double (each
 //      product exact), rounded once.
 // An int8 KV cache's rows are used as they are: no copy, no shift, int8
@@ -45,12 +50,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vector>
+
 #include "src/attention/attention.h"
 #include "src/base/status.h"
 #include "src/kv/kv_storage.h"
 
 namespace causal_attention {
 namespace internal {
+
+// At most this many outlier key channels per KV head (OutlierChannels).
+constexpr size_t kMaxOutlierChannels = 8;
+// A key channel is an outlier when its largest magnitude (after smoothing)
+// exceeds this many times the median channel's.
+constexpr float kOutlierRatio = 6.0f;
+
+// The outlier key channels of a Precision::kInt8 call (LLM.int8()'s
+// decomposition): their part of each score, q_c · (k_c − mean_c) summed over
+// the head's outlier channels in order, in float32; their values are zeros
+// in the wide key rows and in the queries. count null: none anywhere.
+struct OutlierChannels {
+  const uint8_t* count = nullptr;  // [B·Hkv] outlier channels per KV head
+  const float* q = nullptr;  // [B·H·Tq][kMaxOutlierChannels] q_c
+  const float* k = nullptr;  // [B·Hkv][kMaxOutlierChannels][Tk] k_c − mean_c
+};
 
 // The wide rows' limits (above).
 constexpr float kWideKeyMax = 4095.0f;
@@ -86,6 +109,8 @@ class Int8Operands {
   const float* values() const { return reinterpret_cast<const float*>(v_); }
   // [B·H·Tq] q·mean per query row, or null (an int8 cache: no smoothing).
   const float* shift() const { return shift_; }
+  // The outlier channels (count null where there are none).
+  const OutlierChannels& outliers() const { return outliers_; }
   // Whether keys() and values() are wide rows (false: an int8 cache's).
   bool wide() const { return wide_; }
 
@@ -97,6 +122,10 @@ class Int8Operands {
   uint8_t* owned_ = nullptr;  // keys, values, then the shifts and queries
   float* shift_ = nullptr;
   bool wide_ = false;
+  OutlierChannels outliers_;
+  std::vector<uint8_t> outlier_count_;
+  std::vector<uint8_t> outlier_channel_;  // [B·Hkv][kMaxOutlierChannels]
+  std::vector<float> outlier_values_;     // outliers_.q, then outliers_.k
 };
 
 }  // namespace internal
