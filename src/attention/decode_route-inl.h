@@ -149,10 +149,10 @@ HWY_INLINE const Int8Queries* Int8Route(const Route& route, const Plan& p,
   if (route.values != ValueRoute::kInt8Integer) return nullptr;
   float* scale = ws.qpad;  // [kQueryBlock] then the int16 rows
   int16_t* q = reinterpret_cast<int16_t*>(ws.qpad + kQueryBlock);
-  const bool quantized =
-      p.wide ? QuantizeQueryRowsWide(b.q, p.d, b.rows, p.d, q, scale)
-             : QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale);
-  if (!quantized) return nullptr;
+  if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale,
+                         p.wide ? kWideQueryMax : kInt16Max)) {
+    return nullptr;
+  }
   *q8 = {q, scale};
   return q8;
 }

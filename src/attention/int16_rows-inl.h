@@ -10,8 +10,9 @@
 // against nb <= 64 key rows; P·V: `rows` rows of n <= 64 weights against n
 // value rows of width dv (a multiple of 16).
 // Passes:
-//   1. QuantizeQueryRowsWide: each query row to 15 bits, s_q = max|q| /
-//      16383 (round to nearest even).
+//   1. QuantizeQueryRows (src/kv/int8_rows-inl.h) with limit kWideQueryMax:
+//      each query row to 15 bits, s_q = max|q| / 16383 (round to nearest
+//      even).
 //   2. DotRowsWide (Q·Kᵀ per tile): per key and block of 32 values, the
 //      int32 sum of query times key values (|sum| <= 32 · 16383 · 4095 <
 //      2^31: no overflow), converted, times the key's block scale, added to
@@ -79,27 +80,6 @@ HWY_INLINE float WideScale(const uint8_t* HWY_RESTRICT row, size_t width,
   float s;
   memcpy(&s, row + internal::WideRowValuesBytes(width) + b * sizeof(float), sizeof(s));
   return s;
-}
-
-// Pass 1: rows [0, rows) of q (stride ldq, d values) into out (rows of d
-// int16 values) and scale[rows]. Returns false (nothing usable) when a query
-// value is not finite: the float32 route then gives the NaN rows.
-CA_WIDE_REF_NO_CONTRACT bool QuantizeQueryRowsWideRef(
-    const float* HWY_RESTRICT q, size_t ldq, size_t rows, size_t d,
-    int16_t* HWY_RESTRICT out, float* HWY_RESTRICT scale) {
-  CA_WIDE_REF_CONTRACT_OFF
-  for (size_t r = 0; r < rows; ++r) {
-    const float* HWY_RESTRICT x = q + r * ldq;
-    const float m = LargestMagnitude(x, d);
-    if (!(m == m)) return false;
-    scale[r] = m / kWideQueryMax;
-    const float inv = m > 0.0f ? kWideQueryMax / m : 0.0f;
-    for (size_t i = 0; i < d; ++i) {
-      const float scaled = x[i] * inv;
-      out[r * d + i] = RoundedInt16Ref(scaled);
-    }
-  }
-  return true;
 }
 
 // Pass 2: c[r][j] = (query row r) · key j for r < rows and the wide key rows
@@ -236,12 +216,6 @@ namespace causal_attention {
 namespace HWY_NAMESPACE {
 
 // The entry points elsewhere: the portable kernels.
-HWY_INLINE bool QuantizeQueryRowsWide(const float* HWY_RESTRICT q, size_t ldq,
-                                      size_t rows, size_t d,
-                                      int16_t* HWY_RESTRICT out,
-                                      float* HWY_RESTRICT scale) {
-  return QuantizeQueryRowsWideRef(q, ldq, rows, d, out, scale);
-}
 HWY_INLINE void DotRowsWide(const Int8Queries& qi, size_t rows,
                             const uint8_t* HWY_RESTRICT k, size_t row_bytes,
                             size_t nb, size_t d, void* work,

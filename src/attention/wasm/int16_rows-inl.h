@@ -2,9 +2,9 @@
 // (int8_operands.h), SIMD128 only: src/attention/int16_rows-inl.h's passes
 // and bounds, the same integer sums and float operations in the same order
 // (other targets run that file's portable copy; include it, which chooses).
-// The layouts are src/kv/wasm/int8_rows-inl.h's packed prefill kernels'
-// (DotRowsInt8Packed, ValuesRowsInt8Packed), whose int8 values are widened
-// to int16 while packing: here the int16 values are packed as they are.
+// The layouts and loops are src/kv/wasm/packed_tiles-inl.h's, which the
+// int8 cache's packed prefill kernels share (they widen int8 values to int16
+// while packing): here the int16 values are packed as they are.
 
 // Per-target include guard (the toggle pattern of Highway's -inl.h files).
 #if defined(CAUSAL_ATTENTION_SRC_ATTENTION_WASM_INT16_ROWS_INL_H_) == \
@@ -21,28 +21,14 @@
 
 #include "hwy/highway.h"
 #include "src/attention/int16_rows-inl.h"
-#include "src/kv/int8_rows-inl.h"  // RoundToInt16, RoundedInt16, GatherValueScales
+#include "src/kv/int8_rows-inl.h"  // GatherValueScales
+#include "src/kv/wasm/packed_tiles-inl.h"  // the packed tiles' loops
 
 HWY_BEFORE_NAMESPACE();
 namespace causal_attention {
 namespace HWY_NAMESPACE {
 
 #if HWY_TARGET == HWY_WASM
-
-// Pass 1 (QuantizeQueryRowsWideRef's arithmetic).
-HWY_INLINE bool QuantizeQueryRowsWide(const float* HWY_RESTRICT q, size_t ldq,
-                                      size_t rows, size_t d,
-                                      int16_t* HWY_RESTRICT out,
-                                      float* HWY_RESTRICT scale) {
-  for (size_t r = 0; r < rows; ++r) {
-    const float m = LargestMagnitude(q + r * ldq, d);
-    if (!(m == m)) return false;
-    scale[r] = m / kWideQueryMax;
-    RoundToInt16(q + r * ldq, d, m > 0.0f ? kWideQueryMax / m : 0.0f,
-                 out + r * d);
-  }
-  return true;
-}
 
 // A key tile of wide rows k + j·row_bytes (j < nb; nb - 1 repeated up to a
 // multiple of 8) as int16 pairs along d interleaved across keys,
@@ -95,59 +81,7 @@ HWY_NOINLINE inline void DotRowsWide(const Int8Queries& qi, size_t rows,
   uint32_t* qg = reinterpret_cast<uint32_t*>(
       ks + (d + kInt8Block - 1) / kInt8Block * kPackedKeys);
   PackWideKeyTile(k, row_bytes, nb, d, kp, ks);
-  const size_t n8 = (nb + 7) & ~size_t{7};
-  for (size_t r0 = 0; r0 < rows; r0 += 4) {
-    const int16_t* q = qi.q + r0 * d;
-    for (size_t x = 0; x < d; x += 8) {  // 4 pairs of the 4 rows, transposed
-      const v128_t a = wasm_v128_load(q + x), b = wasm_v128_load(q + d + x);
-      const v128_t e = wasm_v128_load(q + 2 * d + x);
-      const v128_t f = wasm_v128_load(q + 3 * d + x);
-      const v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5);
-      const v128_t ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-      const v128_t ef0 = wasm_i32x4_shuffle(e, f, 0, 4, 1, 5);
-      const v128_t ef1 = wasm_i32x4_shuffle(e, f, 2, 6, 3, 7);
-      uint32_t* dst = qg + x / 2 * 4;
-      wasm_v128_store(dst, wasm_i64x2_shuffle(ab0, ef0, 0, 2));
-      wasm_v128_store(dst + 4, wasm_i64x2_shuffle(ab0, ef0, 1, 3));
-      wasm_v128_store(dst + 8, wasm_i64x2_shuffle(ab1, ef1, 0, 2));
-      wasm_v128_store(dst + 12, wasm_i64x2_shuffle(ab1, ef1, 1, 3));
-    }
-    float* cr = c + r0 * ldc;
-    for (size_t j = 0; j < n8; j += 8) {
-      for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
-        const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
-        v128_t acc[4][2];
-        for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
-        // Stepped pointers: constant offsets, which V8 folds into the loads.
-        const uint32_t* qx = qg + b0 / 2 * 4;
-        const uint32_t* const q_end = qg + b1 / 2 * 4;
-        const int16_t* kx = kp + (b0 / 2 * kPackedKeys + j) * 2;
-        for (; qx < q_end; qx += 4, kx += 2 * kPackedKeys) {
-          const v128_t k0 = wasm_v128_load(kx), k1 = wasm_v128_load(kx + 8);
-          for (size_t r = 0; r < 4; ++r) {
-            const v128_t qp = wasm_v128_load32_splat(qx + r);
-            acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(qp, k0));
-            acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(qp, k1));
-          }
-        }
-        const float* kb = ks + b0 / kInt8Block * kPackedKeys + j;
-        const v128_t s0 = wasm_v128_load(kb), s1 = wasm_v128_load(kb + 4);
-        const bool first = b0 == 0, last = b1 == d;
-        for (size_t r = 0; r < 4; ++r) {
-          const v128_t qs = wasm_f32x4_splat(qi.scale[r0 + r]);
-          for (size_t u = 0; u < 2; ++u) {
-            float* o = cr + r * ldc + j + 4 * u;
-            const v128_t block = wasm_f32x4_mul(
-                wasm_f32x4_convert_i32x4(acc[r][u]), u == 0 ? s0 : s1);
-            v128_t score = wasm_f32x4_add(
-                first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(o), block);
-            if (last) score = wasm_f32x4_mul(score, qs);
-            wasm_v128_store(o, score);
-          }
-        }
-      }
-    }
-  }
+  DotPackedKeyTile(qi, rows, kp, ks, (nb + 7) & ~size_t{7}, d, qg, c, ldc);
 }
 
 // Pass 3, `rows` (a multiple of 4) rows of p (stride ldp, at least 64
@@ -192,72 +126,8 @@ HWY_NOINLINE inline bool ValuesRowsWide(const float* HWY_RESTRICT p,
                       wasm_i16x8_shuffle(ra, re, 4, 12, 5, 13, 6, 14, 7, 15));
     }
   }
-  const v128_t tail = wasm_i32x4_lt(
-      wasm_i32x4_make(0, 1, 2, 3),
-      wasm_i32x4_splat(static_cast<int32_t>(n % 4)));
-  const size_t n4 = n & ~size_t{3};
-  for (size_t r0 = 0; r0 < rows; r0 += 4) {
-    // The rows' weights (p zero past n, its maximum).
-    for (size_t r = 0; r < 4; ++r) {
-      const float* HWY_RESTRICT src = p + (r0 + r) * ldp;
-      v128_t m = wasm_f32x4_splat(0.0f);
-      for (size_t i = 0; i < n4; i += 4) {
-        m = wasm_f32x4_pmax(m, wasm_v128_load(src + i));
-      }
-      if (n4 < n) {
-        m = wasm_f32x4_pmax(m, wasm_v128_and(wasm_v128_load(src + n4), tail));
-      }
-      m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
-      m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
-      const float pmax = wasm_f32x4_extract_lane(m, 0);
-      for (size_t b = 0; b < blocks; ++b) {
-        const float bound = pmax * smax[b];
-        float inv = kWideWeightMax / bound;
-        if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
-        wscale[b * 4 + r] = bound / kWideWeightMax;
-        const v128_t vi = wasm_f32x4_splat(inv);
-        const float* HWY_RESTRICT sb = sv + b * kMaxKeys;
-        int16_t* HWY_RESTRICT out = wq + (b * 4 + r) * kMaxKeys;
-        for (size_t i = 0; i < n8; i += 8) {
-          v128_t x0 = wasm_v128_load(src + i), x1 = wasm_v128_load(src + i + 4);
-          if (i + 4 > n) x0 = wasm_v128_and(x0, i + 4 - n >= 4 ? wasm_i32x4_splat(0) : tail);
-          if (i + 8 > n) x1 = i + 4 >= n ? wasm_i32x4_splat(0) : wasm_v128_and(x1, tail);
-          const v128_t lo = wasm_f32x4_mul(
-              wasm_f32x4_mul(x0, wasm_v128_load(sb + i)), vi);
-          const v128_t hi = wasm_f32x4_mul(
-              wasm_f32x4_mul(x1, wasm_v128_load(sb + i + 4)), vi);
-          wasm_v128_store(out + i, RoundedInt16(lo, hi));
-        }
-      }
-    }
-    for (size_t x = 0; x < dv; x += 8) {
-      const size_t b = x / kInt8Block;
-      const int16_t* w = wq + b * 4 * kMaxKeys;
-      v128_t acc[4][2];
-      for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
-      // Stepped pointers: constant offsets, which V8 folds into the loads.
-      const int16_t* vx = vp + 2 * x;
-      const int16_t* const w_end = w + n2;
-      for (; w < w_end; w += 2, vx += 2 * dv) {
-        const v128_t v0 = wasm_v128_load(vx), v1 = wasm_v128_load(vx + 8);
-        for (size_t r = 0; r < 4; ++r) {
-          const v128_t wp = wasm_v128_load32_splat(w + r * kMaxKeys);
-          acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(v0, wp));
-          acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(v1, wp));
-        }
-      }
-      for (size_t r = 0; r < 4; ++r) {
-        const v128_t s = wasm_f32x4_splat(wscale[b * 4 + r]);
-        for (size_t u = 0; u < 2; ++u) {
-          float* o = c + (r0 + r) * ldc + x + 4 * u;
-          wasm_v128_store(
-              o, wasm_f32x4_add(wasm_v128_load(o),
-                                wasm_f32x4_mul(
-                                    wasm_f32x4_convert_i32x4(acc[r][u]), s)));
-        }
-      }
-    }
-  }
+  ValuesPackedTile(p, ldp, rows, n, vp, sv, smax, dv, kWideWeightMax, wq,
+                   wscale, c, ldc);
   return true;
 }
 
