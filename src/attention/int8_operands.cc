@@ -144,10 +144,16 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
     return Status::kOutOfMemory;
   }
   const size_t rows = b * h * tq;  // a shift and a query row each
-  size_t row_floats;
-  if (!MulSize(rows, 1 + d, &row_floats) || row_floats > SIZE_MAX / 8) {
+  // Then the outlier channels' floats: kO per query row, kO rows of tk per
+  // KV head (read only where a head has outlier channels).
+  constexpr size_t kO = kMaxOutlierChannels;
+  size_t row_floats, outlier_floats;
+  if (!MulSize(rows, 1 + d + kO, &row_floats) || row_floats > SIZE_MAX / 16 ||
+      !MulSize(heads * kO, tk, &outlier_floats) ||
+      outlier_floats > SIZE_MAX / 16) {
     return Status::kOutOfMemory;
   }
+  row_floats += outlier_floats;  // below SIZE_MAX / 8, as the bytes above
   owned_ = static_cast<uint8_t*>(malloc(RoundUp4(keys_bytes + values_bytes) +
                                         row_floats * sizeof(float) + 1));
   if (!owned_) return Status::kOutOfMemory;
@@ -159,11 +165,9 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
   std::vector<float> mean(heads * d), amax(heads * d);
   // Outlier channels: indices below 256 (uint8_t); wider heads have none.
   const bool split = d <= 256;
-  constexpr size_t kO = kMaxOutlierChannels;
   outlier_count_.assign(heads, 0);
   outlier_channel_.assign(heads * kO, 0);
-  outlier_values_.assign(split ? rows * kO + heads * kO * tk : 0, 0.0f);
-  float* outlier_q = outlier_values_.data();
+  float* outlier_q = queries + rows * d;
   float* outlier_k = outlier_q + rows * kO;
   const bool convert = shape.kv_dtype != KvDtype::kFloat32;
   const uint8_t* kin = static_cast<const uint8_t*>(k);

@@ -119,13 +119,12 @@ class Int8Operands {
   const float* q_ = nullptr;
   const uint8_t* k_ = nullptr;
   const uint8_t* v_ = nullptr;
-  uint8_t* owned_ = nullptr;  // keys, values, then the shifts and queries
+  uint8_t* owned_ = nullptr;  // keys, values, shifts, queries, outliers_' q, k
   float* shift_ = nullptr;
   bool wide_ = false;
   OutlierChannels outliers_;
   std::vector<uint8_t> outlier_count_;
   std::vector<uint8_t> outlier_channel_;  // [B·Hkv][kMaxOutlierChannels]
-  std::vector<float> outlier_values_;     // outliers_.q, then outliers_.k
 };
 
 }  // namespace internal
