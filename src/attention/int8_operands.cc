@@ -52,6 +52,18 @@ void ChannelScales(const float* x, size_t tk, size_t d, const float* mean,
   }
 }
 
+// x (|x| <= 32767) rounded to nearest even: x + 1.5 · 2^23 is rounded to an
+// integer by the add itself, and for |x| < 2^22 the low 16 bits of its
+// float's mantissa are that integer's two's complement. Not a float to int
+// conversion: wasm's traps out of range, so compilers guard it value by value
+// and keep the loop scalar.
+int16_t RoundedInt16(float x) {
+  const float shifted = x + 12582912.0f;
+  uint32_t bits;
+  memcpy(&bits, &shifted, sizeof(bits));
+  return static_cast<int16_t>(static_cast<uint16_t>(bits & 0xFFFFu));
+}
+
 // One int16 row (int8_operands.h's layout) of t_c = (x_c − mean_c) · inv_c
 // (x_c itself where mean is null): per block of 32, scale = max|t| / limit
 // (NaN when a t is not finite), q = round(t · (limit / max)) to nearest
@@ -66,21 +78,38 @@ void StoreRow(const float* x, const float* mean, const float* inv,
   for (size_t b0 = 0; b0 < width; b0 += kInt8Block) {
     const size_t n = width - b0 < kInt8Block ? width - b0 : kInt8Block;
     const float* tb = t + b0;
-    float largest = 0.0f, zero = 0.0f;
-    for (size_t c = 0; c < n; ++c) {
+    // Eight running maxima and sums (lane k: the values c = k mod 8), which
+    // compilers keep in vectors; the maximum, and whether the sum of t · 0
+    // is NaN (unless every t is finite), do not depend on the order.
+    float lane_max[8] = {}, lane_zero[8] = {};
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+      for (size_t k = 0; k < 8; ++k) {
+        const float m = std::fabs(tb[c + k]);
+        lane_max[k] = m > lane_max[k] ? m : lane_max[k];
+        lane_zero[k] += tb[c + k] * 0.0f;
+      }
+    }
+    for (; c < n; ++c) {
       const float m = std::fabs(tb[c]);
-      largest = m > largest ? m : largest;
-      zero += tb[c] * 0.0f;  // NaN unless every t is finite
+      lane_max[0] = m > lane_max[0] ? m : lane_max[0];
+      lane_zero[0] += tb[c] * 0.0f;
+    }
+    float largest = 0.0f, zero = 0.0f;
+    for (size_t k = 0; k < 8; ++k) {
+      largest = lane_max[k] > largest ? lane_max[k] : largest;
+      zero += lane_zero[k];
     }
     const float scale = zero == 0.0f ? largest / limit : std::nanf("");
     const float to_int = largest > 0.0f ? limit / largest : 0.0f;
-    for (size_t c = 0; c < n; ++c) {
-      float r = std::nearbyint(tb[c] * to_int);
+    int16_t values[kInt8Block];  // then copied: dst is not aligned
+    for (c = 0; c < n; ++c) {
+      float r = tb[c] * to_int;
       r = r > limit ? limit : r;
       r = r < -limit ? -limit : r;
-      const int16_t v = static_cast<int16_t>(r == r ? r : 0.0f);
-      memcpy(dst + (b0 + c) * sizeof(int16_t), &v, sizeof(v));
+      values[c] = RoundedInt16(r == r ? r : 0.0f);
     }
+    memcpy(dst + b0 * sizeof(int16_t), values, n * sizeof(int16_t));
     memcpy(dst + WideRowValuesBytes(width) + b0 / kInt8Block * sizeof(float),
            &scale, sizeof(scale));
   }
