@@ -172,13 +172,15 @@ export interface AttentionOptions extends AttentionComputation {
 
 /**
  * 'float32', or 'int8' (inference only): keys smoothed by their mean and
- * stored with the values as int8 (a scale per 32 values), queries as int16,
- * Q·Kᵀ and P·V in integer dot products, the softmax and every option in
- * float32; returnWeights gives its own softmax. Accuracy: largest
- * |output − float64 reference| ≤ 2e-2 × the output's largest |value| on
- * N(0, 1) inputs and keys with large per-channel offsets, ≤ 0.15 with
- * outlier key channels ×50 (tested). With training or returnLogSumExp (what
- * the backward needs) it is a RangeError.
+ * stored as 13-bit integers, values as 12-bit ones (a scale per 32 values),
+ * queries as 15-bit, Q·Kᵀ and P·V in integer dot products (the int8 route's
+ * i16 products); outlier key channels (above 6× the median channel's range,
+ * up to 8) in float32; the softmax and every option in float32;
+ * returnWeights gives its own softmax. Accuracy: largest |output − float64
+ * reference| ≤ 1e-3 × the output's largest |value| on N(0, 1) inputs, keys
+ * with large per-channel offsets and keys with outlier channels ×50
+ * (tested). With training or returnLogSumExp (what the backward needs) it
+ * is a RangeError.
  */
 export type AttentionPrecision = 'float32' | 'int8';
 

@@ -111,7 +111,7 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
     // 1-2. S = Q·Kᵀ for every row of the block.
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
                  ws, q8);
-    ShiftScores(p, b, kn, ws);
+    ShiftScores(p, b, k0, kn, ws);
     // 3-4. Online softmax per row over its visible part of the tile.
     for (size_t r = 0; r < rows; ++r) {
       const bool full = vis == TileVisibility::kFull;
@@ -301,7 +301,7 @@ void RowsBlock(const Plan& p, const Block& b, const Workspace& ws) {
   for (size_t k0 = 0; k0 < score_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, score_end - k0);
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, nullptr, rows, kn, ws, q8);
-    ShiftScores(p, b, kn, ws);
+    ShiftScores(p, b, k0, kn, ws);
     for (size_t r = 0; r < rows; ++r) {
       if (scored[r] > k0) {
         memcpy(w0 + r * ldw + k0, ws.s + r * kKeyBlock,
@@ -402,7 +402,8 @@ Status AttentionImpl(const AttentionShape& shape,
     v = int8.values();
   }
   const Plan p(options.precision == Precision::kInt8 ? int8.shape() : shape,
-               options, q, k, v, out, weights, lse, int8.shift());
+               options, q, k, v, out, weights, lse, int8.shift(), int8.wide(),
+               int8.outliers());
   const bool rows_path =
       weights != nullptr || p.renormalize || p.scores != nullptr;
   const bool need_rows = rows_path && weights == nullptr;

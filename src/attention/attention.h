@@ -88,19 +88,22 @@ enum class ScoreStage : int32_t {
 //   kInt8:    SageAttention-style quantised products (int8_operands.h):
 //             keys smoothed by their KV head's mean key (q·mean is added
 //             back to each score, so every score rule sees q·k) and scaled
-//             per channel, then stored with the values as an int8 KV cache's
-//             rows (kv_storage.h: a scale per block of 32 values); query
-//             rows rounded to int16, one scale per row; Q·Kᵀ and P·V in
-//             integer dot products (src/kv/int8_rows-inl.h) where d and dv
-//             are multiples of 16 and a block's rows a multiple of 4, in
-//             float32 on the dequantised rows elsewhere; the softmax and
-//             every score rule in float32. An int8 KV cache's rows are read
-//             as they are. Accuracy: largest |out − float64 reference| <=
-//             2e-2 · the output's largest |value| on N(0, 1) inputs and on
-//             keys with large per-channel offsets, 0.15 with outlier key
-//             channels x50 (tests/native/attention/int8_attention_test.cc;
-//             8-bit keys alone give about 3e-3 on N(0, 1), 8-bit values
-//             about 4e-3). Refused (kInvalidOption) with `training` and by
+//             per channel, then stored as 13-bit integers, the values as
+//             12-bit ones (int16 lanes, a scale per block of 32 values);
+//             outlier key channels (up to 8, above 6x the median channel's
+//             range) in float32; query rows rounded to 15 bits, one scale
+//             per row; Q·Kᵀ and P·V in integer dot products
+//             (src/attention/int16_rows-inl.h) where d and dv are multiples
+//             of 16 and a block's rows a multiple of 4, in float32 on the
+//             dequantised rows elsewhere; the softmax and every score rule
+//             in float32. An int8 KV cache's rows are read as they are (its
+//             int8 kernels, src/kv/int8_rows-inl.h). Accuracy: largest
+//             |out − float64 reference| <= 1e-3 · the output's largest
+//             |value| on N(0, 1) inputs, keys with large per-channel
+//             offsets and keys with outlier channels x50
+//             (tests/native/attention/int8_attention_test.cc; 8-bit keys
+//             and 8-bit values would each give about 4e-3 on N(0, 1)).
+//             Refused (kInvalidOption) with `training` and by
 //             AttentionWithLogSumExp with a log_sum_exp output (what a
 //             backward reads).
 enum class Precision : int32_t { kFloat32 = 0, kInt8 = 1 };

@@ -26,6 +26,7 @@
 #include "src/simd/dot-inl.h"
 #include "src/simd/exp-inl.h"
 #include "src/gemm/few_rows-inl.h"
+#include "src/attention/int16_rows-inl.h"
 #include "src/kv/int8_rows-inl.h"
 #include "src/attention/internal.h"
 #include "src/kv/kv_rows-inl.h"
@@ -62,21 +63,27 @@ struct Plan : AttentionPlan {
   bool read_ahead;  // the call's keys and values exceed kReadAheadBytes
   ScoreStage score_stage;
   float* scores;  // [B·H·Tq·Tk] scores before the softmax, or null
-  // Precision::kInt8: k and v are int8 rows (int8_operands.h), every block
-  // takes the tile loop; shift [B·H·Tq] (or null) is added to each row's
-  // scores (the smoothed keys' q·mean).
+  // Precision::kInt8: every block takes the tile loop; k and v are the
+  // prepared wide rows (int8_operands.h, `wide`) or an int8 cache's rows;
+  // shift [B·H·Tq] (or null) is added to each row's scores (the smoothed
+  // keys' q·mean).
   bool int8;
+  bool wide;
   const float* shift;
+  internal::OutlierChannels outliers;  // added to the scores before shift
 
   Plan(const AttentionShape& shape, const AttentionOptions& options,
        const float* q_, const float* k_, const float* v_, float* out_,
-       float* weights_, float* lse_, const float* shift_ = nullptr)
+       float* weights_, float* lse_, const float* shift_ = nullptr,
+       bool wide_ = false, const internal::OutlierChannels& outliers_ = {})
       : AttentionPlan(shape, options),
         renormalize(options.mask_strategy == MaskStrategy::kRenormalize &&
                     options.causal != CausalMask::kNone),
         kv_dtype(shape.kv_dtype),
-        k_row(KvRowBytes(shape.kv_dtype, d)),
-        v_row(KvRowBytes(shape.kv_dtype, dv)),
+        k_row(wide_ ? internal::WideRowBytes(d)
+                    : KvRowBytes(shape.kv_dtype, d)),
+        v_row(wide_ ? internal::WideRowBytes(dv)
+                    : KvRowBytes(shape.kv_dtype, dv)),
         q(q_),
         k(reinterpret_cast<const uint8_t*>(k_)),
         v(reinterpret_cast<const uint8_t*>(v_)),
@@ -88,7 +95,9 @@ struct Plan : AttentionPlan {
         scores(options.score_stage != ScoreStage::kNone ? options.scores
                                                         : nullptr),
         int8(options.precision == Precision::kInt8),
-        shift(shift_) {}
+        wide(wide_),
+        shift(shift_),
+        outliers(outliers_) {}
 };
 
 // The query rows of one work item: rows [row0, row0 + rows) of [B·H·Tq],
@@ -209,8 +218,12 @@ HWY_INLINE const float* TileRows(const Plan& p, const uint8_t* src, size_t n,
     return PaddedRows(reinterpret_cast<const float*>(src), n, width, padded,
                       buf, ld);
   }
-  DequantRows(p.kv_dtype, src, n, width, row_bytes, padded, buf);
   *ld = padded;
+  if (p.wide) {
+    DequantWideRows(src, n, width, row_bytes, padded, buf);
+    return buf;
+  }
+  DequantRows(p.kv_dtype, src, n, width, row_bytes, padded, buf);
   return buf;
 }
 
@@ -231,11 +244,16 @@ HWY_INLINE bool FourRowGroups(size_t rows) {
 // not foresee. Each key's score is computed as in one call over the tile:
 // the same bits. (bfloat16 and int8 tiles: not measured to gain, see
 // bench/RESULTS.md.) q8: the rows as int16 (an int8 cache's decode groups,
-// Int8Route in attention.cc): scored in integer arithmetic (int8_rows-inl.h).
+// Int8Route in attention.cc): scored in integer arithmetic (int8_rows-inl.h;
+// a Precision::kInt8 call's wide rows: int16_rows-inl.h).
 HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                              const uint8_t* k_rows, const uint8_t* v_rows,
                              size_t rows, size_t kn, const Workspace& ws,
                              const Int8Queries* q8 = nullptr) {
+  if (q8 != nullptr && p.wide) {  // Precision::kInt8's wide rows
+    DotRowsWide(*q8, rows, k_rows, p.k_row, kn, p.d, ws.keys, ws.s, kKeyBlock);
+    return;
+  }
   if (q8 != nullptr && rows > 8) {  // a prefill block: keys packed once
     DotRowsInt8Packed(*q8, rows, k_rows, p.k_row, kn, p.d, ws.keys, ws.s,
                       kKeyBlock);
@@ -292,9 +310,20 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
 #endif
 }
 
-// Adds each row's shift (Plan::shift) to its scores of the tile's kn keys.
-HWY_INLINE void ShiftScores(const Plan& p, const Block& b, size_t kn,
-                            const Workspace& ws) {
+// Adds the outlier channels' part (Plan::outliers), then each row's shift
+// (Plan::shift), to its scores of the tile's kn keys from k0.
+HWY_INLINE void ShiftScores(const Plan& p, const Block& b, size_t k0,
+                            size_t kn, const Workspace& ws) {
+  if (p.outliers.count) {
+    constexpr size_t kO = internal::kMaxOutlierChannels;
+    const size_t x = internal::KvHeadOf(p.shape, b.Row(0) / p.tq);
+    const size_t n = p.outliers.count[x];
+    if (n > 0) {
+      AddOutlierScores(p.outliers.q + b.Row(0) * kO, kO, b.rows,
+                       p.outliers.k + x * kO * p.tk + k0, p.tk, n, kn, ws.s,
+                       kKeyBlock);
+    }
+  }
   if (!p.shift) return;
   for (size_t r = 0; r < b.rows; ++r) {
     float* HWY_RESTRICT s = ws.s + r * kKeyBlock;

@@ -149,7 +149,10 @@ HWY_INLINE const Int8Queries* Int8Route(const Route& route, const Plan& p,
   if (route.values != ValueRoute::kInt8Integer) return nullptr;
   float* scale = ws.qpad;  // [kQueryBlock] then the int16 rows
   int16_t* q = reinterpret_cast<int16_t*>(ws.qpad + kQueryBlock);
-  if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale)) return nullptr;
+  if (!QuantizeQueryRows(b.q, p.d, b.rows, p.d, q, scale,
+                         p.wide ? kWideQueryMax : kInt16Max)) {
+    return nullptr;
+  }
   *q8 = {q, scale};
   return q8;
 }
@@ -161,8 +164,9 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
                                    TileVisibility vis, const size_t* begin,
                                    const size_t* tile_end, size_t k0,
                                    const Workspace& ws) {
-  if (b.rows > 8) {
-    // A prefill block: the value tile packed once for all rows, over the
+  if (b.rows > 8 || p.wide) {
+    // A prefill block (or any block of a Precision::kInt8 call's wide rows,
+    // which have one kernel): the value tile packed once for all rows, over the
     // longest row's keys, each row's weights zero past its own (a causal
     // tile's diagonal: exact zeros in the integer sums; a non-finite value
     // shows as its block's scale, which sends the tile down the tile path).
@@ -182,7 +186,10 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
     static bool (*volatile kernel)(const float*, size_t, size_t, size_t,
                                    const uint8_t*, size_t, size_t, void*,
                                    float*, size_t) = ValuesRowsInt8Packed;
-    return kernel(ws.s, kKeyBlock, b.rows, n, b.v + k0 * p.v_row, p.v_row,
+    static bool (*volatile wide)(const float*, size_t, size_t, size_t,
+                                 const uint8_t*, size_t, size_t, void*,
+                                 float*, size_t) = ValuesRowsWide;
+    return (p.wide ? wide : kernel)(ws.s, kKeyBlock, b.rows, n, b.v + k0 * p.v_row, p.v_row,
                   p.dv, ws.vp, ws.o, p.dv_panel);
   }
   if (!ValuesInPlace(p, b, vis, begin, tile_end, k0)) return false;

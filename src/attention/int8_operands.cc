@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -51,38 +52,88 @@ void ChannelScales(const float* x, size_t tk, size_t d, const float* mean,
   }
 }
 
-// One int8 row (kv_storage.h's layout) of t_c = (x_c − mean_c) · inv_c
-// (x_c itself where mean is null): per block of 32, scale = max|t| / 127
-// (NaN when a t is not finite), q = round(t · (127 / max)) to nearest even,
-// within ±127. t: [width] scratch.
+// x (|x| <= 32767) rounded to nearest even: x + 1.5 · 2^23 is rounded to an
+// integer by the add itself, and for |x| < 2^22 the low 16 bits of its
+// float's mantissa are that integer's two's complement. Not a float to int
+// conversion: wasm's traps out of range, so compilers guard it value by value
+// and keep the loop scalar.
+int16_t RoundedInt16(float x) {
+  const float shifted = x + 12582912.0f;
+  uint32_t bits;
+  memcpy(&bits, &shifted, sizeof(bits));
+  return static_cast<int16_t>(static_cast<uint16_t>(bits & 0xFFFFu));
+}
+
+// One int16 row (int8_operands.h's layout) of t_c = (x_c − mean_c) · inv_c
+// (x_c itself where mean is null): per block of 32, scale = max|t| / limit
+// (NaN when a t is not finite), q = round(t · (limit / max)) to nearest
+// even, within ±limit. t: [width] scratch.
 void StoreRow(const float* x, const float* mean, const float* inv,
-              size_t width, float* t, uint8_t* dst) {
+              size_t width, float limit, float* t, uint8_t* dst) {
   if (mean) {
     for (size_t c = 0; c < width; ++c) t[c] = (x[c] - mean[c]) * inv[c];
   } else {
     for (size_t c = 0; c < width; ++c) t[c] = x[c];
   }
-  int8_t* q = reinterpret_cast<int8_t*>(dst);
   for (size_t b0 = 0; b0 < width; b0 += kInt8Block) {
     const size_t n = width - b0 < kInt8Block ? width - b0 : kInt8Block;
     const float* tb = t + b0;
-    float largest = 0.0f, zero = 0.0f;
-    for (size_t c = 0; c < n; ++c) {
+    // Eight running maxima and sums (lane k: the values c = k mod 8), which
+    // compilers keep in vectors; the maximum, and whether the sum of t · 0
+    // is NaN (unless every t is finite), do not depend on the order.
+    float lane_max[8] = {}, lane_zero[8] = {};
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+      for (size_t k = 0; k < 8; ++k) {
+        const float m = std::fabs(tb[c + k]);
+        lane_max[k] = m > lane_max[k] ? m : lane_max[k];
+        lane_zero[k] += tb[c + k] * 0.0f;
+      }
+    }
+    for (; c < n; ++c) {
       const float m = std::fabs(tb[c]);
-      largest = m > largest ? m : largest;
-      zero += tb[c] * 0.0f;  // NaN unless every t is finite
+      lane_max[0] = m > lane_max[0] ? m : lane_max[0];
+      lane_zero[0] += tb[c] * 0.0f;
     }
-    const float scale = zero == 0.0f ? largest / 127.0f : std::nanf("");
-    const float to_int = largest > 0.0f ? 127.0f / largest : 0.0f;
-    for (size_t c = 0; c < n; ++c) {
-      float r = std::nearbyint(tb[c] * to_int);
-      r = r > 127.0f ? 127.0f : r;
-      r = r < -127.0f ? -127.0f : r;
-      q[b0 + c] = static_cast<int8_t>(r == r ? r : 0.0f);
+    float largest = 0.0f, zero = 0.0f;
+    for (size_t k = 0; k < 8; ++k) {
+      largest = lane_max[k] > largest ? lane_max[k] : largest;
+      zero += lane_zero[k];
     }
-    memcpy(dst + width + b0 / kInt8Block * sizeof(float), &scale,
-           sizeof(scale));
+    const float scale = zero == 0.0f ? largest / limit : std::nanf("");
+    const float to_int = largest > 0.0f ? limit / largest : 0.0f;
+    int16_t values[kInt8Block];  // then copied: dst is not aligned
+    for (c = 0; c < n; ++c) {
+      float r = tb[c] * to_int;
+      r = r > limit ? limit : r;
+      r = r < -limit ? -limit : r;
+      values[c] = RoundedInt16(r == r ? r : 0.0f);
+    }
+    memcpy(dst + b0 * sizeof(int16_t), values, n * sizeof(int16_t));
+    memcpy(dst + WideRowValuesBytes(width) + b0 / kInt8Block * sizeof(float),
+           &scale, sizeof(scale));
   }
+}
+
+// The outlier channels of one KV head (int8_operands.h) from its channels'
+// largest magnitudes amax[0, d): into channel[0, n), ascending; returns n.
+size_t FindOutliers(const float* amax, size_t d, uint8_t* channel) {
+  std::vector<float> sorted(amax, amax + d);
+  std::nth_element(sorted.begin(), sorted.begin() + d / 2, sorted.end());
+  const float limit = sorted[d / 2] * kOutlierRatio;
+  std::vector<size_t> found;
+  for (size_t c = 0; c < d; ++c) {
+    if (amax[c] > limit) found.push_back(c);
+  }
+  // The largest ones where there are more (ties: the lower channel first).
+  std::stable_sort(found.begin(), found.end(),
+                   [&](size_t a, size_t b) { return amax[a] > amax[b]; });
+  if (found.size() > kMaxOutlierChannels) found.resize(kMaxOutlierChannels);
+  std::sort(found.begin(), found.end());
+  for (size_t o = 0; o < found.size(); ++o) {
+    channel[o] = static_cast<uint8_t>(found[o]);
+  }
+  return found.size();
 }
 
 size_t RoundUp4(size_t x) { return (x + 3) & ~size_t{3}; }
@@ -94,6 +145,8 @@ Int8Operands::~Int8Operands() { free(owned_); }
 Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
                              const void* k, const void* v) {
   shape_ = shape;
+  wide_ = false;
+  outliers_ = {};
   q_ = q;
   k_ = static_cast<const uint8_t*>(k);
   v_ = static_cast<const uint8_t*>(v);
@@ -108,10 +161,10 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
   const size_t dv = static_cast<size_t>(shape.value_dim);
   const size_t in_k = KvRowBytes(shape.kv_dtype, d);
   const size_t in_v = KvRowBytes(shape.kv_dtype, dv);
-  const size_t out_k = KvRowBytes(KvDtype::kInt8, d);
-  const size_t out_v = KvRowBytes(KvDtype::kInt8, dv);
-  // The shifts are one float per query row (as q fits); int8 rows take
-  // fewer bytes than float32 ones, but not always than bfloat16 ones.
+  const size_t out_k = WideRowBytes(d);
+  const size_t out_v = WideRowBytes(dv);
+  // The shifts are one float per query row (as q fits); int16 rows take
+  // fewer bytes than float32 ones, about as many as bfloat16 ones.
   const size_t heads = b * kvh;
   size_t keys_bytes, values_bytes;
   if (!MulSize(heads * tk, out_k, &keys_bytes) ||
@@ -120,10 +173,16 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
     return Status::kOutOfMemory;
   }
   const size_t rows = b * h * tq;  // a shift and a query row each
-  size_t row_floats;
-  if (!MulSize(rows, 1 + d, &row_floats) || row_floats > SIZE_MAX / 8) {
+  // Then the outlier channels' floats: kO per query row, kO rows of tk per
+  // KV head (read only where a head has outlier channels).
+  constexpr size_t kO = kMaxOutlierChannels;
+  size_t row_floats, outlier_floats;
+  if (!MulSize(rows, 1 + d + kO, &row_floats) || row_floats > SIZE_MAX / 16 ||
+      !MulSize(heads * kO, tk, &outlier_floats) ||
+      outlier_floats > SIZE_MAX / 16) {
     return Status::kOutOfMemory;
   }
+  row_floats += outlier_floats;  // below SIZE_MAX / 8, as the bytes above
   owned_ = static_cast<uint8_t*>(malloc(RoundUp4(keys_bytes + values_bytes) +
                                         row_floats * sizeof(float) + 1));
   if (!owned_) return Status::kOutOfMemory;
@@ -133,6 +192,12 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
                                     RoundUp4(keys_bytes + values_bytes));
   float* queries = shift_ + rows;
   std::vector<float> mean(heads * d), amax(heads * d);
+  // Outlier channels: indices below 256 (uint8_t); wider heads have none.
+  const bool split = d <= 256;
+  outlier_count_.assign(heads, 0);
+  outlier_channel_.assign(heads * kO, 0);
+  float* outlier_q = queries + rows * d;
+  float* outlier_k = outlier_q + rows * kO;
   const bool convert = shape.kv_dtype != KvDtype::kFloat32;
   const uint8_t* kin = static_cast<const uint8_t*>(k);
   const uint8_t* vin = static_cast<const uint8_t*>(v);
@@ -161,10 +226,21 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
     float* a = amax.data() + x * d;
     MeanKey(kh, tk, d, sum.data(), m);
     ChannelScales(kh, tk, d, m, a, inv.data());
+    if (split) {
+      uint8_t* channel = outlier_channel_.data() + x * kO;
+      const size_t n = FindOutliers(a, d, channel);
+      outlier_count_[x] = static_cast<uint8_t>(n);
+      for (size_t o = 0; o < n; ++o) {
+        const size_t c = channel[o];
+        inv[c] = 0.0f;  // a zero in the key rows (NaN stays NaN)
+        float* dst = outlier_k + (x * kO + o) * tk;
+        for (size_t j = 0; j < tk; ++j) dst[j] = kh[j * d + c] - m[c];
+      }
+    }
     for (size_t j = 0; j < tk; ++j) {
-      StoreRow(kh + j * d, m, inv.data(), d, t.data(),
+      StoreRow(kh + j * d, m, inv.data(), d, kWideKeyMax, t.data(),
                keys + (x * tk + j) * out_k);
-      StoreRow(vh + j * dv, nullptr, nullptr, dv, t.data(),
+      StoreRow(vh + j * dv, nullptr, nullptr, dv, kWideValueMax, t.data(),
                values + (x * tk + j) * out_v);
     }
   });
@@ -174,6 +250,8 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
     const size_t x = KvHeadOf(shape, bh);
     const float* m = mean.data() + x * d;
     const float* a = amax.data() + x * d;
+    const size_t n = outlier_count_[x];
+    const uint8_t* channel = outlier_channel_.data() + x * kO;
     for (size_t r = bh * tq; r < (bh + 1) * tq; ++r) {
       const float* qr = q + r * d;
       double s = 0.0;
@@ -182,13 +260,21 @@ Status Int8Operands::Prepare(const AttentionShape& shape, const float* q,
         queries[r * d + c] = qr[c] * a[c];
       }
       shift_[r] = static_cast<float>(s);
+      for (size_t o = 0; o < n; ++o) {
+        outlier_q[r * kO + o] = qr[channel[o]];
+        queries[r * d + channel[o]] = 0.0f;
+      }
     }
   });
+  bool any = false;
+  for (size_t x = 0; x < heads; ++x) any |= outlier_count_[x] > 0;
+  if (any) outliers_ = {outlier_count_.data(), outlier_q, outlier_k};
   q_ = queries;
   k_ = keys;
   v_ = values;
   shape_.kv_dtype = KvDtype::kInt8;
   shape_.kv_capacity = 0;
+  wide_ = true;
   return Status::kOk;
 }
 

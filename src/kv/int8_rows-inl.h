@@ -105,22 +105,23 @@ HWY_INLINE float LargestMagnitude(const float* HWY_RESTRICT x, size_t n) {
 }
 
 // Pass 1: rows [0, rows) of q (stride ldq, d values, d a multiple of 8) into
-// out (rows of d int16 values) and scale[rows]: scale = max|q| / 32767, out =
-// round(q · (32767 / max|q|)) (0 for an all-zero row). Returns false
+// out (rows of d int16 values) and scale[rows]: scale = max|q| / limit, out =
+// round(q · (limit / max|q|)) (0 for an all-zero row); limit <= 32767. Returns false
 // (nothing usable) when a query value is not finite: the float32 route then
 // gives the NaN rows.
 CA_INT8_REF_NO_CONTRACT bool QuantizeQueryRowsRef(const float* HWY_RESTRICT q,
                                                   size_t ldq, size_t rows,
                                                   size_t d,
                                                   int16_t* HWY_RESTRICT out,
-                                                  float* HWY_RESTRICT scale) {
+                                                  float* HWY_RESTRICT scale,
+                                                  float limit = kInt16Max) {
   CA_INT8_REF_CONTRACT_OFF
   for (size_t r = 0; r < rows; ++r) {
     const float* HWY_RESTRICT x = q + r * ldq;
     const float m = LargestMagnitude(x, d);
     if (!(m == m)) return false;
-    scale[r] = m / kInt16Max;
-    const float inv = m > 0.0f ? kInt16Max / m : 0.0f;
+    scale[r] = m / limit;
+    const float inv = m > 0.0f ? limit / m : 0.0f;
     for (size_t i = 0; i < d; ++i) {
       const float scaled = x[i] * inv;
       out[r * d + i] = RoundedInt16Ref(scaled);
@@ -259,8 +260,9 @@ namespace HWY_NAMESPACE {
 HWY_INLINE bool QuantizeQueryRows(const float* HWY_RESTRICT q, size_t ldq,
                                   size_t rows, size_t d,
                                   int16_t* HWY_RESTRICT out,
-                                  float* HWY_RESTRICT scale) {
-  return QuantizeQueryRowsRef(q, ldq, rows, d, out, scale);
+                                  float* HWY_RESTRICT scale,
+                                  float limit = kInt16Max) {
+  return QuantizeQueryRowsRef(q, ldq, rows, d, out, scale, limit);
 }
 HWY_INLINE void DotFourRowsInt8(const Int8Queries& qi,
                                 const uint8_t* HWY_RESTRICT k, size_t row_bytes,

@@ -1,10 +1,10 @@
-// precision: 'int8' (src/attention/int8_operands.h, the integer route of
-// src/kv/int8_rows-inl.h) through the public API, against the bits in
+// precision: 'int8' (src/attention/int8_operands.h, the integer kernels of
+// src/attention/int16_rows-inl.h) through the public API, against the bits in
 // tests/data/int8-attention-golden.json that the wasm build gave when the
 // file was written (`node tests/node/int8-attention-golden.test.mjs --write`
-// rewrites it): the scaled scores (returnScores 'scaled': the int16 queries,
-// the smoothed int8 keys, their integer dot products and the q·mean shift,
-// all integer or scalar float arithmetic) and the output (the integer P·V
+// rewrites it): the scaled scores (returnScores 'scaled': the 15-bit queries,
+// the smoothed 13-bit keys, their integer dot products, the outlier channels'
+// float part and the q·mean shift, all integer or scalar float arithmetic) and the output (the integer P·V
 // besides the float softmax). tests/native/attention/int8_attention_golden_test.cc
 // runs the same cases through the C++ API on every native target: the same
 // score bits (where every block of query rows is a multiple of four, the

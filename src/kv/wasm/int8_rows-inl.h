@@ -58,6 +58,7 @@
 
 #include "hwy/highway.h"
 #include "src/kv/int8_rows-inl.h"  // Int8Queries, kInt16Max, LargestMagnitude
+#include "src/kv/wasm/packed_tiles-inl.h"  // RoundedInt16, the packed tiles' loops
 #include "src/kv/kv_storage.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -66,17 +67,6 @@ namespace HWY_NAMESPACE {
 
 #if HWY_TARGET == HWY_WASM
 
-// The eight values a and b (each |.| <= 32767) rounded to nearest even, as
-// int16 lanes. Not through i32x4.trunc_sat_f32x4 (about eight x86
-// instructions in V8): x + 1.5 · 2^23 is rounded to an integer by the add
-// itself, and for |x| < 2^22 the low 16 bits of its float's mantissa are
-// that integer's two's complement.
-HWY_INLINE v128_t RoundedInt16(v128_t a, v128_t b) {
-  const v128_t magic = wasm_f32x4_splat(12582912.0f);
-  return wasm_i8x16_shuffle(wasm_f32x4_add(a, magic), wasm_f32x4_add(b, magic),
-                            0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25,
-                            28, 29);
-}
 
 // x[0, n) · inv rounded to nearest even, as int16 (|x · inv| <= 32767; n
 // a multiple of 8; RoundedInt16).
@@ -91,16 +81,18 @@ HWY_INLINE void RoundToInt16(const float* HWY_RESTRICT x, size_t n, float inv,
 }
 
 // Pass 1: rows [0, rows) of q (stride ldq, d values) into out (rows of d
-// int16 values, then rows scales) Returns false (nothing usable) when a
-// query value is not finite: the float32 route then gives the NaN rows.
+// int16 values, then rows scales), each within ±limit (<= 32767). Returns
+// false (nothing usable) when a query value is not finite: the float32
+// route then gives the NaN rows.
 HWY_INLINE bool QuantizeQueryRows(const float* HWY_RESTRICT q, size_t ldq,
                                   size_t rows, size_t d, int16_t* HWY_RESTRICT
-                                      out, float* HWY_RESTRICT scale) {
+                                      out, float* HWY_RESTRICT scale,
+                                  float limit = kInt16Max) {
   for (size_t r = 0; r < rows; ++r) {
     const float m = LargestMagnitude(q + r * ldq, d);
     if (!(m == m)) return false;
-    scale[r] = m / kInt16Max;
-    RoundToInt16(q + r * ldq, d, m > 0.0f ? kInt16Max / m : 0.0f,
+    scale[r] = m / limit;
+    RoundToInt16(q + r * ldq, d, m > 0.0f ? limit / m : 0.0f,
                  out + r * d);
   }
   return true;
@@ -238,59 +230,7 @@ HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
   uint32_t* qg = reinterpret_cast<uint32_t*>(
       ks + (d + kInt8Block - 1) / kInt8Block * kPackedKeys);
   PackKeyTileInt8(k, row_bytes, nb, d, kp, ks);
-  const size_t n8 = (nb + 7) & ~size_t{7};
-  for (size_t r0 = 0; r0 < rows; r0 += 4) {
-    const int16_t* q = qi.q + r0 * d;
-    for (size_t x = 0; x < d; x += 8) {  // 4 pairs of the 4 rows, transposed
-      const v128_t a = wasm_v128_load(q + x), b = wasm_v128_load(q + d + x);
-      const v128_t e = wasm_v128_load(q + 2 * d + x);
-      const v128_t f = wasm_v128_load(q + 3 * d + x);
-      const v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5);
-      const v128_t ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-      const v128_t ef0 = wasm_i32x4_shuffle(e, f, 0, 4, 1, 5);
-      const v128_t ef1 = wasm_i32x4_shuffle(e, f, 2, 6, 3, 7);
-      uint32_t* dst = qg + x / 2 * 4;
-      wasm_v128_store(dst, wasm_i64x2_shuffle(ab0, ef0, 0, 2));
-      wasm_v128_store(dst + 4, wasm_i64x2_shuffle(ab0, ef0, 1, 3));
-      wasm_v128_store(dst + 8, wasm_i64x2_shuffle(ab1, ef1, 0, 2));
-      wasm_v128_store(dst + 12, wasm_i64x2_shuffle(ab1, ef1, 1, 3));
-    }
-    float* cr = c + r0 * ldc;
-    for (size_t j = 0; j < n8; j += 8) {
-      for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
-        const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
-        v128_t acc[4][2];
-        for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
-        // Stepped pointers: constant offsets, which V8 folds into the loads.
-        const uint32_t* qx = qg + b0 / 2 * 4;
-        const uint32_t* const q_end = qg + b1 / 2 * 4;
-        const int16_t* kx = kp + (b0 / 2 * kPackedKeys + j) * 2;
-        for (; qx < q_end; qx += 4, kx += 2 * kPackedKeys) {
-          const v128_t k0 = wasm_v128_load(kx), k1 = wasm_v128_load(kx + 8);
-          for (size_t r = 0; r < 4; ++r) {
-            const v128_t qp = wasm_v128_load32_splat(qx + r);
-            acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(qp, k0));
-            acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(qp, k1));
-          }
-        }
-        const float* kb = ks + b0 / kInt8Block * kPackedKeys + j;
-        const v128_t s0 = wasm_v128_load(kb), s1 = wasm_v128_load(kb + 4);
-        const bool first = b0 == 0, last = b1 == d;
-        for (size_t r = 0; r < 4; ++r) {
-          const v128_t qs = wasm_f32x4_splat(qi.scale[r0 + r]);
-          for (size_t u = 0; u < 2; ++u) {
-            float* o = cr + r * ldc + j + 4 * u;
-            const v128_t block = wasm_f32x4_mul(
-                wasm_f32x4_convert_i32x4(acc[r][u]), u == 0 ? s0 : s1);
-            v128_t score = wasm_f32x4_add(
-                first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(o), block);
-            if (last) score = wasm_f32x4_mul(score, qs);
-            wasm_v128_store(o, score);
-          }
-        }
-      }
-    }
-  }
+  DotPackedKeyTile(qi, rows, kp, ks, (nb + 7) & ~size_t{7}, d, qg, c, ldc);
 }
 
 // Block b's value scales of rows [0, n) (each row's float after its dv
@@ -520,72 +460,8 @@ HWY_NOINLINE inline bool ValuesRowsInt8Packed(
       wasm_v128_store(dst + 2 * x + 24, wasm_i16x8_extend_high_i8x16(hi));
     }
   }
-  const v128_t tail = wasm_i32x4_lt(
-      wasm_i32x4_make(0, 1, 2, 3),
-      wasm_i32x4_splat(static_cast<int32_t>(n % 4)));
-  const size_t n4 = n & ~size_t{3};
-  for (size_t r0 = 0; r0 < rows; r0 += 4) {
-    // The rows' weights (ValuesFourRowsInt8: p zero past n, its maximum).
-    for (size_t r = 0; r < 4; ++r) {
-      const float* HWY_RESTRICT src = p + (r0 + r) * ldp;
-      v128_t m = wasm_f32x4_splat(0.0f);
-      for (size_t i = 0; i < n4; i += 4) {
-        m = wasm_f32x4_pmax(m, wasm_v128_load(src + i));
-      }
-      if (n4 < n) {
-        m = wasm_f32x4_pmax(m, wasm_v128_and(wasm_v128_load(src + n4), tail));
-      }
-      m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
-      m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
-      const float pmax = wasm_f32x4_extract_lane(m, 0);
-      for (size_t b = 0; b < blocks; ++b) {
-        const float bound = pmax * smax[b];
-        float inv = kInt16Max / bound;
-        if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
-        wscale[b * 4 + r] = bound / kInt16Max;
-        const v128_t vi = wasm_f32x4_splat(inv);
-        const float* HWY_RESTRICT sb = sv + b * kMaxKeys;
-        int16_t* HWY_RESTRICT out = wq + (b * 4 + r) * kMaxKeys;
-        for (size_t i = 0; i < n8; i += 8) {
-          v128_t x0 = wasm_v128_load(src + i), x1 = wasm_v128_load(src + i + 4);
-          if (i + 4 > n) x0 = wasm_v128_and(x0, i + 4 - n >= 4 ? wasm_i32x4_splat(0) : tail);
-          if (i + 8 > n) x1 = i + 4 >= n ? wasm_i32x4_splat(0) : wasm_v128_and(x1, tail);
-          const v128_t lo = wasm_f32x4_mul(
-              wasm_f32x4_mul(x0, wasm_v128_load(sb + i)), vi);
-          const v128_t hi = wasm_f32x4_mul(
-              wasm_f32x4_mul(x1, wasm_v128_load(sb + i + 4)), vi);
-          wasm_v128_store(out + i, RoundedInt16(lo, hi));
-        }
-      }
-    }
-    for (size_t x = 0; x < dv; x += 8) {
-      const size_t b = x / kInt8Block;
-      const int16_t* w = wq + b * 4 * kMaxKeys;
-      v128_t acc[4][2];
-      for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
-      // Stepped pointers: constant offsets, which V8 folds into the loads.
-      const int16_t* vx = vp + 2 * x;
-      const int16_t* const w_end = w + n2;
-      for (; w < w_end; w += 2, vx += 2 * dv) {
-        const v128_t v0 = wasm_v128_load(vx), v1 = wasm_v128_load(vx + 8);
-        for (size_t r = 0; r < 4; ++r) {
-          const v128_t wp = wasm_v128_load32_splat(w + r * kMaxKeys);
-          acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(v0, wp));
-          acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(v1, wp));
-        }
-      }
-      for (size_t r = 0; r < 4; ++r) {
-        const v128_t s = wasm_f32x4_splat(wscale[b * 4 + r]);
-        for (size_t u = 0; u < 2; ++u) {
-          float* o = c + (r0 + r) * ldc + x + 4 * u;
-          wasm_v128_store(
-              o, wasm_f32x4_add(wasm_v128_load(o),
-                                wasm_f32x4_mul(
-                                    wasm_f32x4_convert_i32x4(acc[r][u]), s)));
-        }
-      }
-    }
-  }
+  ValuesPackedTile(p, ldp, rows, n, vp, sv, smax, dv, kInt16Max, wq, wscale, c,
+                   ldc);
   return true;
 }
 

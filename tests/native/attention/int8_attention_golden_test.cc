@@ -10,7 +10,11 @@
 // (zero queries) and P·V is all integer (a decode step: every row of a
 // group ends its keys together; a causal prefill's diagonal tiles take the
 // float32 P·V); elsewhere the float softmax rounds differently per target
-// (FMA, lanes per sum): within 1e-5 (1 + |x|) of the wasm output.
+// (FMA, lanes per sum), and a P·V weight that then lands on the other side
+// of its 15-bit rounding moves the output by up to 2^-14 of the tile's
+// largest weight times a value (|v| < 1 here): within 1e-4 (1 + |x|) of the
+// wasm output (measured 2.7e-5 where the outlier channels' scores span
+// tens).
 
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +138,7 @@ TEST_P(Int8AttentionGoldenTest, MatchesTheWasmBuildThroughTheApi) {
             << c.name << " " << j << ": " << out[j] << " vs " << c.out[j];
       } else {
         ASSERT_LE(std::fabs(out[j] - c.out[j]),
-                  1e-5f * (1.0f + std::fabs(c.out[j])))
+                  1e-4f * (1.0f + std::fabs(c.out[j])))
             << c.name << " " << j;
       }
     }
