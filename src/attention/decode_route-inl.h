@@ -236,6 +236,18 @@ HWY_INLINE void AddTileValues(const Plan& p, size_t rows, size_t kn,
   }
 }
 
+// Whether a decode item reads its n keys' stored rows once before its
+// tiles (ReadAhead): from memory, as a model's other layers leave them,
+// one pass streams them into L2 at about the read bandwidth, where the
+// tiles' kernels, reading the key and value rows in turn with arithmetic
+// between, keep too few lines in flight (wasm has no prefetch). float32
+// and bfloat16 rows (an int8 cache's step is bound by its conversions),
+// and only what L2 keeps (a decode item: kDecodeChunk keys).
+HWY_INLINE bool PreRead(const Plan& p, size_t n) {
+  constexpr size_t kL2Bytes = size_t{512} << 10;
+  return p.kv_dtype != KvDtype::kInt8 && n * (p.k_row + p.v_row) <= kL2Bytes;
+}
+
 // TiledBlock's steps for the items ChooseRoute gives
 // BlockRoute::kDecodeGroup (a decode step's rows of one KV head: a GQA
 // group, MHA's lone row, any group size), in a loop of its own without the
@@ -260,10 +272,19 @@ HWY_NOINLINE void DecodeGroupBlock(const Plan& p, const Block& b,
   for (size_t r = 0; r < rows; ++r) st[r] = SoftmaxState::Empty();
   memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
   const bool bf16_values = values == ValueRoute::kBf16InRegisters;
+  const bool pre_read = key_end > key_begin && PreRead(p, key_end - key_begin);
+  if (pre_read) {
+    ReadAhead(b.k + key_begin * p.k_row, (key_end - key_begin) * p.k_row,
+              ws.sink);
+    ReadAhead(b.v + key_begin * p.v_row, (key_end - key_begin) * p.v_row,
+              ws.sink);
+  }
   for (size_t k0 = key_begin; k0 < key_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, key_end - k0);
-    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
-                 ws, nullptr);
+    // Value rows read already: no read-ahead inside Q·Kᵀ (same bits).
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row,
+                 pre_read ? nullptr : b.v + k0 * p.v_row, rows, kn, ws,
+                 nullptr);
     bool any = false;
     for (size_t r = 0; r < rows; ++r) {
       float* srow = ws.s + r * kKeyBlock;
