@@ -6,6 +6,9 @@
 // built package of each checkout given: for bisecting a change in the step's
 // speed between builds.
 //   node bench/studies/decode-cold.mjs <checkout> [<checkout> ...] [--steps=14]
+//        [--model=gpt2|llama] [--length=4096] [--warm]
+// (--model=gpt2: the GPT-2-small layer, 12 heads each its own KV head, D 64:
+// the MHA decode route; --warm: no sweep before a step)
 // Several checkouts run in one process, interleaved (their ratios compare);
 // one checkout per process gives each build the process to itself (run it
 // once per checkout, alternating, to compare builds that way). Prints the
@@ -22,7 +25,11 @@ if (!dirs.length || !(steps > 0)) {
   console.error('usage: node bench/studies/decode-cold.mjs <checkout> [<checkout> ...] [--steps=14]');
   process.exit(2);
 }
-const shape = DECODE_SHAPES.find((s) => s.heads === 32 && s.cacheLength === 4096);
+const option = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
+const heads = option('model', 'llama') === 'gpt2' ? 12 : 32;
+const length = Number(option('length', 4096));
+const warm = process.argv.includes('--warm');
+const shape = { ...DECODE_SHAPES.find((s) => s.heads === heads), cacheLength: length };
 const inputs = makeInputs(shape, 1234);
 const VARIANTS = [['float32', 'resident KV cache'], ['bfloat16', 'resident KV cache, bfloat16'],
   ['int8', 'resident KV cache, int8']];
@@ -37,7 +44,7 @@ for (const dir of dirs) {
 const WARM_UP = 3;
 for (let i = 0; i < WARM_UP + steps; i++) {
   for (const c of i % 2 ? [...cases].reverse() : cases) {
-    sweepCaches();
+    if (!warm) sweepCaches();
     const t0 = performance.now();
     c.route.run();
     if (i >= WARM_UP) c.ms.push(performance.now() - t0);

@@ -1,9 +1,10 @@
 // The route a forward work item takes, decided in one place (ChooseRoute),
 // and the decode kernels it names: the block as a whole (the transposed
-// prefill of forward_transposed-inl.h, a decode step's GQA group in a loop
-// of its own, or TiledBlock's rules-aware tile loop), and how P·V reads a
-// decode group's stored value rows (the float32 tile, bfloat16 widened in
-// registers, or int8 in integer arithmetic). Every route runs the same
+// prefill of forward_transposed-inl.h, a decode step's rows of one KV head
+// (a GQA group, MHA's lone row) in a loop of its own, or TiledBlock's
+// rules-aware tile loop), and how P·V reads a decode group's stored value
+// rows (the float32 tile, bfloat16 widened in registers, or int8 in
+// integer arithmetic). Every route runs the same
 // kernels in the same order where it applies: the bits do not depend on
 // it. Included by attention.cc only.
 
@@ -35,7 +36,8 @@ namespace HWY_NAMESPACE {
 // What TiledBlock's work item runs as a whole.
 enum class BlockRoute {
   kTransposed,   // a prefill block, queries in lanes (TransposedBlock)
-  kDecodeGroup,  // a decode step's GQA group, every key seen (DecodeGroupBlock)
+  kDecodeGroup,  // a decode step's rows of one KV head, all keys seen
+                 // (DecodeGroupBlock)
   kTiles,        // the tile loop with every rule (TiledBlock)
 };
 // How P·V reads a decode group's stored value rows.
@@ -87,16 +89,20 @@ HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
     route.block = BlockRoute::kTransposed;
     return route;
   }
-  // A decode step's GQA group(s) (4 or 8 rows) on a float32 or bfloat16
-  // cache, every row seeing every key of [key_begin, key_end), no score
-  // rule, mask or dropout (int8 caches keep the tile loop's integer route).
-  if (!group || p.score_rules || p.drop || p.has_mask ||
-      key_end <= key_begin ||
-      (p.kv_dtype != KvDtype::kFloat32 && p.kv_dtype != KvDtype::kBFloat16)) {
+  // A decode step's rows of one KV head (a GQA group of 4 or 8 rows,
+  // MHA's lone row, or any other group size) on any cache, every row
+  // seeing every key of [key_begin, key_end) up to one common end (the
+  // tile loop's grid, every tile full: a ragged batch's shorter sequence
+  // ends early), no score rule, mask or dropout; the int8 integer route
+  // keeps the tile loop (ValuesInPlace's checks).
+  if (p.score_rules || p.drop || p.has_mask || key_end <= key_begin ||
+      route.values == ValueRoute::kInt8Integer) {
     return route;
   }
+  const size_t stop = HWY_MIN(b.VisibleEnd(p, 0), key_end);
   for (size_t r = 0; r < b.rows; ++r) {
-    if (b.VisibleBegin(p, r) > key_begin || b.VisibleEnd(p, r) < key_end) {
+    if (b.VisibleBegin(p, r) > key_begin ||
+        HWY_MIN(b.VisibleEnd(p, r), key_end) != stop) {
       return route;
     }
   }
@@ -211,50 +217,102 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// TiledBlock's steps for the items ChooseRoute gives BlockRoute::kDecodeGroup, in a loop of its
-// own without the rules' branches: every tile is full for every row, so
-// each tile is S = Q·Kᵀ (ScoreKeyTile), the online softmax of each row,
-// and O += P·V for the group (four rows per value read). The same kernels
-// in the same order as TiledBlock: the same bits. Among the rules' branches
-// of TiledBlock's shared loop V8 compiles the same kernels slower
+// O += P·V for the `rows` rows of the block over the value rows vt (stride
+// ldv) of a full tile of kn keys: TiledBlock's kernel for the same rows
+// (one or two rows blocked over columns, a GQA group's four-row kernel,
+// else the ragged one with every row ending at kn).
+HWY_INLINE void AddTileValues(const Plan& p, size_t rows, size_t kn,
+                              const float* vt, size_t ldv,
+                              const Workspace& ws) {
+  if (rows == 1) {
+    MatMulAddFewRows<1>(ws.s, kKeyBlock, kn, vt, ldv, p.dv_panel, ws.o,
+                        p.dv_panel);
+  } else if (rows == 2) {
+    MatMulAddFewRows<2>(ws.s, kKeyBlock, kn, vt, ldv, p.dv_panel, ws.o,
+                        p.dv_panel);
+  } else if (FourRowGroups(rows)) {
+    for (size_t r = 0; r < rows; r += 4) {
+      p.products.AddFour(ws.s + r * kKeyBlock, kKeyBlock, kn, vt, ldv,
+                         p.dv_panel, ws.o + r * p.dv_panel, p.dv_panel);
+    }
+  } else {
+    size_t ends[kQueryBlock];
+    for (size_t r = 0; r < rows; ++r) ends[r] = kn;
+    p.products.AddRagged(ws.s, kKeyBlock, rows, ends, vt, ldv, p.dv_panel,
+                         ws.o, p.dv_panel);
+  }
+}
+
+// Whether a decode item reads its n keys' stored rows once before its
+// tiles (ReadAhead): from memory, as a model's other layers leave them,
+// one pass streams them into L2 at about the read bandwidth, where the
+// tiles' kernels, reading the key and value rows in turn with arithmetic
+// between, keep too few lines in flight (wasm has no prefetch). float32
+// and bfloat16 rows (an int8 cache's step is bound by its conversions),
+// and only what L2 keeps (a decode item: kDecodeChunk keys).
+HWY_INLINE bool PreRead(const Plan& p, size_t n) {
+  constexpr size_t kL2Bytes = size_t{512} << 10;
+  return p.kv_dtype != KvDtype::kInt8 && n * (p.k_row + p.v_row) <= kL2Bytes;
+}
+
+// TiledBlock's steps for the items ChooseRoute gives
+// BlockRoute::kDecodeGroup (a decode step's rows of one KV head: a GQA
+// group, MHA's lone row, any group size), in a loop of its own without the
+// rules' branches: every tile is full for every row, so each tile is S =
+// Q·Kᵀ (ScoreKeyTile), the online softmax of each row, and O += P·V for
+// the rows (AddTileValues; a group: four rows per value read). The same
+// kernels in the same order as TiledBlock: the same bits. Among the rules'
+// branches of TiledBlock's shared loop V8 compiles the same kernels slower
 // (docs/performance.md), as it did the backward's item loop before it had
-// an instance per kind of rule (attention_backward.cc).
+// an instance per kind of rule (attention_backward.cc). The keys end at
+// the rows' common end (ChooseRoute): a ragged batch's shorter sequence.
 HWY_NOINLINE void DecodeGroupBlock(const Plan& p, const Block& b,
                                    size_t key_begin, size_t key_end,
                                    const Workspace& ws,
                                    const PartialRows* partial,
                                    ValueRoute values) {
   const size_t rows = b.rows;
+  key_end = HWY_MIN(key_end, b.VisibleEnd(p, 0));
   size_t ldq;
   const float* q = QueryRows(p, b, ws, &ldq);
-  SoftmaxState st[8];
+  SoftmaxState st[kQueryBlock];
   for (size_t r = 0; r < rows; ++r) st[r] = SoftmaxState::Empty();
   memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
   const bool bf16_values = values == ValueRoute::kBf16InRegisters;
+  const bool pre_read = key_end > key_begin && PreRead(p, key_end - key_begin);
+  if (pre_read) {
+    ReadAhead(b.k + key_begin * p.k_row, (key_end - key_begin) * p.k_row,
+              ws.sink);
+    ReadAhead(b.v + key_begin * p.v_row, (key_end - key_begin) * p.v_row,
+              ws.sink);
+  }
   for (size_t k0 = key_begin; k0 < key_end; k0 += kKeyBlock) {
     const size_t kn = HWY_MIN(kKeyBlock, key_end - k0);
-    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row, b.v + k0 * p.v_row, rows, kn,
-                 ws, nullptr);
+    // Value rows read already: no read-ahead inside Q·Kᵀ (same bits).
+    ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row,
+                 pre_read ? nullptr : b.v + k0 * p.v_row, rows, kn, ws,
+                 nullptr);
+    bool any = false;
     for (size_t r = 0; r < rows; ++r) {
       float* srow = ws.s + r * kKeyBlock;
       // A non-finite row's output is NaN whatever o holds: its P row is
-      // zeros so that the group's product stays one call.
+      // zeros so that the rows' product stays one call.
       if (st[r].non_finite ||
           !OnlineSoftmaxTile(srow, kn, p.scale, &st[r], ws.o + r * p.dv_panel,
                              p.dv_panel)) {
         memset(srow, 0, kn * sizeof(float));
+      } else {
+        any = true;
       }
     }
+    if (!any) continue;  // every row non-finite (TiledBlock skips P·V too)
     if (bf16_values) {
       AddFourBf16(p, b, rows, k0, kn, ws);
       continue;
     }
     size_t ldv;
     const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    for (size_t r = 0; r < rows; r += 4) {
-      p.products.AddFour(ws.s + r * kKeyBlock, kKeyBlock, kn, vt, ldv,
-                         p.dv_panel, ws.o + r * p.dv_panel, p.dv_panel);
-    }
+    AddTileValues(p, rows, kn, vt, ldv, ws);
   }
   FinishRows(p, b, st, ws, partial);
 }

@@ -214,18 +214,26 @@ HWY_INLINE void AccumulateRows(const float* HWY_RESTRICT a, size_t lda,
 
 // c += a · b for MR (1 or 2) rows that all use depth [0, depth): the
 // columns in passes of 8 / MR vectors while they last, then of 2 (ncols is
-// a multiple of PanelWidth(), two vectors).
+// a multiple of PanelWidth(), two vectors), down the rows of b 16 at a
+// time, so that every pass reads a block of rows while it is in L1 (column
+// passes over a whole tile walk down its rows a row's stride apart, which
+// the hardware prefetcher does not foresee: see MatMulAddFourRows). Each c
+// element sums its terms in row order: the same bits for any blocking.
 template <size_t MR>
 HWY_INLINE void MatMulAddFewRows(const float* HWY_RESTRICT a, size_t lda,
                                  size_t depth, const float* HWY_RESTRICT b,
                                  size_t ldb, size_t ncols,
                                  float* HWY_RESTRICT c, size_t ldc) {
   constexpr size_t kWide = 8 / MR;
+  constexpr size_t kRows = 16;
   const size_t wide =
       ncols / (kWide * hn::Lanes(DF())) * kWide * hn::Lanes(DF());
-  AccumulateRows<MR, kWide>(a, lda, depth, b, ldb, wide, c, ldc);
-  AccumulateRows<MR, 2>(a, lda, depth, b + wide, ldb, ncols - wide, c + wide,
-                        ldc);
+  for (size_t i = 0; i < depth; i += kRows) {
+    const size_t n = HWY_MIN(kRows, depth - i);
+    AccumulateRows<MR, kWide>(a + i, lda, n, b + i * ldb, ldb, wide, c, ldc);
+    AccumulateRows<MR, 2>(a + i, lda, n, b + i * ldb + wide, ldb,
+                          ncols - wide, c + wide, ldc);
+  }
 }
 
 // c[r] += a[r][0, depth) · b for four rows sharing their depth (a decode

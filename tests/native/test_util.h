@@ -12,6 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "src/attention/attention.h"
+#include "src/base/thread_pool.h"
+#include "src/kv/kv_storage.h"
 #include "src/model/layer.h"
 
 namespace causal_attention {
@@ -213,6 +215,53 @@ struct RandomLayer {
            " H=" + std::to_string(c.heads);
   }
 };
+
+// p's k and v (float32, [B, Hkv, cap, ·]) stored as `dtype` rows
+// (kv_storage.h; float32: as they are).
+struct StoredKv {
+  std::vector<uint8_t> k, v;
+  StoredKv(const Problem& p, KvDtype dtype) {
+    const size_t d = static_cast<size_t>(p.shape.head_dim);
+    const size_t dv = static_cast<size_t>(p.shape.value_dim);
+    const size_t rows = p.k.size() / d;
+    k.resize(rows * KvRowBytes(dtype, d));
+    v.resize(rows * KvRowBytes(dtype, dv));
+    StoreKvRows(dtype, p.k.data(), rows, d, k.data());
+    StoreKvRows(dtype, p.v.data(), rows, dv, v.data());
+  }
+  const float* K() const { return reinterpret_cast<const float*>(k.data()); }
+  const float* V() const { return reinterpret_cast<const float*>(v.data()); }
+};
+
+// Attention (or the oracle) on p's queries and `kv`, as `dtype` rows.
+inline Status RunStored(decltype(&Attention) fn, const Problem& p,
+                        KvDtype dtype, const StoredKv& kv,
+                        std::vector<float>* out, std::vector<float>* weights) {
+  AttentionShape s = p.shape;
+  s.kv_dtype = dtype;
+  out->assign(p.OutSize(), -7.0f);
+  if (weights) weights->assign(p.WeightsSize(), -7.0f);
+  return fn(s, p.options, p.q.data(), kv.K(), kv.V(), out->data(),
+            weights ? weights->data() : nullptr);
+}
+
+// Attention on the stored rows with 1, 2 and 3 threads: the same bits, and
+// near the oracle's output on them (use with ASSERT_NO_FATAL_FAILURE).
+inline void ExpectStoredBitsForThreads(const Problem& p, KvDtype dtype,
+                                       const StoredKv& kv) {
+  std::vector<float> ref, out[3];
+  ASSERT_EQ(RunStored(AttentionReference, p, dtype, kv, &ref, nullptr),
+            Status::kOk);
+  for (int t = 1; t <= 3; ++t) {
+    SetNumThreads(t);
+    ASSERT_EQ(RunStored(Attention, p, dtype, kv, &out[t - 1], nullptr),
+              Status::kOk);
+  }
+  SetNumThreads(1);
+  EXPECT_TRUE(NearReference(out[0], ref));
+  EXPECT_EQ(out[0], out[1]);
+  EXPECT_EQ(out[0], out[2]);
+}
 
 // The SIMD kernel, with and without weights, against the reference (use
 // with ASSERT_NO_FATAL_FAILURE or check HasFailure()).

@@ -27,8 +27,11 @@ namespace causal_attention {
 namespace {
 
 using testing_util::Describe;
+using testing_util::ExpectStoredBitsForThreads;
 using testing_util::NearReference;
 using testing_util::Problem;
+using testing_util::RunStored;
+using testing_util::StoredKv;
 
 constexpr KvDtype kQuantised[] = {KvDtype::kBFloat16, KvDtype::kInt8};
 
@@ -110,34 +113,6 @@ TEST(KvStorage, Int8RowsScaleByTheirLargestMagnitude) {
   }
 }
 
-// p's k and v (float32, [B, Hkv, cap, ·]) stored as `dtype` rows.
-struct StoredKv {
-  std::vector<uint8_t> k, v;
-  StoredKv(const Problem& p, KvDtype dtype) {
-    const size_t d = static_cast<size_t>(p.shape.head_dim);
-    const size_t dv = static_cast<size_t>(p.shape.value_dim);
-    const size_t rows = p.k.size() / d;
-    k.resize(rows * KvRowBytes(dtype, d));
-    v.resize(rows * KvRowBytes(dtype, dv));
-    StoreKvRows(dtype, p.k.data(), rows, d, k.data());
-    StoreKvRows(dtype, p.v.data(), rows, dv, v.data());
-  }
-  const float* K() const { return reinterpret_cast<const float*>(k.data()); }
-  const float* V() const { return reinterpret_cast<const float*>(v.data()); }
-};
-
-// Attention (or the oracle) on p's queries and `kv`, as `dtype` rows.
-Status RunStored(decltype(&Attention) fn, const Problem& p, KvDtype dtype,
-                 const StoredKv& kv, std::vector<float>* out,
-                 std::vector<float>* weights) {
-  AttentionShape s = p.shape;
-  s.kv_dtype = dtype;
-  out->assign(p.OutSize(), -7.0f);
-  if (weights) weights->assign(p.WeightsSize(), -7.0f);
-  return fn(s, p.options, p.q.data(), kv.K(), kv.V(), out->data(),
-            weights ? weights->data() : nullptr);
-}
-
 class KvDtypeTest : public hwy::TestWithParamTarget {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(KvDtypeTest);
 
@@ -192,19 +167,8 @@ TEST_P(KvDtypeTest, DecodeChunksAndThreadsAreBitIdentical) {
     o.causal = CausalMask::kBottomRight;
     Problem p(s, o, &rng);
     for (KvDtype dtype : kQuantised) {
-      const StoredKv kv(p, dtype);
-      std::vector<float> ref, out[3];
-      ASSERT_EQ(RunStored(AttentionReference, p, dtype, kv, &ref, nullptr),
-                Status::kOk);
-      for (int t = 1; t <= 3; ++t) {
-        SetNumThreads(t);
-        ASSERT_EQ(RunStored(Attention, p, dtype, kv, &out[t - 1], nullptr),
-                  Status::kOk);
-      }
-      SetNumThreads(1);
-      EXPECT_TRUE(NearReference(out[0], ref));
-      EXPECT_EQ(out[0], out[1]);
-      EXPECT_EQ(out[0], out[2]);
+      ASSERT_NO_FATAL_FAILURE(
+          ExpectStoredBitsForThreads(p, dtype, StoredKv(p, dtype)));
     }
   }
 }
