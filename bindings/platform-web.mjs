@@ -6,7 +6,7 @@
 // form they bundle. Without a bundler the URLs resolve next to this module.
 // No `node:` import is reachable from here (the `browser` export condition).
 
-/** @import { Platform, PthreadWorkerHooks } from './engine/platform.d.ts' */
+/** @import { GlueWorker, Platform, PthreadWorkerHooks } from './engine/platform.d.ts' */
 
 /**
  * Vite 7's dev server copies dependencies into node_modules/.vite/deps/
@@ -149,6 +149,141 @@ function watch(worker, url, { onError, onLoaded }) {
 }
 
 
+/**
+ * A pthread worker started on this thread, by the literal URL bundlers
+ * follow (the options must be literal too: Vite reads them at build time).
+ */
+function startPthreadWorker() {
+  const vite = copiedByViteDev();
+  const url = vite ? inPackage(PTHREAD_WORKER) : unbundled ? nominal(PTHREAD_WORKER) : null;
+  const worker = url && vite ? new Worker(url, { type: 'module', name: 'causal-attention pthread' })
+    : new Worker(new URL('./wasm/causal_attention_threads.worker.mjs', import.meta.url),
+      { type: 'module', name: 'causal-attention pthread' });
+  return { worker, url, where: url?.href ?? `${PTHREAD_WORKER} (as your bundler emitted it)` };
+}
+
+// Worker mode's pthread workers are started by the page, not by the API
+// worker that runs the module: in Firefox ESR a `new Worker()` inside a
+// worker (synchronous, some 14 ms) now and then never returns, and the API
+// worker hangs in it for good (8 of 280 loads of the demo page on one
+// machine; Chromium and WebKitGTK never did). The page starts them on the API
+// worker's request (LEND) and hands over a MessagePort to each (PORT_KEY,
+// read by the pthread worker's prelude, scripts/patch-glue.mjs), through
+// which the worker then talks to the module's thread as if that had started
+// it. LENT_ERROR carries a lent worker's failure to the API worker, LENT_END
+// the API worker's terminate() to the page. None of these messages has an
+// `id`: remote.mjs would take it for the answer to its request of that id.
+const LEND = 'causal-attention:lend-pthread-workers';
+const LENT_ERROR = 'causal-attention:lent-worker-failed';
+const LENT_END = 'causal-attention:lent-worker-ended';
+const PORT_KEY = 'causalAttentionPort';
+
+/**
+ * The page's side of lending: answers the API worker's LEND requests.
+ * @param {Worker} apiWorker
+ * @returns {() => void} terminates every worker lent
+ */
+function lendPthreadWorkers(apiWorker) {
+  /** @type {Map<number, Worker>} */
+  const lent = new Map();
+  let nextId = 0;
+  apiWorker.addEventListener('message', (event) => {
+    const message = event.data;
+    if (message?.op === LENT_END) {
+      lent.get(message.lent)?.terminate();
+      lent.delete(message.lent);
+    }
+    if (message?.op !== LEND) return;
+    /** @type {MessagePort[]} */
+    const ports = [];
+    /** @type {number[]} */
+    const ids = [];
+    let where = '';
+    for (let i = 0; i < message.count; i++) {
+      const id = nextId++;
+      const started = startPthreadWorker();
+      const channel = new MessageChannel();
+      watch(started.worker, started.url, { onError: (reason) => apiWorker.postMessage({ op: LENT_ERROR, lent: id, reason }) });
+      started.worker.postMessage({ [PORT_KEY]: channel.port2 }, [channel.port2]);
+      lent.set(id, started.worker);
+      ids.push(id);
+      ports.push(channel.port1);
+      where = started.where;
+    }
+    apiWorker.postMessage({ op: LEND, request: message.request, ids, ports, where }, ports);
+  });
+  return () => {
+    for (const worker of lent.values()) worker.terminate();
+    lent.clear();
+  };
+}
+
+/**
+ * The API worker's side of lending, once borrowFromPage has run there.
+ * @type {{ post(message: unknown): void, answers: Map<number, (reply: any) => void>,
+ *   hooks: Map<number, PthreadWorkerHooks>, nextRequest: number } | null}
+ */
+let page = null;
+/** Lent workers not yet taken by the glue, each as the pthreadWorker() that takes it. */
+/** @type {Array<(hooks: PthreadWorkerHooks) => [GlueWorker, string]>} */
+const borrowed = [];
+
+/**
+ * In worker mode's API worker (worker.mjs): pthread workers come from the
+ * page from now on (see LEND). Returns the filter of the worker's incoming
+ * messages: true for the ones lending answers here.
+ * @param {{ postMessage(message: unknown, transfer: Transferable[]): void }} scope
+ * @returns {(data: any) => boolean}
+ */
+export function borrowFromPage(scope) {
+  const state = {
+    post: (/** @type {unknown} */ message) => scope.postMessage(message, []),
+    answers: new Map(),
+    hooks: new Map(),
+    nextRequest: 0,
+  };
+  page = state;
+  return (data) => {
+    if (data?.op === LEND) {
+      state.answers.get(data.request)?.(data);
+      state.answers.delete(data.request);
+      return true;
+    }
+    if (data?.op === LENT_ERROR) {
+      state.hooks.get(data.lent)?.onError(data.reason);
+      return true;
+    }
+    return false;
+  };
+}
+
+/**
+ * A lent worker as the glue uses one: its messages go through `port`.
+ * @param {MessagePort} port
+ * @param {number} id
+ * @param {PthreadWorkerHooks} hooks
+ * @returns {GlueWorker}
+ */
+function lentWorker(port, id, hooks) {
+  const lender = /** @type {NonNullable<typeof page>} */ (page);
+  lender.hooks.set(id, hooks);
+  /** @type {GlueWorker & { onmessage: ((event: MessageEvent) => void) | null }} */
+  const worker = {
+    onmessage: null, // the glue's
+    postMessage: (message, transfer) => port.postMessage(message, transfer ?? []),
+    terminate() {
+      port.close();
+      lender.hooks.delete(id);
+      lender.post({ op: LENT_END, lent: id });
+    },
+  };
+  port.onmessage = (event) => {
+    if (event.data?.cmd === 'loaded') hooks.onLoaded?.();
+    worker.onmessage?.(event);
+  };
+  return worker;
+}
+
 /** The most threads init({ threads: 'auto' }) takes in a browser (see hardwareThreads). */
 const WEB_AUTO_THREADS = 4;
 
@@ -179,14 +314,24 @@ export const webPlatform = {
     return { where: url.href, compile: () => compileWasm(url) };
   },
 
-  // The options must be literal too: Vite reads them at build time.
+  // In worker mode's API worker, the page starts them (see LEND).
+  async preparePthreadWorkers(count) {
+    const lender = page;
+    if (!lender) return;
+    const request = lender.nextRequest++;
+    /** @type {{ ids: number[], ports: MessagePort[], where: string }} */
+    const reply = await new Promise((resolve) => {
+      lender.answers.set(request, resolve);
+      lender.post({ op: LEND, request, count });
+    });
+    reply.ids.forEach((id, i) => borrowed.push((hooks) => [lentWorker(reply.ports[i], id, hooks), reply.where]));
+  },
+
   pthreadWorker(hooks) {
-    const vite = copiedByViteDev();
-    const url = vite ? inPackage(PTHREAD_WORKER) : unbundled ? nominal(PTHREAD_WORKER) : null;
-    const worker = url && vite ? new Worker(url, { type: 'module', name: 'causal-attention pthread' })
-      : new Worker(new URL('./wasm/causal_attention_threads.worker.mjs', import.meta.url),
-        { type: 'module', name: 'causal-attention pthread' });
-    return [watch(worker, url, hooks), url?.href ?? `${PTHREAD_WORKER} (as your bundler emitted it)`];
+    const lent = borrowed.shift();
+    if (lent) return lent(hooks);
+    const { worker, url, where } = startPthreadWorker();
+    return [watch(worker, url, hooks), where];
   },
 
   /**
@@ -218,11 +363,15 @@ export function webApiWorker(bundled) {
   }
   const worker = url ? new Worker(url, { type: 'module', name: 'causal-attention' })
     : /** @type {() => Worker} */ (bundled)();
+  const endLent = lendPthreadWorkers(worker);
   return {
     where: url?.href ?? `${API_WORKER} (as your bundler emitted it)`,
     post: (message, transfer) => worker.postMessage(message, transfer ?? []),
     onMessage: (handler) => worker.addEventListener('message', (event) => handler(event.data)),
     onError: (handler) => watch(worker, url, { onError: handler }),
-    terminate: () => worker.terminate(),
+    terminate: () => {
+      worker.terminate();
+      endLent();
+    },
   };
 }

@@ -1,6 +1,7 @@
 // The dedicated worker of init({ worker: true }) in browsers (a module
 // worker): the engine runs here, the page talks to it through remote.mjs.
 import { init } from './index.mjs';
+import { borrowFromPage } from './platform-web.mjs';
 import { serve } from './remote/remote-host.mjs';
 
 /**
@@ -12,8 +13,12 @@ import { serve } from './remote/remote-host.mjs';
  * }}
  */
 const scope = /** @type {any} */ (self);
+// Its pthread workers are the page's (platform-web.mjs says why).
+const lending = borrowFromPage(scope);
 
 serve({
   post: (message, transfer) => scope.postMessage(message, transfer ?? []),
-  onMessage: (handler) => scope.addEventListener('message', (event) => handler(event.data)),
+  onMessage: (handler) => scope.addEventListener('message', (event) => {
+    if (!lending(event.data)) handler(event.data);
+  }),
 }, init);

@@ -15,7 +15,9 @@
 //   await, that shares no module with the API worker (worker.mjs, which
 //   imports the glue too). A module shared by two workers becomes a shared
 //   bundle, and Parcel's scope hoisting loses its ids there ("Cannot find
-//   module").
+//   module"). A prelude lets the page start it for worker mode's API worker
+//   (bindings/platform-web.mjs says why): a first message carrying a
+//   MessagePort makes that port the worker's line to the module's thread.
 //
 // Every replacement must match exactly as often as expected, so a different
 // emcc fails here, loudly, instead of shipping a half-patched file.
@@ -62,6 +64,25 @@ export function patchGlue(source, { name, threads }) {
 }
 
 /**
+ * A pthread worker the page started for worker mode's API worker gets a
+ * MessagePort first (`causalAttentionPort`, bindings/platform-web.mjs): from
+ * then on the worker posts through it, and what arrives there reaches the
+ * worker's own `onmessage` (emcc's), as messages from a parent would. The
+ * listener is added before emcc's `onmessage`, so it sees the port first and
+ * keeps it from emcc, which would log an unknown command. (Node's
+ * pthread-node.mjs runs the same file with a `self` that has no listeners.)
+ */
+const LENT_PRELUDE = `if (typeof self.addEventListener === "function") self.addEventListener("message", function lent(e) {
+  const port = e.data && e.data.causalAttentionPort;
+  if (!port) return;
+  e.stopImmediatePropagation();
+  self.removeEventListener("message", lent);
+  self.postMessage = (message, transfer) => port.postMessage(message, transfer || []);
+  port.onmessage = (event) => self.onmessage(event);
+});
+`;
+
+/**
  * Turns emcc's pthread worker script for build `name` into an ES module
  * holding its own copy of `glue` (patchGlue's output for the same build).
  */
@@ -74,5 +95,5 @@ export function patchPthreadWorker(source, { name, glue }) {
   const factory = replaceExactly(glue.replace(HEADER, ''), 'export default createCausalAttention;',
     'return { default: createCausalAttention };', 1, `${name}.mjs`);
   return `${HEADER}// The glue (${name}.mjs), inlined: see scripts/patch-glue.mjs.\n` +
-    `const glue = (() => {\n${factory}\n})();\n${out}`;
+    `const glue = (() => {\n${factory}\n})();\n${LENT_PRELUDE}${out}`;
 }

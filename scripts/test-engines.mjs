@@ -4,13 +4,7 @@
 // BROWSER_ENGINES=firefox,webkitgtk, its time printed. A file that fails is
 // run once more and says so: these engines, driven over WebDriver on a shared
 // 2-core machine, sometimes miss a readiness wait under load; a failure that
-// repeats fails the run — except where every failing test failed with the
-// known Firefox fault below, which the summary names instead (it stays
-// visible, and any other failure still fails the run).
-// KNOWN: in Firefox ESR, now and then a load of the cross-origin isolated
-// demo never gets an answer to worker mode's init (the threads build inside a
-// module worker; "loaded but did not answer"): reproduced on an idle machine,
-// not yet understood (docs/testing.md).
+// repeats fails the run.
 // Chromium runs the same files in npm test, without a second try.
 //   node scripts/test-engines.mjs [file ...]   (default: every tests/browser/*.test.mjs)
 import { spawnSync } from 'node:child_process';
@@ -23,25 +17,11 @@ const files = process.argv.slice(2).length ? process.argv.slice(2)
   : readdirSync(join(root, 'tests/browser')).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => `tests/browser/${f}`);
 const env = { ...process.env, BROWSER_ENGINES: process.env.BROWSER_ENGINES ?? 'firefox,webkitgtk' };
 
-const KNOWN = 'loaded but did not answer within';
-
-/**
- * Runs one file (TAP, echoed); resolves to its exit status, seconds, and
- * whether every failing test failed with KNOWN.
- */
+/** Runs one file; resolves to its exit status and seconds. */
 function run(file) {
   const start = Date.now();
-  const r = spawnSync(process.execPath, ['--test', '--test-reporter=tap', file],
-    { cwd: root, env, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
-  process.stdout.write(r.stdout);
-  process.stderr.write(r.stderr);
-  // Each failing leaf test's block: from its "not ok" line to the next test line.
-  const blocks = r.stdout.split(/\n(?=\s*(?:not )?ok \d+ )/).filter((b) => /^\s*not ok /.test(b) &&
-    !/# TODO/.test(b.split('\n')[0]) && !/error: '\d+ subtests? failed'/.test(b));
-  return {
-    ok: r.status === 0, seconds: (Date.now() - start) / 1000,
-    onlyKnown: r.status !== 0 && blocks.length > 0 && blocks.every((b) => b.includes(KNOWN)),
-  };
+  const r = spawnSync(process.execPath, ['--test', file], { cwd: root, env, stdio: 'inherit' });
+  return { ok: r.status === 0, seconds: (Date.now() - start) / 1000 };
 }
 
 const rows = [];
@@ -51,10 +31,8 @@ for (const file of files) {
   if (!r.ok) {
     console.log(`\n--- ${file} failed in ${env.BROWSER_ENGINES} after ${r.seconds.toFixed(0)} s: running it once more`);
     const again = run(file);
-    const known = !again.ok && again.onlyKnown;
-    note = again.ok ? `passed on its second run (the first failed after ${r.seconds.toFixed(0)} s)`
-      : known ? 'failed twice, the second time only with the known Firefox fault (worker init unanswered)' : 'failed twice';
-    r = { ok: again.ok || known, seconds: r.seconds + again.seconds };
+    note = again.ok ? `passed on its second run (the first failed after ${r.seconds.toFixed(0)} s)` : 'failed twice';
+    r = { ok: again.ok, seconds: r.seconds + again.seconds };
   }
   rows.push({ file, ...r, note });
 }

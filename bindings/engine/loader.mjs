@@ -180,6 +180,12 @@ export async function loadModule(build, threads, { timeout = DEFAULT_TIMEOUT_MS 
   failed.catch(() => {});
   timedOut.catch(() => {});
   try {
+    if (threaded && platform.preparePthreadWorkers) {
+      const preparing = stage;
+      stage = 'waiting for the page to start the pthread workers';
+      await Promise.race([platform.preparePthreadWorkers(moduleArg.threadPoolSize), failed, timedOut]);
+      stage = preparing;
+    }
     // Inside the try: a factory that throws at once (no WebAssembly under
     // `node --jitless` or a page CSP without 'wasm-unsafe-eval') still
     // clears the timer below.

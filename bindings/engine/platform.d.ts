@@ -52,6 +52,11 @@ export interface Platform {
   check?: () => void;
   hardwareThreads(): number;
   wasm(build: 'single' | 'threads'): WasmSource;
+  /**
+   * Before the threaded build asks for its `count` pthread workers: worker
+   * mode's API worker in a browser has the page start them.
+   */
+  preparePthreadWorkers?: (count: number) => Promise<void>;
   /** A new pthread worker and its URL or path (for messages). */
   pthreadWorker(hooks: PthreadWorkerHooks): [GlueWorker, string];
   /** After the threaded build loaded (Node: unreference the idle workers). */

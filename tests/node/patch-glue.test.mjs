@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 import { transform } from 'esbuild';
 import { patchGlue, patchPthreadWorker } from '../../scripts/patch-glue.mjs';
 
@@ -47,6 +48,36 @@ describe('patch-glue', () => {
     assert.ok(patched.includes(patchedGlue.split('\n').slice(1, -2).join('\n')), 'the glue, inlined');
     // No module shared with the API worker (Parcel's shared bundles lose ids).
     assert.doesNotMatch(patched, /^\s*(import|export)\b/m);
+  });
+
+  it('lets the page start the worker: a first message with a MessagePort becomes its line to the module', () => {
+    /** @type {Function[]} */
+    const listeners = [];
+    const self = {
+      addEventListener: (/** @type {string} */ type, /** @type {Function} */ l) => listeners.push(l),
+      removeEventListener: (/** @type {string} */ type, /** @type {Function} */ l) => listeners.splice(listeners.indexOf(l), 1),
+      postMessage: () => assert.fail('a lent worker posted to the page'),
+    };
+    // A module without imports: run as a script, its import.meta.url made a literal.
+    vm.runInContext(patchWorker(worker).replaceAll('import.meta.url', '"http://x/w.mjs"'), vm.createContext({ self }));
+    assert.equal(typeof self.onmessage, 'function', "emcc's onmessage");
+    assert.equal(listeners.length, 1, 'the prelude listens first');
+    let stopped = 0;
+    const event = (data) => ({ data, stopImmediatePropagation: () => { stopped++; } });
+    listeners[0](event({ cmd: 'load' })); // not a port: emcc's onmessage has it
+    assert.equal(stopped, 0);
+    const posted = [];
+    const port = { postMessage: (m, t) => posted.push([m, t]), onmessage: null };
+    listeners[0](event({ causalAttentionPort: port }));
+    assert.equal(stopped, 1, 'emcc never sees the port');
+    assert.equal(listeners.length, 0, 'one port, once');
+    self.postMessage({ cmd: 'loaded' });
+    // (the transfer list is the worker realm's array: compared as JSON)
+    assert.equal(JSON.stringify(posted), '[[{"cmd":"loaded"},[]]]', 'the worker posts through the port');
+    const received = [];
+    self.onmessage = (e) => received.push(e.data);
+    port.onmessage({ data: { cmd: 'run' } });
+    assert.deepEqual(received, [{ cmd: 'run' }], "the port's messages reach emcc's onmessage");
   });
 
   it('has no top-level await (Vite bundles workers as iife, where it cannot be)', async () => {
