@@ -130,21 +130,31 @@ async function describeWorkerFailure(event, url) {
 }
 
 /**
- * Wires a worker's failures to `onError(reason)` and its "loaded" message to
- * `onLoaded`. emcc assigns `worker.onerror` a handler that logs and rethrows
- * (an uncaught error in the page); an own accessor keeps it off the worker.
+ * Wires a worker's failures to `onError(reason)`, its "loaded" message to
+ * `onLoaded` and its first one, that it listens (scripts/patch-glue.mjs's
+ * prelude), to `onListening`, which emcc's `onmessage` never sees. emcc
+ * assigns `worker.onerror` a handler that logs and rethrows (an uncaught
+ * error in the page); an own accessor keeps it off the worker. Called
+ * before emcc sets `onmessage`: these listeners come first.
  * @param {Worker} worker
  * @param {URL | null} url
- * @param {PthreadWorkerHooks} hooks
+ * @param {PthreadWorkerHooks & { onListening?: () => void }} hooks
  */
-function watch(worker, url, { onError, onLoaded }) {
+function watch(worker, url, { onError, onLoaded, onListening }) {
   Object.defineProperty(worker, 'onerror', { configurable: true, get: () => null, set: () => {} });
   worker.addEventListener('error', (event) => {
     event.preventDefault();
     describeWorkerFailure(event, url).then(onError);
   });
   worker.addEventListener('messageerror', () => onError('a message could not be deserialized'));
-  if (onLoaded) worker.addEventListener('message', (event) => { if (event.data?.cmd === 'loaded') onLoaded(); });
+  worker.addEventListener('message', (event) => {
+    if (event.data?.causalAttentionListening) {
+      event.stopImmediatePropagation();
+      onListening?.();
+    } else if (event.data?.cmd === 'loaded') {
+      onLoaded?.();
+    }
+  });
   return worker;
 }
 
@@ -203,8 +213,11 @@ function lendPthreadWorkers(apiWorker) {
       const id = nextId++;
       const started = startPthreadWorker();
       const channel = new MessageChannel();
-      watch(started.worker, started.url, { onError: (reason) => apiWorker.postMessage({ op: LENT_ERROR, lent: id, reason }) });
-      started.worker.postMessage({ [PORT_KEY]: channel.port2 }, [channel.port2]);
+      watch(started.worker, started.url, {
+        onError: (reason) => apiWorker.postMessage({ op: LENT_ERROR, lent: id, reason }),
+        // The port once the worker listens (scripts/patch-glue.mjs's prelude).
+        onListening: () => started.worker.postMessage({ [PORT_KEY]: channel.port2 }, [channel.port2]),
+      });
       lent.set(id, started.worker);
       ids.push(id);
       ports.push(channel.port1);

@@ -69,17 +69,24 @@ export function patchGlue(source, { name, threads }) {
  * then on the worker posts through it, and what arrives there reaches the
  * worker's own `onmessage` (emcc's), as messages from a parent would. The
  * listener is added before emcc's `onmessage`, so it sees the port first and
- * keeps it from emcc, which would log an unknown command. (Node's
+ * keeps it from emcc, which would log an unknown command. Once it listens,
+ * the worker says so (`causalAttentionListening`): the page sends the port
+ * only then (Firefox ESR lost a message posted to a module worker before
+ * its script ran, about one start in a hundred), and the thread that
+ * starts any pthread worker drops that message (watch()). (Node's
  * pthread-node.mjs runs the same file with a `self` that has no listeners.)
  */
-const LENT_PRELUDE = `if (typeof self.addEventListener === "function") self.addEventListener("message", function lent(e) {
-  const port = e.data && e.data.causalAttentionPort;
-  if (!port) return;
-  e.stopImmediatePropagation();
-  self.removeEventListener("message", lent);
-  self.postMessage = (message, transfer) => port.postMessage(message, transfer || []);
-  port.onmessage = (event) => self.onmessage(event);
-});
+const LENT_PRELUDE = `if (typeof self.addEventListener === "function") {
+  self.addEventListener("message", function lent(e) {
+    const port = e.data && e.data.causalAttentionPort;
+    if (!port) return;
+    e.stopImmediatePropagation();
+    self.removeEventListener("message", lent);
+    self.postMessage = (message, transfer) => port.postMessage(message, transfer || []);
+    port.onmessage = (event) => self.onmessage(event);
+  });
+  self.postMessage({ causalAttentionListening: true });
+}
 `;
 
 /**
