@@ -21,7 +21,6 @@
 
 #include "hwy/highway.h"
 #include "src/attention/int16_rows-inl.h"
-#include "src/kv/int8_rows-inl.h"  // GatherValueScales
 #include "src/kv/wasm/packed_tiles-inl.h"  // the packed tiles' loops
 
 HWY_BEFORE_NAMESPACE();
@@ -96,23 +95,12 @@ HWY_NOINLINE inline bool ValuesRowsWide(const float* HWY_RESTRICT p,
                                         size_t row_bytes, size_t dv,
                                         void* work, float* HWY_RESTRICT c,
                                         size_t ldc) {
-  constexpr size_t kMaxKeys = kPackedKeys;
-  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
   const size_t n2 = (n + 1) & ~size_t{1};
-  const size_t n8 = (n + 7) & ~size_t{7};
-  int16_t* vp = static_cast<int16_t*>(work);               // [32][dv][2]
-  float* sv = reinterpret_cast<float*>(vp + kMaxKeys * dv);  // [blocks][64]
-  int16_t* wq = reinterpret_cast<int16_t*>(sv + blocks * kMaxKeys);  // [b][4][64]
-  float* wscale = reinterpret_cast<float*>(wq + blocks * 4 * kMaxKeys);  // [b][4]
-  float* smax = wscale + 4 * blocks;  // [blocks]
-  for (size_t b = 0; b < blocks; ++b) {
-    // Wide rows: the scales follow 2·dv bytes (GatherValueScales reads
-    // them dv bytes past its row pointer).
-    if (!GatherValueScales(v + dv, dv, row_bytes, b, n, n8, sv, kMaxKeys,
-                           smax)) {
-      return false;
-    }
-  }
+  // Wide rows: the scales follow 2·dv bytes (PreparePackedValues reads them
+  // dv bytes past its row pointer).
+  PackedValueWork w;
+  if (!PreparePackedValues(work, v + dv, dv, row_bytes, n, &w)) return false;
+  int16_t* vp = w.vp;
   for (size_t i = 0; i < n2; i += 2) {
     const uint8_t* a = v + i * row_bytes;
     const uint8_t* e = v + HWY_MIN(i + 1, n - 1) * row_bytes;
@@ -126,8 +114,8 @@ HWY_NOINLINE inline bool ValuesRowsWide(const float* HWY_RESTRICT p,
                       wasm_i16x8_shuffle(ra, re, 4, 12, 5, 13, 6, 14, 7, 15));
     }
   }
-  ValuesPackedTile(p, ldp, rows, n, vp, sv, smax, dv, kWideWeightMax, wq,
-                   wscale, c, ldc);
+  ValuesPackedTile(p, ldp, rows, n, vp, w.sv, w.smax, dv, kWideWeightMax, w.wq,
+                   w.wscale, c, ldc);
   return true;
 }
 

@@ -233,30 +233,6 @@ HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
   DotPackedKeyTile(qi, rows, kp, ks, (nb + 7) & ~size_t{7}, d, qg, c, ldc);
 }
 
-// Block b's value scales of rows [0, n) (each row's float after its dv
-// int8 values) into sv[b·ldsv ..], zeros up to n8, and their largest in
-// smax[b]; false if one is not finite.
-HWY_INLINE bool GatherValueScales(const uint8_t* HWY_RESTRICT v, size_t dv,
-                                  size_t row_bytes, size_t b, size_t n,
-                                  size_t n8, float* HWY_RESTRICT sv,
-                                  size_t ldsv, float* HWY_RESTRICT smax) {
-  const uint8_t* src = v + dv + b * sizeof(float);
-  float* dst = sv + b * ldsv;
-  float m = 0.0f;
-  bool finite = true;
-  for (size_t i = 0; i < n; ++i, src += row_bytes) {
-    float x;
-    memcpy(&x, src, sizeof(x));
-    finite &= x <= 3.4e38f;  // scales are >= 0 or NaN
-    m = HWY_MAX(m, x);
-    dst[i] = x;
-  }
-  if (!finite) return false;
-  for (size_t i = n; i < n8; ++i) dst[i] = 0.0f;
-  smax[b] = m;
-  return true;
-}
-
 // c[r][j, j + 8) += sum_{i < n} wq[r][i] · v_i[j, j + 8) in int32 for the
 // four rows r of wq (row stride ldw, n even: the pairs' weights as one
 // 32-bit lane each), then times scale[r] into c (float, stride ldc). Two
@@ -430,20 +406,10 @@ HWY_NOINLINE inline bool ValuesRowsInt8Packed(
     const float* HWY_RESTRICT p, size_t ldp, size_t rows, size_t n,
     const uint8_t* HWY_RESTRICT v, size_t row_bytes, size_t dv, void* work,
     float* HWY_RESTRICT c, size_t ldc) {
-  constexpr size_t kMaxKeys = kPackedKeys;
-  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
   const size_t n2 = (n + 1) & ~size_t{1};
-  const size_t n8 = (n + 7) & ~size_t{7};
-  int16_t* vp = static_cast<int16_t*>(work);               // [32][dv][2]
-  float* sv = reinterpret_cast<float*>(vp + kMaxKeys * dv);  // [blocks][64]
-  int16_t* wq = reinterpret_cast<int16_t*>(sv + blocks * kMaxKeys);  // [b][4][64]
-  float* wscale = reinterpret_cast<float*>(wq + blocks * 4 * kMaxKeys);  // [b][4]
-  float* smax = wscale + 4 * blocks;  // [blocks]
-  for (size_t b = 0; b < blocks; ++b) {
-    if (!GatherValueScales(v, dv, row_bytes, b, n, n8, sv, kMaxKeys, smax)) {
-      return false;
-    }
-  }
+  PackedValueWork w;
+  if (!PreparePackedValues(work, v, dv, row_bytes, n, &w)) return false;
+  int16_t* vp = w.vp;
   for (size_t i = 0; i < n2; i += 2) {
     const uint8_t* a = v + i * row_bytes;
     const uint8_t* e = v + HWY_MIN(i + 1, n - 1) * row_bytes;
@@ -460,8 +426,8 @@ HWY_NOINLINE inline bool ValuesRowsInt8Packed(
       wasm_v128_store(dst + 2 * x + 24, wasm_i16x8_extend_high_i8x16(hi));
     }
   }
-  ValuesPackedTile(p, ldp, rows, n, vp, sv, smax, dv, kInt16Max, wq, wscale, c,
-                   ldc);
+  ValuesPackedTile(p, ldp, rows, n, vp, w.sv, w.smax, dv, kInt16Max, w.wq,
+                   w.wscale, c, ldc);
   return true;
 }
 

@@ -1,7 +1,8 @@
 // The loops that the packed prefill kernels share once their tiles are
 // packed (SIMD128 only): Q·Kᵀ over a key tile packed as int16 pairs along d
 // interleaved across keys, and P·V over a value tile packed as int16 key
-// pairs along the columns. Their callers pack: src/kv/wasm/int8_rows-inl.h
+// pairs along the columns, with that tile's workspace and value scales
+// (also the int8 decode kernels' GatherValueScales). Their callers pack: src/kv/wasm/int8_rows-inl.h
 // (an int8 cache's rows, widened) and src/attention/wasm/int16_rows-inl.h
 // (a Precision::kInt8 call's wide rows). Inlined into each: V8 compiles
 // each caller's copy as before.
@@ -17,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwy/highway.h"
 #include "src/kv/int8_rows-inl.h"  // Int8Queries, kPackedKeys
@@ -101,6 +103,62 @@ HWY_INLINE void DotPackedKeyTile(const Int8Queries& qi, size_t rows,
       }
     }
   }
+}
+
+// Block b's value scales of rows [0, n) (each row's float after its dv
+// int8 values) into sv[b·ldsv ..], zeros up to n8, and their largest in
+// smax[b]; false if one is not finite.
+HWY_INLINE bool GatherValueScales(const uint8_t* HWY_RESTRICT v, size_t dv,
+                                  size_t row_bytes, size_t b, size_t n,
+                                  size_t n8, float* HWY_RESTRICT sv,
+                                  size_t ldsv, float* HWY_RESTRICT smax) {
+  const uint8_t* src = v + dv + b * sizeof(float);
+  float* dst = sv + b * ldsv;
+  float m = 0.0f;
+  bool finite = true;
+  for (size_t i = 0; i < n; ++i, src += row_bytes) {
+    float x;
+    memcpy(&x, src, sizeof(x));
+    finite &= x <= 3.4e38f;  // scales are >= 0 or NaN
+    m = HWY_MAX(m, x);
+    dst[i] = x;
+  }
+  if (!finite) return false;
+  for (size_t i = n; i < n8; ++i) dst[i] = 0.0f;
+  smax[b] = m;
+  return true;
+}
+
+// The packed P·V's workspace, carved from 16-byte aligned `work` of
+// 128·dv + 788·blocks bytes (blocks = ceil(dv / 32)).
+struct PackedValueWork {
+  int16_t* vp;      // [32][dv][2]: the value tile, packed by the caller
+  float* sv;        // [blocks][64]: its block scales, zeros past n
+  int16_t* wq;      // [blocks][4][64]: ValuesPackedTile's weights
+  float* wscale;    // [blocks][4]
+  float* smax;      // [blocks]: each block's largest scale
+};
+
+// Carves `work` into *w and gathers every block's scales of rows [0, n)
+// (GatherValueScales: each row's scales dv bytes past `v`); false, nothing
+// usable, when one is not finite.
+HWY_INLINE bool PreparePackedValues(void* work, const uint8_t* HWY_RESTRICT v,
+                                    size_t dv, size_t row_bytes, size_t n,
+                                    PackedValueWork* w) {
+  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
+  const size_t n8 = (n + 7) & ~size_t{7};
+  w->vp = static_cast<int16_t*>(work);
+  w->sv = reinterpret_cast<float*>(w->vp + kPackedKeys * dv);
+  w->wq = reinterpret_cast<int16_t*>(w->sv + blocks * kPackedKeys);
+  w->wscale = reinterpret_cast<float*>(w->wq + blocks * 4 * kPackedKeys);
+  w->smax = w->wscale + 4 * blocks;
+  for (size_t b = 0; b < blocks; ++b) {
+    if (!GatherValueScales(v, dv, row_bytes, b, n, n8, w->sv, kPackedKeys,
+                           w->smax)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // c[r][0, dv) += sum_{i < n} p[r][i] · v_i, r < rows (a multiple of 4; p's
