@@ -174,9 +174,8 @@ function startPthreadWorker() {
 
 // Worker mode's pthread workers are started by the page, not by the API
 // worker that runs the module: in Firefox ESR a `new Worker()` inside a
-// worker (synchronous, some 14 ms) now and then never returns, and the API
-// worker hangs in it for good (8 of 280 loads of the demo page on one
-// machine; Chromium and WebKitGTK never did). The page starts them on the API
+// worker (a synchronous call) now and then never returns, and the API
+// worker hangs in it for good (Chromium and WebKitGTK never did). The page starts them on the API
 // worker's request (LEND) and hands over a MessagePort to each (PORT_KEY,
 // read by the pthread worker's prelude, scripts/patch-glue.mjs), through
 // which the worker then talks to the module's thread as if that had started

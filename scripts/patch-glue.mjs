@@ -71,8 +71,8 @@ export function patchGlue(source, { name, threads }) {
  * listener is added before emcc's `onmessage`, so it sees the port first and
  * keeps it from emcc, which would log an unknown command. Once it listens,
  * the worker says so (`causalAttentionListening`): the page sends the port
- * only then (Firefox ESR lost a message posted to a module worker before
- * its script ran, about one start in a hundred), and the thread that
+ * only then (Firefox ESR now and then lost a message posted to a module
+ * worker before its script ran), and the thread that
  * starts any pthread worker drops that message (watch()). (Node's
  * pthread-node.mjs runs the same file with a `self` that has no listeners.)
  */

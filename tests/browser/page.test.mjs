@@ -261,10 +261,10 @@ describeEngines('the demo page and the package', (engine) => {
     // coming while the worker computes, no gap between them is longer than
     // half the computing time or three of the engine's own frames before
     // it, and hovers are answered. A count of frames alone does not carry
-    // across engines: WebKitGTK (software drawing under Xvfb) takes 70-150
-    // ms a frame, so 1-3 frames fall in its 0.3-0.8 s of computing, against
-    // 11-18 in Chromium and Firefox. Were the engine on the page's thread,
-    // no frame would come while it computes.
+    // across engines: WebKitGTK's frames (software drawing under Xvfb) are
+    // several times Chromium's and Firefox's, so only one to three fall in
+    // its computing time (docs/testing.md). Were the engine on the page's
+    // thread, no frame would come while it computes.
     it('computes in its worker: frames keep coming and hover answers while 1024 tokens compute', async (t) => {
       const { page, problems } = await openDemo(browser, isolated.url);
       const messages = [];
