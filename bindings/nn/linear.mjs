@@ -166,7 +166,10 @@ export class Linear extends Module {
     this.#stored = stored;
     this.#replaced = false;
     registry.register(this, () => engine.freeWeights(stored), stored);
-    this[DEFER_PARAMETER]('weight', () => engine.storedValues(stored, outFeatures, inFeatures));
+    this[DEFER_PARAMETER]('weight', () => {
+      engine.checkAlive();  // after the runtime's dispose() the stored values are gone
+      return engine.storedValues(stored, outFeatures, inFeatures);
+    });
   }
 
   #free() {

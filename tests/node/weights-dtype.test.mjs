@@ -222,6 +222,16 @@ for (const build of ['single', 'threads']) {
   });
 }
 
+describe('a stored weight after its runtime is disposed', () => {
+  it('reading weight throws a TypeError saying so; dispose() stays harmless', async () => {
+    const ca = await init({ build: 'single' });
+    const l = new ca.Linear(40, 8).quantize('int8');
+    ca.dispose();
+    assert.throws(() => l.weight, { name: 'TypeError', message: /disposed; call init\(\) for a new one/ });
+    l.dispose();
+  });
+});
+
 describe('weightsDtype in worker mode', () => {
   it('quantize() and the constructor option pass through the handles', async () => {
     const local = await init({ threads: 1 });
