@@ -80,6 +80,9 @@ class PthreadWorker {
     this.onerror = null;
     this.#worker = startWorker(path, { ...WORKER_OPTIONS, name: 'causal-attention pthread' });
     this.#worker.on('message', (data) => {
+      // The web prelude's "listening" (scripts/patch-glue.mjs) also runs where
+      // the worker's global has addEventListener (Deno): no port comes here.
+      if (data?.causalAttentionListening) return;
       if (data?.cmd === 'loaded') onLoaded?.();
       this.onmessage?.({ data });
     });
