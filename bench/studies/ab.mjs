@@ -4,7 +4,7 @@
 // CPU time (interleaved of lib/timing.mjs). For "did this change make it
 // slower?" on a shared machine, where only numbers from one run compare.
 //   node bench/studies/ab.mjs <checkout A> <checkout B> [threads] [filter] [runs]
-// (filter: only the cases whose name contains it; runs: timed runs of each,
+// (filter: only the cases whose name contains it, e.g. GEMV; runs: timed runs of each,
 // 15 by default; --decode: only the decode steps, one per KV cache dtype;
 // --ratio: also each one's backward over its forward at (1,12,1024,64))
 // e.g. git worktree add /tmp/before main~1 && (cd /tmp/before &&
@@ -64,6 +64,16 @@ function linearCase(rows, d) {
     return () => m.forward(x, [rows, d]);
   })];
 }
+// A generation step's Linear on stored weights (one row of x: the GEMV of
+// src/gemm/stored_linear.h); out_head's 43 MB (int8) come from memory.
+function gemvCase(inF, outF, dtype) {
+  const x = random(inF);
+  return [`GEMV ${dtype} 1×${inF}·${inF}×${outF}`, runtimes.map((ca) => {
+    ca.manualSeed(1);
+    const m = new ca.Linear(inF, outF, true, { weightsDtype: dtype }).eval();
+    return () => m.forward(x, [1, inF]);
+  })];
+}
 // A decode step against a KV cache of `dtype` (Llama-3-8B layer: 32 query
 // heads, 8 KV heads, head size 128, L cached tokens), warm: steps back to
 // back into a preallocated output.
@@ -84,7 +94,9 @@ const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4
   () => backwardCase(1, 8, 1024, 64, { softcap: 50 }),
   () => backwardCase(1, 8, 1024, 64, { window: { left: 255 } }),
   () => moduleCase(2, 1024, 768, 12), () => linearCase(8192, 768),
-  ...['float32', 'bfloat16', 'int8'].map((dtype) => () => decodeCase(4096, dtype))];
+  ...['float32', 'bfloat16', 'int8'].map((dtype) => () => decodeCase(4096, dtype)),
+  ...['int8', 'bfloat16'].flatMap((dtype) => [[768, 3072], [3072, 768], [768, 50257]]
+    .map(([i, o]) => () => gemvCase(i, o, dtype)))];
 console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, ` +
   `gemmKernel ${runtimes.map((ca) => ca.gemmKernel).join(' / ')}`);
 for (const make of cases) {

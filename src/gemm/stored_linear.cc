@@ -112,24 +112,18 @@ void PrepareBf16X(const float* x, size_t rows, size_t in, size_t half,
 // Pass 2, int8, for R rows of x: integer dot products per block (16-bit
 // products, int32 sums: |sum| <= 32 · 127 · 32767 < 2^31), times the
 // weight's and the row's block scales, summed in float. One stored row at
-// a time, read front to back in whole vectors of int8 (widened in two
-// halves): measured on wasm at GPT-2's out_head (768 × 50257, 43 MB), four
-// rows read at once streamed at a quarter of one row's rate.
+// a time, read front to back: measured on wasm at GPT-2's out_head (768 ×
+// 50257, 43 MB), four rows read at once streamed at a quarter of one row's
+// rate.
+#if HWY_TARGET == HWY_SCALAR
 template <size_t R>
 HWY_NOINLINE void Int8Columns(const PreparedX& px, size_t r0,
                               const uint8_t* w, size_t row_bytes, size_t in,
                               size_t o0, size_t o1, const float* bias,
                               float* y, size_t out) {
-#if HWY_TARGET == HWY_SCALAR
-  const hn::Sisd<int16_t> d16;  // one lane: a vector of int8 has no halves
-#else
-  const hn::CappedTag<int8_t, kInt8Block> d8;
-  const hn::Half<decltype(d8)> dh;
-  const hn::Rebind<int16_t, decltype(dh)> d16;
-#endif
+  const hn::Sisd<int16_t> d16;
   const hn::Repartition<int32_t, decltype(d16)> d32;
   const hn::Rebind<float, decltype(d32)> df;
-  const size_t n = hn::Lanes(d16);
   const int16_t* xq = px.q + r0 * px.padded;
   const float* xs = px.scale + r0 * px.blocks;
   for (size_t o = o0; o < o1; ++o) {
@@ -143,8 +137,7 @@ HWY_NOINLINE void Int8Columns(const PreparedX& px, size_t r0,
       const size_t b0 = b * kInt8Block;
       // The last block may run past `in`: those int8 values (the row's
       // scales, the next row, the padding) meet x's zero padding.
-#if HWY_TARGET == HWY_SCALAR
-      for (size_t j = b0; j < b0 + kInt8Block; j += n) {
+      for (size_t j = b0; j < b0 + kInt8Block; ++j) {
         const auto lo = hn::PromoteTo(d16, hn::LoadU(hn::Sisd<int8_t>(), q + j));
         for (size_t r = 0; r < R; ++r) {
           const int16_t* x = xq + r * px.padded + j;
@@ -152,20 +145,6 @@ HWY_NOINLINE void Int8Columns(const PreparedX& px, size_t r0,
                                                   sum0[r], sum1[r]);
         }
       }
-#else
-      for (size_t j = b0; j < b0 + kInt8Block; j += 2 * n) {
-        const auto v = hn::LoadU(d8, q + j);
-        const auto lo = hn::PromoteTo(d16, hn::LowerHalf(dh, v));
-        const auto hi = hn::PromoteTo(d16, hn::UpperHalf(dh, v));
-        for (size_t r = 0; r < R; ++r) {
-          const int16_t* x = xq + r * px.padded + j;
-          sum0[r] = hn::ReorderWidenMulAccumulate(d32, lo, hn::LoadU(d16, x),
-                                                  sum0[r], sum1[r]);
-          sum0[r] = hn::ReorderWidenMulAccumulate(
-              d32, hi, hn::LoadU(d16, x + n), sum0[r], sum1[r]);
-        }
-      }
-#endif
       float ws;
       memcpy(&ws, row + in + b * sizeof(float), sizeof(ws));
       for (size_t r = 0; r < R; ++r) {
@@ -181,6 +160,116 @@ HWY_NOINLINE void Int8Columns(const PreparedX& px, size_t r0,
     }
   }
 }
+#else
+using D16x8 = hn::FixedTag<int16_t, 8>;
+using D32x4 = hn::FixedTag<int32_t, 4>;
+using DFx4 = hn::FixedTag<float, 4>;
+
+// Eight stored int8 values widened to int16 (wasm: one v128.load8x8_s).
+HWY_INLINE hn::Vec<D16x8> LoadWidened(const int8_t* HWY_RESTRICT p) {
+#if HWY_TARGET == HWY_WASM
+  return hn::Vec<D16x8>{wasm_i16x8_load8x8(p)};
+#else
+  return hn::PromoteTo(D16x8(), hn::LoadU(hn::FixedTag<int8_t, 8>(), p));
+#endif
+}
+
+// {sum of a's lanes, of b's, of c's, of d's}: exact in int32.
+HWY_INLINE hn::Vec<D32x4> SumsOfFour(hn::Vec<D32x4> a, hn::Vec<D32x4> b,
+                                     hn::Vec<D32x4> c, hn::Vec<D32x4> d) {
+  const D32x4 d32;
+  const auto ab = hn::Add(hn::InterleaveLower(d32, a, b),
+                          hn::InterleaveUpper(d32, a, b));
+  const auto cd = hn::Add(hn::InterleaveLower(d32, c, d),
+                          hn::InterleaveUpper(d32, c, d));
+  return hn::Add(hn::ConcatLowerLower(d32, cd, ab),
+                 hn::ConcatUpperUpper(d32, cd, ab));
+}
+
+// Block `b` of the stored row q (32 int8 values, widened eight at a time)
+// times block b of each of the R prepared rows of x: int32 lanes per row,
+// whose sum is the block's integer product.
+template <size_t R>
+HWY_INLINE void BlockSums(const int8_t* HWY_RESTRICT q,
+                          const int16_t* HWY_RESTRICT xq, size_t padded,
+                          size_t b, hn::Vec<D32x4>* sums) {
+  const D32x4 d32;
+  const D16x8 d16;
+  const size_t b0 = b * kInt8Block;
+  hn::Vec<D32x4> unused = hn::Zero(d32);
+  for (size_t r = 0; r < R; ++r) sums[r] = hn::Zero(d32);
+  for (size_t j = b0; j < b0 + kInt8Block; j += 8) {
+    const auto wv = LoadWidened(q + j);
+    for (size_t r = 0; r < R; ++r) {
+      sums[r] = hn::ReorderWidenMulAccumulate(
+          d32, wv, hn::LoadU(d16, xq + r * padded + j), sums[r], unused);
+    }
+  }
+}
+
+// The vector targets: four blocks at a time, their integer sums reduced
+// into one vector's lanes (block k in lane k), converted once and scaled by
+// four blocks' scale products at once (one load each of the row's and x's
+// consecutive scales): lane k of acc sums blocks k, k + 4, ... in order; the
+// last 1–3 blocks fill the lanes they have (zero scales in the others).
+template <size_t R>
+HWY_NOINLINE void Int8Columns(const PreparedX& px, size_t r0,
+                              const uint8_t* w, size_t row_bytes, size_t in,
+                              size_t o0, size_t o1, const float* bias,
+                              float* y, size_t out) {
+  const D32x4 d32;
+  const DFx4 df;
+  const int16_t* xq = px.q + r0 * px.padded;
+  const float* xs = px.scale + r0 * px.blocks;
+  const size_t whole = px.blocks & ~size_t{3};
+  for (size_t o = o0; o < o1; ++o) {
+    const uint8_t* row = w + o * row_bytes;
+    const int8_t* q = reinterpret_cast<const int8_t*>(row);
+    // The row's block scales follow its `in` int8 values (kv_storage.h):
+    // unaligned floats.
+    const float* wscale = reinterpret_cast<const float*>(row + in);
+    hn::Vec<DFx4> acc[R];
+    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
+    size_t b = 0;
+    for (; b < whole; b += 4) {
+      hn::Vec<D32x4> s0[R], s1[R], s2[R], s3[R];
+      BlockSums<R>(q, xq, px.padded, b, s0);
+      BlockSums<R>(q, xq, px.padded, b + 1, s1);
+      BlockSums<R>(q, xq, px.padded, b + 2, s2);
+      BlockSums<R>(q, xq, px.padded, b + 3, s3);
+      const auto ws = hn::LoadU(df, wscale + b);
+      for (size_t r = 0; r < R; ++r) {
+        const auto sums = hn::ConvertTo(df, SumsOfFour(s0[r], s1[r], s2[r], s3[r]));
+        acc[r] = hn::MulAdd(sums, hn::Mul(ws, hn::LoadU(df, xs + r * px.blocks + b)),
+                            acc[r]);
+      }
+    }
+    if (b < px.blocks) {
+      // The last 1–3 blocks: missing ones are zero sums with zero scales.
+      hn::Vec<D32x4> s[4][R];
+      HWY_ALIGN float scales[R][4] = {};
+      for (size_t k = 0; k < 4; ++k) {
+        if (b + k < px.blocks) {
+          BlockSums<R>(q, xq, px.padded, b + k, s[k]);
+          float wk;
+          memcpy(&wk, row + in + (b + k) * sizeof(float), sizeof(wk));
+          for (size_t r = 0; r < R; ++r) scales[r][k] = wk * xs[r * px.blocks + b + k];
+        } else {
+          for (size_t r = 0; r < R; ++r) s[k][r] = hn::Zero(d32);
+        }
+      }
+      for (size_t r = 0; r < R; ++r) {
+        const auto sums = hn::ConvertTo(df, SumsOfFour(s[0][r], s[1][r], s[2][r], s[3][r]));
+        acc[r] = hn::MulAdd(sums, hn::Load(df, scales[r]), acc[r]);
+      }
+    }
+    const float bo = bias ? bias[o] : 0.0f;
+    for (size_t r = 0; r < R; ++r) {
+      y[(r0 + r) * out + o] = hn::GetLane(hn::SumOfLanes(df, acc[r])) + bo;
+    }
+  }
+}
+#endif
 
 // Floats per half chunk of the bfloat16 kernel: 0 where one lane cannot
 // hold two bfloat16 values (HWY_SCALAR: the scalar tail does all).
