@@ -74,6 +74,7 @@
 #include "src/simd/dot-inl.h"
 #include "src/simd/dropout-inl.h"
 #include "src/gemm/few_rows-inl.h"
+#include "src/attention/forward_lanes_int8-inl.h"
 #include "src/attention/forward_transposed-inl.h"
 #include "src/gemm/matmul-inl.h"
 #include "src/simd/online_softmax-inl.h"
@@ -93,6 +94,13 @@ void TiledBlock(const Plan& p, const Block& b, size_t key_begin, size_t key_end,
 #if HWY_TARGET != HWY_SCALAR
   if (route.block == BlockRoute::kTransposed) {
     return TransposedBlock(p, b, key_begin, key_end, ws);
+  }
+  // Through a pointer: binaryen would inline the one caller's block here.
+  static bool (*volatile lanes_int8)(const Plan&, const Block&, size_t, size_t,
+                                     const Workspace&) = LanesInt8Block;
+  if (route.block == BlockRoute::kLanesInt8 &&
+      lanes_int8(p, b, key_begin, key_end, ws)) {
+    return;
   }
   if (route.block == BlockRoute::kDecodeGroup) {
     return DecodeGroupBlock(p, b, key_begin, key_end, ws, partial, route.values);

@@ -177,6 +177,8 @@ struct Workspace {
   float* deq;   // [kKeyBlock][d]  SCALAR target, bfloat16 / int8 k: the
                 // tile's key values before PackKeys transposes them
   uint32_t* sink;  // [1] what ReadAhead read
+  float* lanes;    // Precision::kInt8's wide rows: ValuesLanesWide's
+                   // weights and scales (blocks·1056 floats)
 
   // Assigns the buffers from carver (a null base: only counts).
   Workspace(const Plan& p, bool need_rows, WorkspaceCarver* carver) {
@@ -191,6 +193,9 @@ struct Workspace {
     deq = carver->Take(
         scalar && p.kv_dtype != KvDtype::kFloat32 ? kKeyBlock * p.d : 0);
     sink = reinterpret_cast<uint32_t*>(carver->Take(1));
+    lanes = carver->Take(p.wide ? (p.dv + kInt8Block - 1) / kInt8Block *
+                                      (kKeyBlock / 2 + 1) * kLaneStride
+                                : 0);
     if (zero) memset(zero, 0, p.d_pad * sizeof(float));
   }
 };

@@ -24,6 +24,7 @@
 #include "hwy/highway.h"
 #include "src/attention/attention_forward-inl.h"
 #include "src/attention/attention_plan-inl.h"
+#include "src/attention/forward_lanes_int8-inl.h"
 #include "src/attention/forward_transposed-inl.h"
 #include "src/gemm/few_rows-inl.h"
 #include "src/kv/int8_rows-inl.h"
@@ -36,6 +37,8 @@ namespace HWY_NAMESPACE {
 // What TiledBlock's work item runs as a whole.
 enum class BlockRoute {
   kTransposed,   // a prefill block, queries in lanes (TransposedBlock)
+  kLanesInt8,    // Precision::kInt8's prefill block on its wide rows, queries
+                 // in lanes (LanesInt8Block)
   kDecodeGroup,  // a decode step's rows of one KV head, all keys seen
                  // (DecodeGroupBlock)
   kTiles,        // the tile loop with every rule (TiledBlock)
@@ -69,6 +72,9 @@ HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
     // rows, more than 8, share each packed key and value tile).
     if (b.rows % 4 == 0 && p.d % 16 == 0 && p.dv % 16 == 0 && !p.drop) {
       route.values = ValueRoute::kInt8Integer;
+#if HWY_TARGET != HWY_SCALAR
+      if (UseLanesInt8(p, b, partial)) route.block = BlockRoute::kLanesInt8;
+#endif
     }
     return route;
   }

@@ -184,6 +184,123 @@ CA_WIDE_REF_NO_CONTRACT void AddOutlierScores(const float* HWY_RESTRICT q,
   }
 }
 
+// --- Queries in lanes (forward_lanes_int8-inl.h) ------------------------
+// The same passes with a block's queries in the lanes of S and P ([key][lane]
+// rows of lds floats, as forward_transposed-inl.h's float32 tiles): the
+// integer sums and float operations of each score and each output are the
+// ones above, in the same order; only the layout differs.
+
+// A block's quantised queries (QuantizeQueryRows, limit kWideQueryMax):
+// rows of d int16 values and their scales, zeros in the lanes past the
+// block's rows up to `lanes`; wasm's kernels read `pairs` instead,
+// pairs[(x / 2)·kLaneStride + i] = (q_i[x], q_i[x + 1]) (PackLaneQueries).
+struct LaneQueries {
+  const int16_t* q;
+  const float* scale;
+  const uint32_t* pairs;
+  size_t lanes;
+};
+
+// Pass 2 in lanes: s[j][i] = (query i) · key j for i < lanes and the wide key
+// rows k + j·row_bytes, j < nb (wasm writes up to a multiple of 2 keys),
+// plus shift[i] last where shift is not null (the q·mean shift of a head
+// without outlier channels, whose part comes before it).
+CA_WIDE_REF_NO_CONTRACT void ScoreLanesWideRef(const LaneQueries& lq,
+                                               const float* shift,
+                                               const uint8_t* HWY_RESTRICT k,
+                                               size_t row_bytes, size_t nb,
+                                               size_t d, float* HWY_RESTRICT s,
+                                               size_t lds) {
+  CA_WIDE_REF_CONTRACT_OFF
+  for (size_t j = 0; j < nb; ++j) {
+    const uint8_t* kr = k + j * row_bytes;
+    for (size_t i = 0; i < lq.lanes; ++i) {
+      const int16_t* qr = lq.q + i * d;
+      float score = 0.0f;
+      for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
+        const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
+        int32_t sum = 0;
+        for (size_t x = b0; x < b1; ++x) sum += qr[x] * WideValue(kr, x);
+        const float block =
+            static_cast<float>(sum) * WideScale(kr, d, b0 / kInt8Block);
+        score = score + block;
+      }
+      score = score * lq.scale[i];
+      if (shift) score = score + shift[i];
+      s[j * lds + i] = score;
+    }
+  }
+}
+
+// Pass 3 in lanes: c[i][0, dv) += sum_{j < n} p[j][i] · v_j for lanes
+// i < lanes (a multiple of 4; p's rows of stride ldp, p >= 0, zero where a
+// lane does not see the key) and the wide value rows v + j·row_bytes,
+// 0 < n <= 64: ValuesRowsWideRef's weights, bounds and sums per lane.
+// Returns false (nothing done) when a value block's scale in the tile is
+// not finite.
+CA_WIDE_REF_NO_CONTRACT bool ValuesLanesWideRef(
+    const float* HWY_RESTRICT p, size_t ldp, size_t lanes, size_t n,
+    const uint8_t* HWY_RESTRICT v, size_t row_bytes, size_t dv,
+    float* HWY_RESTRICT c, size_t ldc) {
+  CA_WIDE_REF_CONTRACT_OFF
+  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
+  int16_t wq[64];
+  for (size_t b = 0; b < blocks; ++b) {
+    for (size_t j = 0; j < n; ++j) {
+      const float x = WideScale(v + j * row_bytes, dv, b);
+      if (!(x <= 3.4e38f)) return false;  // scales are >= 0 or NaN
+    }
+  }
+  for (size_t i = 0; i < lanes; ++i) {
+    float pmax = 0.0f;
+    for (size_t j = 0; j < n; ++j) pmax = HWY_MAX(pmax, p[j * ldp + i]);
+    for (size_t b = 0; b < blocks; ++b) {
+      float smax = 0.0f;  // the block's largest scale in the tile
+      for (size_t j = 0; j < n; ++j) {
+        smax = HWY_MAX(smax, WideScale(v + j * row_bytes, dv, b));
+      }
+      const float bound = pmax * smax;
+      float inv = kWideWeightMax / bound;
+      if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
+      const float wscale = bound / kWideWeightMax;
+      for (size_t j = 0; j < n; ++j) {
+        const float weight = p[j * ldp + i] * WideScale(v + j * row_bytes, dv, b);
+        const float scaled = weight * inv;
+        wq[j] = RoundedInt16Ref(scaled);
+      }
+      const size_t x1 = HWY_MIN((b + 1) * kInt8Block, dv);
+      for (size_t x = b * kInt8Block; x < x1; ++x) {
+        int32_t sum = 0;
+        for (size_t j = 0; j < n; ++j) {
+          sum += wq[j] * WideValue(v + j * row_bytes, x);
+        }
+        const float term = static_cast<float>(sum) * wscale;
+        c[i * ldc + x] = c[i * ldc + x] + term;
+      }
+    }
+  }
+  return true;
+}
+
+// AddOutlierScores in lanes: s[j][i] += sum_{o < n} q[i][o] · k[o][j] for
+// i < rows, j < kn, one product and add per statement, o in order.
+CA_WIDE_REF_NO_CONTRACT void AddOutlierScoresLanes(
+    const float* HWY_RESTRICT q, size_t ldq, size_t rows,
+    const float* HWY_RESTRICT k, size_t ldk, size_t n, size_t kn,
+    float* HWY_RESTRICT s, size_t lds) {
+  CA_WIDE_REF_CONTRACT_OFF
+  for (size_t j = 0; j < kn; ++j) {
+    float* HWY_RESTRICT sj = s + j * lds;
+    for (size_t o = 0; o < n; ++o) {
+      const float ko = k[o * ldk + j];
+      for (size_t i = 0; i < rows; ++i) {
+        const float product = q[i * ldq + o] * ko;
+        sj[i] = sj[i] + product;
+      }
+    }
+  }
+}
+
 #undef CA_WIDE_REF_NO_CONTRACT
 #undef CA_WIDE_REF_CONTRACT_OFF
 
@@ -229,6 +346,24 @@ HWY_INLINE bool ValuesRowsWide(const float* HWY_RESTRICT p, size_t ldp,
                                size_t dv, void* work, float* HWY_RESTRICT c,
                                size_t ldc) {
   return ValuesRowsWideRef(p, ldp, rows, n, v, row_bytes, dv, work, c, ldc);
+}
+HWY_INLINE void PackLaneQueries(size_t d, void* work, LaneQueries* lq) {
+  (void)d, (void)work, (void)lq;
+}
+HWY_INLINE void ScoreLanesWide(const LaneQueries& lq, const float* shift,
+                               const uint8_t* HWY_RESTRICT k, size_t row_bytes,
+                               size_t nb, size_t d, float* HWY_RESTRICT s,
+                               size_t lds) {
+  ScoreLanesWideRef(lq, shift, k, row_bytes, nb, d, s, lds);
+}
+HWY_INLINE bool ValuesLanesWide(const float* HWY_RESTRICT p, size_t ldp,
+                                size_t lanes, size_t n,
+                                const uint8_t* HWY_RESTRICT v,
+                                size_t row_bytes, size_t dv, void* work,
+                                void* lane_work, float* HWY_RESTRICT c,
+                                size_t ldc) {
+  (void)work, (void)lane_work;
+  return ValuesLanesWideRef(p, ldp, lanes, n, v, row_bytes, dv, c, ldc);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -21,6 +21,7 @@
 
 #include "hwy/highway.h"
 #include "src/attention/int16_rows-inl.h"
+#include "src/gemm/matmul-inl.h"  // kLaneStride
 #include "src/kv/wasm/packed_tiles-inl.h"  // the packed tiles' loops
 
 HWY_BEFORE_NAMESPACE();
@@ -83,24 +84,13 @@ HWY_NOINLINE inline void DotRowsWide(const Int8Queries& qi, size_t rows,
   DotPackedKeyTile(qi, rows, kp, ks, (nb + 7) & ~size_t{7}, d, qg, c, ldc);
 }
 
-// Pass 3, `rows` (a multiple of 4) rows of p (stride ldp, at least 64
-// floats each, p >= 0, zero past each row's own keys), the value tile packed
-// once for all rows as int16 key pairs along the columns, vp[(i / 2)·dv +
-// x][2] = (v_i[x], v_i+1[x]) (an odd n's last key repeated, weight 0).
-// work: 16-byte aligned, 128·dv + 788·blocks bytes. Returns false (nothing
-// done) when a value block's scale is not finite.
-HWY_NOINLINE inline bool ValuesRowsWide(const float* HWY_RESTRICT p,
-                                        size_t ldp, size_t rows, size_t n,
-                                        const uint8_t* HWY_RESTRICT v,
-                                        size_t row_bytes, size_t dv,
-                                        void* work, float* HWY_RESTRICT c,
-                                        size_t ldc) {
+// The value tile of wide rows v + i·row_bytes (i < n) as int16 key pairs
+// along the columns, vp[(i / 2)·dv + x][2] = (v_i[x], v_i+1[x]) (an odd n's
+// last key repeated, weight 0).
+HWY_INLINE void PackWideValueTile(const uint8_t* HWY_RESTRICT v,
+                                  size_t row_bytes, size_t n, size_t dv,
+                                  int16_t* HWY_RESTRICT vp) {
   const size_t n2 = (n + 1) & ~size_t{1};
-  // Wide rows: the scales follow 2·dv bytes (PreparePackedValues reads them
-  // dv bytes past its row pointer).
-  PackedValueWork w;
-  if (!PreparePackedValues(work, v + dv, dv, row_bytes, n, &w)) return false;
-  int16_t* vp = w.vp;
   for (size_t i = 0; i < n2; i += 2) {
     const uint8_t* a = v + i * row_bytes;
     const uint8_t* e = v + HWY_MIN(i + 1, n - 1) * row_bytes;
@@ -114,8 +104,225 @@ HWY_NOINLINE inline bool ValuesRowsWide(const float* HWY_RESTRICT p,
                       wasm_i16x8_shuffle(ra, re, 4, 12, 5, 13, 6, 14, 7, 15));
     }
   }
-  ValuesPackedTile(p, ldp, rows, n, vp, w.sv, w.smax, dv, kWideWeightMax, w.wq,
+}
+
+// Pass 3, `rows` (a multiple of 4) rows of p (stride ldp, at least 64
+// floats each, p >= 0, zero past each row's own keys), the value tile packed
+// once for all rows as int16 key pairs along the columns, vp[(i / 2)·dv +
+// x][2] = (v_i[x], v_i+1[x]) (an odd n's last key repeated, weight 0).
+// work: 16-byte aligned, 128·dv + 788·blocks bytes. Returns false (nothing
+// done) when a value block's scale is not finite.
+HWY_NOINLINE inline bool ValuesRowsWide(const float* HWY_RESTRICT p,
+                                        size_t ldp, size_t rows, size_t n,
+                                        const uint8_t* HWY_RESTRICT v,
+                                        size_t row_bytes, size_t dv,
+                                        void* work, float* HWY_RESTRICT c,
+                                        size_t ldc) {
+  // Wide rows: the scales follow 2·dv bytes (PreparePackedValues reads them
+  // dv bytes past its row pointer).
+  PackedValueWork w;
+  if (!PreparePackedValues(work, v + dv, dv, row_bytes, n, &w)) return false;
+  PackWideValueTile(v, row_bytes, n, dv, w.vp);
+  ValuesPackedTile(p, ldp, rows, n, w.vp, w.sv, w.smax, dv, kWideWeightMax, w.wq,
                    w.wscale, c, ldc);
+  return true;
+}
+
+
+// --- Queries in lanes (int16_rows-inl.h's LaneQueries) ---------------------
+
+// lq->pairs = work: pairs[(x / 2)·kLaneStride + i] = (q_i[x], q_i[x + 1])
+// for the lanes i < lq->lanes (a multiple of 4), 4·4 pairs transposed at a
+// time. work: 2·d·kLaneStride bytes, 16-byte aligned.
+HWY_INLINE void PackLaneQueries(size_t d, void* work, LaneQueries* lq) {
+  uint32_t* pairs = static_cast<uint32_t*>(work);
+  for (size_t i = 0; i < lq->lanes; i += 4) {
+    const int16_t* q = lq->q + i * d;
+    for (size_t x = 0; x < d; x += 8) {
+      const v128_t a = wasm_v128_load(q + x), b = wasm_v128_load(q + d + x);
+      const v128_t e = wasm_v128_load(q + 2 * d + x);
+      const v128_t f = wasm_v128_load(q + 3 * d + x);
+      const v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5);
+      const v128_t ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
+      const v128_t ef0 = wasm_i32x4_shuffle(e, f, 0, 4, 1, 5);
+      const v128_t ef1 = wasm_i32x4_shuffle(e, f, 2, 6, 3, 7);
+      uint32_t* dst = pairs + x / 2 * kLaneStride + i;
+      wasm_v128_store(dst, wasm_i64x2_shuffle(ab0, ef0, 0, 2));
+      wasm_v128_store(dst + kLaneStride, wasm_i64x2_shuffle(ab0, ef0, 1, 3));
+      wasm_v128_store(dst + 2 * kLaneStride, wasm_i64x2_shuffle(ab1, ef1, 0, 2));
+      wasm_v128_store(dst + 3 * kLaneStride, wasm_i64x2_shuffle(ab1, ef1, 1, 3));
+    }
+  }
+  lq->pairs = pairs;
+}
+
+// Two keys' scores (wide rows kr0, kr1) for lanes [g, g + 4·kVecs): s0 and
+// s1 their rows at lane g. Per block of 32 values, 2 keys × kVecs vectors of
+// int32 sums in registers: each key pair splat once against the lanes'
+// query pairs (constant steps: V8 folds the offsets into the loads).
+template <size_t kVecs>
+HWY_INLINE void ScoreLaneGroup(const LaneQueries& lq, const float* shift,
+                               size_t g,
+                               const uint8_t* HWY_RESTRICT kr0,
+                               const uint8_t* HWY_RESTRICT kr1, size_t d,
+                               float* HWY_RESTRICT s0,
+                               float* HWY_RESTRICT s1) {
+  for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
+    const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
+    v128_t acc[2][kVecs];
+    for (size_t u = 0; u < kVecs; ++u) {
+      acc[0][u] = acc[1][u] = wasm_i32x4_splat(0);
+    }
+    const uint32_t* qx = lq.pairs + b0 / 2 * kLaneStride + g;
+    const uint32_t* const q_end = lq.pairs + b1 / 2 * kLaneStride + g;
+    const uint8_t* k0 = kr0 + 2 * b0;
+    const uint8_t* k1 = kr1 + 2 * b0;
+    for (; qx < q_end; qx += kLaneStride, k0 += 4, k1 += 4) {
+      const v128_t a = wasm_v128_load32_splat(k0);
+      const v128_t c = wasm_v128_load32_splat(k1);
+      for (size_t u = 0; u < kVecs; ++u) {
+        const v128_t qv = wasm_v128_load(qx + 4 * u);
+        acc[0][u] = wasm_i32x4_add(acc[0][u], wasm_i32x4_dot_i16x8(qv, a));
+        acc[1][u] = wasm_i32x4_add(acc[1][u], wasm_i32x4_dot_i16x8(qv, c));
+      }
+    }
+    const size_t at = 2 * d + b0 / kInt8Block * sizeof(float);
+    const v128_t ks[2] = {wasm_v128_load32_splat(kr0 + at),
+                          wasm_v128_load32_splat(kr1 + at)};
+    const bool first = b0 == 0, last = b1 == d;
+    for (size_t t = 0; t < 2; ++t) {
+      for (size_t u = 0; u < kVecs; ++u) {
+        float* o = (t == 0 ? s0 : s1) + 4 * u;
+        const v128_t block =
+            wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc[t][u]), ks[t]);
+        v128_t score = wasm_f32x4_add(
+            first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(o), block);
+        if (last) {
+          score = wasm_f32x4_mul(score, wasm_v128_load(lq.scale + g + 4 * u));
+          if (shift) {
+            score = wasm_f32x4_add(score, wasm_v128_load(shift + g + 4 * u));
+          }
+        }
+        wasm_v128_store(o, score);
+      }
+    }
+  }
+}
+
+// Pass 2 in lanes (ScoreLanesWideRef's sums and float operations, the
+// shift too): s[j][i] for j < nb (written up to a multiple of 2), lanes
+// i < lq.lanes (a multiple of 4), from lq.pairs (PackLaneQueries) and the
+// wide key rows as stored: no key tile is packed.
+HWY_NOINLINE inline void ScoreLanesWide(const LaneQueries& lq,
+                                        const float* shift,
+                                        const uint8_t* HWY_RESTRICT k,
+                                        size_t row_bytes, size_t nb, size_t d,
+                                        float* HWY_RESTRICT s, size_t lds) {
+  for (size_t j = 0; j < nb; j += 2) {
+    const uint8_t* kr0 = k + j * row_bytes;
+    const uint8_t* kr1 = k + HWY_MIN(j + 1, nb - 1) * row_bytes;
+    float* s0 = s + j * lds;
+    size_t g = 0;
+    for (; g + 16 <= lq.lanes; g += 16) {
+      ScoreLaneGroup<4>(lq, shift, g, kr0, kr1, d, s0 + g, s0 + lds + g);
+    }
+    for (; g + 8 <= lq.lanes; g += 8) {
+      ScoreLaneGroup<2>(lq, shift, g, kr0, kr1, d, s0 + g, s0 + lds + g);
+    }
+    if (g < lq.lanes) ScoreLaneGroup<1>(lq, shift, g, kr0, kr1, d, s0 + g, s0 + lds + g);
+  }
+}
+
+// Pass 3 in lanes (ValuesLanesWideRef's weights, sums and float
+// operations): c[i][0, dv) += sum_{j < n} p[j][i] · v_j for lanes i < lanes
+// (a multiple of 4). The value tile packed once (PackWideValueTile) into
+// work (ValuesRowsWide's); the weights of each column block quantised four
+// lanes at a time into lane_work as pairs of keys per lane, wq[b][j / 2][i]
+// = (w_ji, w_j+1,i), then [blocks][kLaneStride] scales: blocks·4224 bytes,
+// 16-byte aligned. Returns false (nothing done) when a value block's scale
+// is not finite.
+HWY_NOINLINE inline bool ValuesLanesWide(const float* HWY_RESTRICT p,
+                                         size_t ldp, size_t lanes, size_t n,
+                                         const uint8_t* HWY_RESTRICT v,
+                                         size_t row_bytes, size_t dv,
+                                         void* work, void* lane_work,
+                                         float* HWY_RESTRICT c, size_t ldc) {
+  PackedValueWork w;
+  if (!PreparePackedValues(work, v + dv, dv, row_bytes, n, &w)) return false;
+  PackWideValueTile(v, row_bytes, n, dv, w.vp);
+  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
+  const size_t n2 = (n + 1) & ~size_t{1};
+  constexpr size_t kPairRows = kPackedKeys / 2 * kLaneStride;  // per block
+  uint32_t* wq = static_cast<uint32_t*>(lane_work);
+  float* wscale = reinterpret_cast<float*>(wq + blocks * kPairRows);
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  const v128_t limit = wasm_f32x4_splat(kWideWeightMax);
+  const v128_t largest = wasm_f32x4_splat(3.4e38f);
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  for (size_t g = 0; g < lanes; g += 4) {
+    v128_t pmax = zero;
+    for (size_t j = 0; j < n; ++j) {
+      pmax = wasm_f32x4_pmax(pmax, wasm_v128_load(p + j * ldp + g));
+    }
+    for (size_t b = 0; b < blocks; ++b) {
+      const v128_t bound = wasm_f32x4_mul(pmax, wasm_f32x4_splat(w.smax[b]));
+      v128_t inv = wasm_f32x4_div(limit, bound);
+      inv = wasm_v128_and(inv, wasm_v128_and(wasm_f32x4_gt(bound, zero),
+                                             wasm_f32x4_le(inv, largest)));
+      wasm_v128_store(wscale + b * kLaneStride + g,
+                      wasm_f32x4_div(bound, limit));
+      const float* sb = w.sv + b * kPackedKeys;
+      uint32_t* out = wq + b * kPairRows + g;
+      for (size_t j = 0; j < n2; j += 2, out += kLaneStride) {
+        const v128_t x0 = wasm_v128_load(p + j * ldp + g);
+        const v128_t x1 =
+            j + 1 < n ? wasm_v128_load(p + (j + 1) * ldp + g) : zero;
+        const v128_t lo = wasm_f32x4_add(
+            wasm_f32x4_mul(wasm_f32x4_mul(x0, wasm_v128_load32_splat(sb + j)),
+                           inv),
+            magic);
+        const v128_t hi = wasm_f32x4_add(
+            wasm_f32x4_mul(
+                wasm_f32x4_mul(x1, wasm_v128_load32_splat(sb + j + 1)), inv),
+            magic);
+        // Each lane's two rounded weights (RoundedInt16's low halves) as
+        // one 32-bit pair.
+        wasm_v128_store(out, wasm_i8x16_shuffle(lo, hi, 0, 1, 16, 17, 4, 5,
+                                                20, 21, 8, 9, 24, 25, 12, 13,
+                                                28, 29));
+      }
+    }
+  }
+  for (size_t r0 = 0; r0 < lanes; r0 += 4) {
+    for (size_t x = 0; x < dv; x += 8) {
+      const size_t b = x / kInt8Block;
+      v128_t acc[4][2];
+      for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
+      // Stepped pointers: constant offsets, which V8 folds into the loads.
+      const uint32_t* wp = wq + b * kPairRows + r0;
+      const uint32_t* const w_end = wp + n2 / 2 * kLaneStride;
+      const int16_t* vx = w.vp + 2 * x;
+      for (; wp < w_end; wp += kLaneStride, vx += 2 * dv) {
+        const v128_t v0 = wasm_v128_load(vx), v1 = wasm_v128_load(vx + 8);
+        for (size_t r = 0; r < 4; ++r) {
+          const v128_t pair = wasm_v128_load32_splat(wp + r);
+          acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(v0, pair));
+          acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(v1, pair));
+        }
+      }
+      for (size_t r = 0; r < 4; ++r) {
+        const v128_t s =
+            wasm_v128_load32_splat(wscale + b * kLaneStride + r0 + r);
+        for (size_t u = 0; u < 2; ++u) {
+          float* o = c + (r0 + r) * ldc + x + 4 * u;
+          wasm_v128_store(
+              o, wasm_f32x4_add(wasm_v128_load(o),
+                                wasm_f32x4_mul(
+                                    wasm_f32x4_convert_i32x4(acc[r][u]), s)));
+        }
+      }
+    }
+  }
   return true;
 }
 
