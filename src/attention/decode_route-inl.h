@@ -76,9 +76,12 @@ HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
   if (group && kBf16ValueKernel && p.kv_dtype == KvDtype::kBFloat16 &&
       p.dv % 8 == 0 && !p.products.relaxed) {
     route.values = ValueRoute::kBf16InRegisters;
-  } else if (group && kInt8IntegerRoute && p.kv_dtype == KvDtype::kInt8 &&
-             p.d % 16 == 0 && p.dv % 16 == 0 && !p.drop) {
-    // Without dropout the weights are at most 1, so p · s stays finite.
+  } else if (b.rows <= 8 && kInt8IntegerRoute &&
+             p.kv_dtype == KvDtype::kInt8 && p.d % 16 == 0 &&
+             p.dv % 16 == 0 && !p.drop) {
+    // A decode step's rows of one KV head, any number: four at a time, the
+    // rest (MHA's lone row) one at a time (int8_one_row-inl.h). Without
+    // dropout the weights are at most 1, so p · s stays finite.
     route.values = ValueRoute::kInt8Integer;
   }
 #if HWY_TARGET == HWY_SCALAR
@@ -204,16 +207,24 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
   static bool (*volatile group)(const float*, size_t, size_t, const uint8_t*,
                                 size_t, size_t, void*, float*, size_t) =
       ValuesFourRowsInt8;
-  for (size_t r = 0; r < b.rows; r += 4) {
+  static bool (*volatile few)(const float*, size_t, size_t, size_t,
+                              const uint8_t*, size_t, size_t, void*, float*,
+                              size_t) = ValuesFewRowsInt8;
+  size_t r = 0;
+  for (; r + 4 <= b.rows; r += 4) {
     if (!group(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
                b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
                ws.o + r * p.dv_panel, p.dv_panel)) {
-      // Only where a value scale is not finite, the same for every group:
-      // the first returns before any product is added.
+      // Only where a value scale is not finite, the same for every call
+      // over the tile: the first returns before any product is added.
       return false;
     }
   }
-  return true;
+  // The rows past the groups of four (MHA's lone row), one at a time.
+  return r == b.rows ||
+         few(ws.s + r * kKeyBlock, kKeyBlock, b.rows - r, tile_end[0],
+             b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp, ws.o + r * p.dv_panel,
+             p.dv_panel);
 }
 
 #if HWY_TARGET != HWY_SCALAR
