@@ -19,11 +19,12 @@
 // add into one fused multiply-add (CA_INT8_REF_NO_CONTRACT): SIMD128 has no
 // FMA, and gcc contracts across statements by default (-ffp-contract=fast,
 // with -std=c++17 too) on the targets that have one.
-// This header chooses: QuantizeQueryRows, DotFourRowsInt8 and
+// This header chooses: QuantizeQueryRows, DotFourRowsInt8,
 // ValuesFourRowsInt8, DotFewRowsInt8 and ValuesFewRowsInt8 (1 to 3 rows:
-// MHA's lone row, a group's remainder; src/kv/wasm/int8_one_row-inl.h) (and the prefill blocks' DotRowsInt8Packed and
-// ValuesRowsInt8Packed: the same arithmetic, the key or value tile packed
-// once for all rows; here four rows at a time through the kernels above)
+// MHA's lone row, a group's remainder; src/kv/wasm/int8_one_row-inl.h) (and
+// the prefill blocks' DotRowsInt8Packed and ValuesRowsInt8Packed: the same
+// arithmetic, the key or value tile packed once for all rows; here four rows
+// at a time through the kernels above)
 // are the SIMD128 kernels on wasm and these elsewhere
 // (native targets, so that ctest, the sanitizers and the fuzzer run the
 // route); kInt8IntegerRoute says whether the current target takes the route.

@@ -53,7 +53,9 @@ HWY_NOINLINE inline void DotOneRowInt8(const Int8Queries& qi,
   const v128_t qs = wasm_f32x4_splat(qi.scale[0]);
   for (size_t j = 0; j < nb; j += 4) {
     const uint8_t* kr[4];
-    for (size_t t = 0; t < 4; ++t) kr[t] = k + HWY_MIN(j + t, nb - 1) * row_bytes;
+    for (size_t t = 0; t < 4; ++t) {
+      kr[t] = k + HWY_MIN(j + t, nb - 1) * row_bytes;
+    }
     v128_t score = wasm_f32x4_splat(0.0f);
     for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
       const size_t b1 = HWY_MIN(b0 + kInt8Block, d);
@@ -148,7 +150,8 @@ HWY_NOINLINE inline bool ValuesOneRowInt8(const float* HWY_RESTRICT p,
     for (size_t i = 0; i < n2; i += 2) {
       // An odd tile's last pair reads its key twice (the second weight is 0).
       const v128_t a = wasm_v128_load(v + i * row_bytes + j);
-      const v128_t e = wasm_v128_load(v + HWY_MIN(i + 1, n - 1) * row_bytes + j);
+      const v128_t e =
+          wasm_v128_load(v + HWY_MIN(i + 1, n - 1) * row_bytes + j);
       const v128_t lo = wasm_i8x16_shuffle(a, e, 0, 16, 1, 17, 2, 18, 3, 19, 4,
                                            20, 5, 21, 6, 22, 7, 23);
       const v128_t hi = wasm_i8x16_shuffle(a, e, 8, 24, 9, 25, 10, 26, 11, 27,
@@ -166,9 +169,8 @@ HWY_NOINLINE inline bool ValuesOneRowInt8(const float* HWY_RESTRICT p,
     const v128_t s = wasm_f32x4_splat(wscale[b]);
     for (size_t u = 0; u < 4; ++u) {
       float* o = c + j + 4 * u;
-      wasm_v128_store(
-          o, wasm_f32x4_add(wasm_v128_load(o),
-                            wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc[u]), s)));
+      const v128_t term = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc[u]), s);
+      wasm_v128_store(o, wasm_f32x4_add(wasm_v128_load(o), term));
     }
   }
   return true;

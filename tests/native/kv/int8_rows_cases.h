@@ -219,7 +219,9 @@ std::string FewRowsDiffer(const Case& cs, const Inputs& in, Quantize quantize,
   const size_t vb = KvRowBytes(KvDtype::kInt8, cs.dv);
   const bool quantized = quantize(in.q.data(), cs.d, 4, cs.d, q16, scale);
   std::vector<float> s4(4 * kMaxKeys, -7.0f);
-  if (quantized) dot(q16, scale, in.k.data(), kb, cs.n, cs.d, s4.data(), kMaxKeys);
+  if (quantized) {
+    dot(q16, scale, in.k.data(), kb, cs.n, cs.d, s4.data(), kMaxKeys);
+  }
   std::vector<float> work((WorkBytes(cs.dv) + 3) / 4);
   std::vector<float> c4 = in.c;
   const bool done4 = values(in.p.data(), kMaxKeys, cs.n, in.v.data(), vb,
