@@ -1,4 +1,5 @@
-// The integer route of a decode step's GQA group of four query rows on an
+// The integer route of a decode step's query rows (GQA groups of four, and
+// one row at a time: MHA's lone row, a group's remainder) on an
 // int8 KV cache (kv_storage.h: int8 values, a float scale per block of
 // kInt8Block = 32 values of a row), portable: plain C++ that performs the
 // same integer and float operations as the SIMD128 kernels of
@@ -8,11 +9,12 @@
 // passes, shapes, bounds and accuracy are those of the wasm file's top
 // comment:
 //   1. QuantizeQueryRowsRef: query rows to int16, one scale per row.
-//   2. DotFourRowsInt8Ref: Q·Kᵀ per tile, int32 sums per block of 32 values
-//      times the key's block scale, float sums over blocks, times s_q.
-//   3. ValuesFourRowsInt8Ref: P·V per tile, weights p · s_v rounded to int16
-//      against the bound max p · max s_v, int32 sums over the tile's keys,
-//      times the bound / 32767, added to the float output.
+//   2. DotRowsInt8Ref (1 to 4 rows): Q·Kᵀ per tile, int32 sums per block
+//      of 32 values times the key's block scale, float sums over blocks,
+//      times s_q.
+//   3. ValuesRowsInt8Ref (1 to 4 rows): P·V per tile, weights p · s_v
+//      rounded to int16 against the bound max p · max s_v, int32 sums over
+//      the tile's keys, times the bound / 32767, added to the float output.
 // Integer sums are exact (the wasm file's bounds: no overflow), so their
 // order is free; the float operations are one per statement, in the wasm
 // kernels' order, in functions where no compiler contracts a multiply and an
