@@ -85,6 +85,60 @@ HWY_NOINLINE inline void DotOneRowInt8(const Int8Queries& qi,
   }
 }
 
+// The tile's value scales by block, sv[b·64 + i] for keys i < n (zeros up
+// to n8), and each block's largest in smax[b]; false if one is not finite.
+// Two or four blocks (dv 64 or 128) and n a multiple of 4: four keys'
+// scales loaded and transposed in registers (the scalar gather costs a
+// load, a compare and a max per key and block); else GatherValueScales.
+HWY_INLINE bool GatherScalesOneRow(const uint8_t* HWY_RESTRICT v, size_t dv,
+                                   size_t row_bytes, size_t n, size_t n8,
+                                   float* HWY_RESTRICT sv,
+                                   float* HWY_RESTRICT smax) {
+  constexpr size_t kMaxKeys = 64;
+  const size_t blocks = (dv + kInt8Block - 1) / kInt8Block;
+  if ((blocks == 2 || blocks == 4) && n % 4 == 0) {
+    const v128_t big = wasm_f32x4_splat(3.4e38f);
+    v128_t finite = wasm_i32x4_splat(-1);
+    v128_t m = wasm_f32x4_splat(0.0f);  // lane b: block b's largest
+    for (size_t i = 0; i < n; i += 4) {
+      const uint8_t* src = v + i * row_bytes + dv;
+      v128_t x[4];
+      for (size_t t = 0; t < 4; ++t) {
+        x[t] = blocks == 4 ? wasm_v128_load(src + t * row_bytes)
+                           : wasm_v128_load64_zero(src + t * row_bytes);
+        finite = wasm_v128_and(finite, wasm_f32x4_le(x[t], big));
+        m = wasm_f32x4_pmax(m, x[t]);
+      }
+      const v128_t lo01 = wasm_i32x4_shuffle(x[0], x[1], 0, 4, 1, 5);
+      const v128_t lo23 = wasm_i32x4_shuffle(x[2], x[3], 0, 4, 1, 5);
+      wasm_v128_store(sv + i, wasm_i64x2_shuffle(lo01, lo23, 0, 2));
+      wasm_v128_store(sv + kMaxKeys + i, wasm_i64x2_shuffle(lo01, lo23, 1, 3));
+      if (blocks == 4) {
+        const v128_t hi01 = wasm_i32x4_shuffle(x[0], x[1], 2, 6, 3, 7);
+        const v128_t hi23 = wasm_i32x4_shuffle(x[2], x[3], 2, 6, 3, 7);
+        wasm_v128_store(sv + 2 * kMaxKeys + i,
+                        wasm_i64x2_shuffle(hi01, hi23, 0, 2));
+        wasm_v128_store(sv + 3 * kMaxKeys + i,
+                        wasm_i64x2_shuffle(hi01, hi23, 1, 3));
+      }
+    }
+    if (!wasm_i32x4_all_true(finite)) return false;
+    float lanes[4];
+    wasm_v128_store(lanes, m);
+    for (size_t b = 0; b < blocks; ++b) {
+      smax[b] = lanes[b];
+      for (size_t i = n; i < n8; ++i) sv[b * kMaxKeys + i] = 0.0f;
+    }
+    return true;
+  }
+  for (size_t b = 0; b < blocks; ++b) {
+    if (!GatherValueScales(v, dv, row_bytes, b, n, n8, sv, kMaxKeys, smax)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Pass 3 for one row of weights p[0, n) (p >= 0 and finite; p holds 64
 // floats): c[0, dv) += sum_{i < n} p[i] · v_i over the stored int8 value
 // rows v + i·row_bytes, 0 < n <= 64, dv a multiple of 16. work: as
@@ -103,11 +157,7 @@ HWY_NOINLINE inline bool ValuesOneRowInt8(const float* HWY_RESTRICT p,
   float* smax = pr + kMaxKeys;            // [blocks]
   float* wscale = smax + blocks;          // [blocks]
   int16_t* wq = reinterpret_cast<int16_t*>(wscale + blocks);  // [blocks][64]
-  for (size_t b = 0; b < blocks; ++b) {
-    if (!GatherValueScales(v, dv, row_bytes, b, n, n8, sv, kMaxKeys, smax)) {
-      return false;
-    }
-  }
+  if (!GatherScalesOneRow(v, dv, row_bytes, n, n8, sv, smax)) return false;
   // p, zero past n (what lies there may not be finite), and its largest.
   v128_t m = wasm_f32x4_splat(0.0f);
   for (size_t i = 0; i < n8; i += 4) {
