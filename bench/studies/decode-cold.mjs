@@ -12,7 +12,9 @@
 // Several checkouts run in one process, interleaved (their ratios compare);
 // one checkout per process gives each build the process to itself (run it
 // once per checkout, alternating, to compare builds that way). Prints the
-// median ms of each build's steps, after 3 untimed ones.
+// median ms of each build's steps, after 3 untimed ones, wall time and the
+// process's CPU time (process.cpuUsage: what other jobs on a shared
+// machine take from the step shows in wall time only).
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { decodeRoute } from '../peers/ours.mjs';
@@ -38,20 +40,27 @@ for (const dir of dirs) {
   const { init } = await import(pathToFileURL(resolve(dir, 'dist/node.mjs')).href);
   const ca = await init({ build: 'single' });
   for (const [name, variant] of VARIANTS) {
-    cases.push({ dir, name, route: decodeRoute(ca, variant, shape, inputs), ms: [] });
+    cases.push({ dir, name, route: decodeRoute(ca, variant, shape, inputs), ms: [], cpu: [] });
   }
 }
 const WARM_UP = 3;
 for (let i = 0; i < WARM_UP + steps; i++) {
   for (const c of i % 2 ? [...cases].reverse() : cases) {
     if (!warm) sweepCaches();
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     c.route.run();
-    if (i >= WARM_UP) c.ms.push(performance.now() - t0);
+    const t1 = performance.now();
+    const cpu = process.cpuUsage(c0);
+    if (i >= WARM_UP) {
+      c.ms.push(t1 - t0);
+      c.cpu.push((cpu.user + cpu.system) / 1000);
+    }
   }
 }
 for (const dir of dirs) {
   const mine = cases.filter((c) => c.dir === dir);
   const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
   console.log(`${dir}: ` + mine.map((c) => `${c.name} ${median(c.ms).toFixed(2)} ms`).join(', '));
+  console.log(`${' '.repeat(dir.length)}  CPU: ` + mine.map((c) => `${c.name} ${median(c.cpu).toFixed(2)} ms`).join(', '));
 }

@@ -264,10 +264,15 @@ HWY_INLINE void ScoreKeyTile(const Plan& p, const float* q, size_t ldq,
                       kKeyBlock);
     return;
   }
-  if (q8 != nullptr) {
-    for (size_t r = 0; r < rows; r += 4) {
+  if (q8 != nullptr) {  // a decode step's rows: four at a time, the rest one
+    size_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
       DotFourRowsInt8({q8->q + r * p.d, q8->scale + r}, k_rows, p.k_row, kn,
                       p.d, ws.s + r * kKeyBlock, kKeyBlock);
+    }
+    if (r < rows) {
+      DotFewRowsInt8({q8->q + r * p.d, q8->scale + r}, rows - r, k_rows,
+                     p.k_row, kn, p.d, ws.s + r * kKeyBlock, kKeyBlock);
     }
     return;
   }

@@ -82,9 +82,12 @@ HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
   if (group && kBf16ValueKernel && p.kv_dtype == KvDtype::kBFloat16 &&
       p.dv % 8 == 0 && !p.products.relaxed) {
     route.values = ValueRoute::kBf16InRegisters;
-  } else if (group && kInt8IntegerRoute && p.kv_dtype == KvDtype::kInt8 &&
-             p.d % 16 == 0 && p.dv % 16 == 0 && !p.drop) {
-    // Without dropout the weights are at most 1, so p · s stays finite.
+  } else if (b.rows <= 8 && kInt8IntegerRoute &&
+             p.kv_dtype == KvDtype::kInt8 && p.d % 16 == 0 &&
+             p.dv % 16 == 0 && !p.drop) {
+    // A decode step's rows of one KV head, any number: four at a time, the
+    // rest (MHA's lone row) one at a time (int8_one_row-inl.h). Without
+    // dropout the weights are at most 1, so p · s stays finite.
     route.values = ValueRoute::kInt8Integer;
   }
 #if HWY_TARGET == HWY_SCALAR
@@ -99,10 +102,8 @@ HWY_INLINE Route ChooseRoute(const Plan& p, const Block& b, size_t key_begin,
   // MHA's lone row, or any other group size) on any cache, every row
   // seeing every key of [key_begin, key_end) up to one common end (the
   // tile loop's grid, every tile full: a ragged batch's shorter sequence
-  // ends early), no score rule, mask or dropout; the int8 integer route
-  // keeps the tile loop (ValuesInPlace's checks).
-  if (p.score_rules || p.drop || p.has_mask || key_end <= key_begin ||
-      route.values == ValueRoute::kInt8Integer) {
+  // ends early), no score rule, mask or dropout.
+  if (p.score_rules || p.drop || p.has_mask || key_end <= key_begin) {
     return route;
   }
   const size_t stop = HWY_MIN(b.VisibleEnd(p, 0), key_end);
@@ -210,16 +211,24 @@ HWY_INLINE bool Int8ValuesFourRows(const Plan& p, const Block& b,
   static bool (*volatile group)(const float*, size_t, size_t, const uint8_t*,
                                 size_t, size_t, void*, float*, size_t) =
       ValuesFourRowsInt8;
-  for (size_t r = 0; r < b.rows; r += 4) {
+  static bool (*volatile few)(const float*, size_t, size_t, size_t,
+                              const uint8_t*, size_t, size_t, void*, float*,
+                              size_t) = ValuesFewRowsInt8;
+  size_t r = 0;
+  for (; r + 4 <= b.rows; r += 4) {
     if (!group(ws.s + r * kKeyBlock, kKeyBlock, tile_end[0],
                b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp,
                ws.o + r * p.dv_panel, p.dv_panel)) {
-      // Only where a value scale is not finite, the same for every group:
-      // the first returns before any product is added.
+      // Only where a value scale is not finite, the same for every call
+      // over the tile: the first returns before any product is added.
       return false;
     }
   }
-  return true;
+  // The rows past the groups of four (MHA's lone row), one at a time.
+  return r == b.rows ||
+         few(ws.s + r * kKeyBlock, kKeyBlock, b.rows - r, tile_end[0],
+             b.v + k0 * p.v_row, p.v_row, p.dv, ws.vp, ws.o + r * p.dv_panel,
+             p.dv_panel);
 }
 
 #if HWY_TARGET != HWY_SCALAR
@@ -263,14 +272,15 @@ HWY_INLINE bool PreRead(const Plan& p, size_t n) {
 
 // TiledBlock's steps for the items ChooseRoute gives
 // BlockRoute::kDecodeGroup (a decode step's rows of one KV head: a GQA
-// group, MHA's lone row, any group size), in a loop of its own without the
-// rules' branches: every tile is full for every row, so each tile is S =
-// Q·Kᵀ (ScoreKeyTile), the online softmax of each row, and O += P·V for
-// the rows (AddTileValues; a group: four rows per value read). The same
-// kernels in the same order as TiledBlock: the same bits. Among the rules'
-// branches of TiledBlock's shared loop V8 compiles the same kernels slower
-// (docs/performance.md), as it did the backward's item loop before it had
-// an instance per kind of rule (attention_backward.cc). The keys end at
+// group, MHA's lone row, any group size; an int8 cache's integer route
+// too, its queries quantised once per item as there), in a loop of its own
+// without the rules' branches: every tile is full for every row, so each
+// tile is S = Q·Kᵀ (ScoreKeyTile), the online softmax of each row, and
+// O += P·V for the rows (AddTileValues; a group: four rows per value
+// read). The same kernels in the same order as TiledBlock: the same bits.
+// Among the rules' branches of TiledBlock's shared loop V8 compiles the
+// same kernels slower (docs/performance.md), as it did the backward's item
+// loop before it had an instance per kind of rule (attention_backward.cc). The keys end at
 // the rows' common end (ChooseRoute): a ragged batch's shorter sequence.
 HWY_NOINLINE void DecodeGroupBlock(const Plan& p, const Block& b,
                                    size_t key_begin, size_t key_end,
@@ -281,7 +291,11 @@ HWY_NOINLINE void DecodeGroupBlock(const Plan& p, const Block& b,
   key_end = HWY_MIN(key_end, b.VisibleEnd(p, 0));
   size_t ldq;
   const float* q = QueryRows(p, b, ws, &ldq);
+  Int8Queries q8_rows;
+  const Int8Queries* q8 =
+      Int8Route({BlockRoute::kDecodeGroup, values}, p, b, ws, &q8_rows);
   SoftmaxState st[kQueryBlock];
+  size_t ends[kQueryBlock];
   for (size_t r = 0; r < rows; ++r) st[r] = SoftmaxState::Empty();
   memset(ws.o, 0, rows * p.dv_panel * sizeof(float));
   const bool bf16_values = values == ValueRoute::kBf16InRegisters;
@@ -296,22 +310,30 @@ HWY_NOINLINE void DecodeGroupBlock(const Plan& p, const Block& b,
     const size_t kn = HWY_MIN(kKeyBlock, key_end - k0);
     // Value rows read already: no read-ahead inside Q·Kᵀ (same bits).
     ScoreKeyTile(p, q, ldq, b.k + k0 * p.k_row,
-                 pre_read ? nullptr : b.v + k0 * p.v_row, rows, kn, ws,
-                 nullptr);
+                 pre_read ? nullptr : b.v + k0 * p.v_row, rows, kn, ws, q8);
     bool any = false;
     for (size_t r = 0; r < rows; ++r) {
       float* srow = ws.s + r * kKeyBlock;
+      ends[r] = kn;
       // A non-finite row's output is NaN whatever o holds: its P row is
       // zeros so that the rows' product stays one call.
       if (st[r].non_finite ||
           !OnlineSoftmaxTile(srow, kn, p.scale, &st[r], ws.o + r * p.dv_panel,
                              p.dv_panel)) {
         memset(srow, 0, kn * sizeof(float));
+        ends[r] = 0;
       } else {
         any = true;
       }
     }
     if (!any) continue;  // every row non-finite (TiledBlock skips P·V too)
+    // The int8 route's P·V where TiledBlock takes it (every row finite:
+    // SameEnds), the same bits; else (a non-finite row or value scale) the
+    // float32 tile.
+    if (q8 && Int8ValuesFourRows(p, b, TileVisibility::kFull, ends, ends, k0,
+                                 ws)) {
+      continue;
+    }
     if (bf16_values) {
       AddFourBf16(p, b, rows, k0, kn, ws);
       continue;

@@ -1,4 +1,5 @@
-// The integer route of a decode step's GQA group of four query rows on an
+// The integer route of a decode step's query rows (GQA groups of four, and
+// one row at a time: MHA's lone row, a group's remainder) on an
 // int8 KV cache (kv_storage.h: int8 values, a float scale per block of
 // kInt8Block = 32 values of a row), portable: plain C++ that performs the
 // same integer and float operations as the SIMD128 kernels of
@@ -8,21 +9,24 @@
 // passes, shapes, bounds and accuracy are those of the wasm file's top
 // comment:
 //   1. QuantizeQueryRowsRef: query rows to int16, one scale per row.
-//   2. DotFourRowsInt8Ref: Q·Kᵀ per tile, int32 sums per block of 32 values
-//      times the key's block scale, float sums over blocks, times s_q.
-//   3. ValuesFourRowsInt8Ref: P·V per tile, weights p · s_v rounded to int16
-//      against the bound max p · max s_v, int32 sums over the tile's keys,
-//      times the bound / 32767, added to the float output.
+//   2. DotRowsInt8Ref (1 to 4 rows): Q·Kᵀ per tile, int32 sums per block
+//      of 32 values times the key's block scale, float sums over blocks,
+//      times s_q.
+//   3. ValuesRowsInt8Ref (1 to 4 rows): P·V per tile, weights p · s_v
+//      rounded to int16 against the bound max p · max s_v, int32 sums over
+//      the tile's keys, times the bound / 32767, added to the float output.
 // Integer sums are exact (the wasm file's bounds: no overflow), so their
 // order is free; the float operations are one per statement, in the wasm
 // kernels' order, in functions where no compiler contracts a multiply and an
 // add into one fused multiply-add (CA_INT8_REF_NO_CONTRACT): SIMD128 has no
 // FMA, and gcc contracts across statements by default (-ffp-contract=fast,
 // with -std=c++17 too) on the targets that have one.
-// This header chooses: QuantizeQueryRows, DotFourRowsInt8 and
-// ValuesFourRowsInt8 (and the prefill blocks' DotRowsInt8Packed and
-// ValuesRowsInt8Packed: the same arithmetic, the key or value tile packed
-// once for all rows; here four rows at a time through the kernels above)
+// This header chooses: QuantizeQueryRows, DotFourRowsInt8,
+// ValuesFourRowsInt8, DotFewRowsInt8 and ValuesFewRowsInt8 (1 to 3 rows:
+// MHA's lone row, a group's remainder; src/kv/wasm/int8_one_row-inl.h) (and
+// the prefill blocks' DotRowsInt8Packed and ValuesRowsInt8Packed: the same
+// arithmetic, the key or value tile packed once for all rows; here four rows
+// at a time through the kernels above)
 // are the SIMD128 kernels on wasm and these elsewhere
 // (native targets, so that ctest, the sanitizers and the fuzzer run the
 // route); kInt8IntegerRoute says whether the current target takes the route.
@@ -136,17 +140,20 @@ CA_INT8_REF_NO_CONTRACT bool QuantizeQueryRowsRef(const float* HWY_RESTRICT q,
 // multiple of 16. Per block of 32 values: the exact int32 sum of the int16
 // query times the int8 key values, converted, times the key's block scale
 // and added to the score (0 first); the score times the row's scale last.
-CA_INT8_REF_NO_CONTRACT void DotFourRowsInt8Ref(const Int8Queries& qi,
-                                                const uint8_t* HWY_RESTRICT k,
-                                                size_t row_bytes, size_t nb,
-                                                size_t d, float* HWY_RESTRICT c,
-                                                size_t ldc) {
+// DotRowsInt8Ref takes rows r < `rows` (1 to 4; the remainder rows of a
+// group that is not a multiple of four): each row's scores are the same
+// operations on its own query row, so the same bits as in a group of four.
+CA_INT8_REF_NO_CONTRACT void DotRowsInt8Ref(const Int8Queries& qi, size_t rows,
+                                            const uint8_t* HWY_RESTRICT k,
+                                            size_t row_bytes, size_t nb,
+                                            size_t d, float* HWY_RESTRICT c,
+                                            size_t ldc) {
   CA_INT8_REF_CONTRACT_OFF
   const size_t written = (nb + 1) & ~size_t{1};
   for (size_t j = 0; j < written; ++j) {
     const uint8_t* kr = k + (j < nb ? j : nb - 1) * row_bytes;
     const int8_t* kv = reinterpret_cast<const int8_t*>(kr);
-    for (size_t r = 0; r < 4; ++r) {
+    for (size_t r = 0; r < rows; ++r) {
       const int16_t* qr = qi.q + r * d;
       float score = 0.0f;
       for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
@@ -175,8 +182,11 @@ CA_INT8_REF_NO_CONTRACT void DotFourRowsInt8Ref(const Int8Queries& qi,
 // against the bound max_i p_i · max_i s_ib (wscale = bound / 32767); per
 // column, the exact int32 sum of weights times int8 values, converted, times
 // wscale and added to c.
-CA_INT8_REF_NO_CONTRACT bool ValuesFourRowsInt8Ref(
-    const float* HWY_RESTRICT p, size_t ldp, size_t n,
+// ValuesRowsInt8Ref takes rows r < `rows` (1 to 4): a row's weights are
+// quantised against its own largest weight and the tile's value scales, so
+// each row's output has the same bits as in a group of four.
+CA_INT8_REF_NO_CONTRACT bool ValuesRowsInt8Ref(
+    const float* HWY_RESTRICT p, size_t ldp, size_t rows, size_t n,
     const uint8_t* HWY_RESTRICT v, size_t row_bytes, size_t dv, void* work,
     float* HWY_RESTRICT c, size_t ldc) {
   CA_INT8_REF_CONTRACT_OFF
@@ -198,8 +208,8 @@ CA_INT8_REF_NO_CONTRACT bool ValuesFourRowsInt8Ref(
     }
     smax[b] = m;
   }
-  float pmax[4];
-  for (size_t r = 0; r < 4; ++r) {
+  float pmax[4];  // rows <= 4
+  for (size_t r = 0; r < rows; ++r) {
     float m = 0.0f;
     for (size_t i = 0; i < n; ++i) m = HWY_MAX(m, p[r * ldp + i]);
     pmax[r] = m;
@@ -209,7 +219,7 @@ CA_INT8_REF_NO_CONTRACT bool ValuesFourRowsInt8Ref(
     const size_t j1 = HWY_MIN(j0 + kInt8Block, dv);
     const float* HWY_RESTRICT s = sv + b * kMaxKeys;
     float wscale[4];
-    for (size_t r = 0; r < 4; ++r) {
+    for (size_t r = 0; r < rows; ++r) {
       const float bound = pmax[r] * smax[b];
       float inv = kInt16Max / bound;
       if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
@@ -220,7 +230,7 @@ CA_INT8_REF_NO_CONTRACT bool ValuesFourRowsInt8Ref(
         wq[r * kMaxKeys + i] = RoundedInt16Ref(scaled);
       }
     }
-    for (size_t r = 0; r < 4; ++r) {
+    for (size_t r = 0; r < rows; ++r) {
       int32_t* HWY_RESTRICT a = acc + r * kInt8Block;
       for (size_t x = 0; x < j1 - j0; ++x) a[x] = 0;
       for (size_t i = 0; i < n; ++i) {
@@ -240,6 +250,21 @@ CA_INT8_REF_NO_CONTRACT bool ValuesFourRowsInt8Ref(
   return true;
 }
 
+// The four-row group's kernels (the golden files' and the SIMD128 kernels'
+// shapes).
+HWY_INLINE void DotFourRowsInt8Ref(const Int8Queries& qi,
+                                   const uint8_t* HWY_RESTRICT k,
+                                   size_t row_bytes, size_t nb, size_t d,
+                                   float* HWY_RESTRICT c, size_t ldc) {
+  DotRowsInt8Ref(qi, 4, k, row_bytes, nb, d, c, ldc);
+}
+HWY_INLINE bool ValuesFourRowsInt8Ref(const float* HWY_RESTRICT p, size_t ldp,
+                                      size_t n, const uint8_t* HWY_RESTRICT v,
+                                      size_t row_bytes, size_t dv, void* work,
+                                      float* HWY_RESTRICT c, size_t ldc) {
+  return ValuesRowsInt8Ref(p, ldp, 4, n, v, row_bytes, dv, work, c, ldc);
+}
+
 #undef CA_INT8_REF_NO_CONTRACT
 #undef CA_INT8_REF_CONTRACT_OFF
 
@@ -250,6 +275,7 @@ HWY_AFTER_NAMESPACE();
 
 // The SIMD128 kernels (compiled for wasm only).
 #include "src/kv/wasm/int8_rows-inl.h"
+#include "src/kv/wasm/int8_one_row-inl.h"
 
 #if HWY_TARGET != HWY_WASM
 HWY_BEFORE_NAMESPACE();
@@ -302,6 +328,21 @@ HWY_INLINE bool ValuesFourRowsInt8(const float* HWY_RESTRICT p, size_t ldp,
                                    size_t row_bytes, size_t dv, void* work,
                                    float* HWY_RESTRICT c, size_t ldc) {
   return ValuesFourRowsInt8Ref(p, ldp, n, v, row_bytes, dv, work, c, ldc);
+}
+// The remainder rows (1 to 3) of a decode item whose rows are not a
+// multiple of four (wasm: int8_one_row-inl.h, a row at a time).
+HWY_INLINE void DotFewRowsInt8(const Int8Queries& qi, size_t rows,
+                               const uint8_t* HWY_RESTRICT k, size_t row_bytes,
+                               size_t nb, size_t d, float* HWY_RESTRICT c,
+                               size_t ldc) {
+  DotRowsInt8Ref(qi, rows, k, row_bytes, nb, d, c, ldc);
+}
+HWY_INLINE bool ValuesFewRowsInt8(const float* HWY_RESTRICT p, size_t ldp,
+                                  size_t rows, size_t n,
+                                  const uint8_t* HWY_RESTRICT v,
+                                  size_t row_bytes, size_t dv, void* work,
+                                  float* HWY_RESTRICT c, size_t ldc) {
+  return ValuesRowsInt8Ref(p, ldp, rows, n, v, row_bytes, dv, work, c, ldc);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

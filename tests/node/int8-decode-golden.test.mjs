@@ -2,7 +2,8 @@
 // through the public API, bit for bit against tests/data/int8-decode-golden.json:
 // the outputs the wasm route gave when the file was written (`node
 // tests/node/int8-decode-golden.test.mjs --write` rewrites it), so that any
-// change to the route's bits shows. GQA groups of 4 and 8 query rows, head
+// change to the route's bits shows. GQA groups of 4 and 8 query rows, MHA's
+// one row per KV head and groups of 3, 6 and 7, head
 // sizes 16-128, values wider than keys (48 / 80), key counts 1 to 1000 (one
 // tile, a partial last tile, decode chunks), an outlier token (values x200),
 // a NaN value block and a NaN query (NaN rows, the float32 route), zero
@@ -37,6 +38,18 @@ const CASES = [
   ['zero_query_d48_dv80_g8_keys65', 16, 2, 48, 80, 65, 'zeroQuery'],
   ['zero_query_d64_g8_keys1000', 8, 1, 64, 64, 1000, 'zeroQuery'],
   ['zero_query_outlier_d128_g8_keys333', 8, 1, 128, 128, 333, 'zeroQueryOutlier'],
+  // One query row per KV head (MHA: GPT-2's shape) and groups that are not a
+  // multiple of four (3; 6 = 4 + 2; 7 = 4 + 3): the one-row kernels
+  // (src/kv/wasm/int8_one_row-inl.h) for the rows past the groups of four.
+  ['d64_g1_keys1000', 12, 12, 64, 64, 1000, 'plain'],
+  ['d128_g3_keys333', 6, 2, 128, 128, 333, 'plain'],
+  ['d48_dv80_g6_keys65', 12, 2, 48, 80, 65, 'plain'],
+  ['d16_g1_keys1', 2, 2, 16, 16, 1, 'plain'],
+  ['outlier_d64_g1_keys333', 4, 4, 64, 64, 333, 'outlier'],
+  ['nan_value_d64_g1_keys65', 2, 2, 64, 64, 65, 'nanValue'],
+  ['nan_query_d32_g3_keys64', 6, 2, 32, 32, 64, 'nanQuery'],
+  ['zero_query_d64_g1_keys1000', 4, 4, 64, 64, 1000, 'zeroQuery'],
+  ['zero_query_d48_dv80_g7_keys65', 14, 2, 48, 80, 65, 'zeroQuery'],
 ];
 
 // One case's q [H, D], k [KV, L, D], v [KV, L, Dv] (batch 1): q = 2u, k = u,

@@ -3,7 +3,9 @@
 // tests/native/kv/int8_rows_cases.h, as hex bits, for the native test that
 // holds the portable kernels (src/kv/int8_rows-inl.h) to them on every
 // target (tests/native/kv/int8_rows_test.cc). It runs the portable kernels
-// here too and exits 1 when any result differs from the SIMD128 ones.
+// here too and exits 1 when any result differs from the SIMD128 ones, or
+// when the one-row kernels (int8_one_row-inl.h) differ from the four-row
+// kernels' rows.
 // Built in build/wasm (not part of the package):
 //   cmake --build build/wasm --target int8_rows_golden
 //   node --no-experimental-fetch build/wasm/tests/int8_rows_golden.js \
@@ -26,9 +28,20 @@ namespace {
 
 namespace rc = int8_rows_cases;
 
+// The quantisers at their default limit (32767): a function pointer would
+// not carry the default argument.
+bool Quantize(const float* q, size_t ldq, size_t rows, size_t d, int16_t* out,
+              float* scale) {
+  return QuantizeQueryRows(q, ldq, rows, d, out, scale);
+}
+bool QuantizeRef(const float* q, size_t ldq, size_t rows, size_t d,
+                 int16_t* out, float* scale) {
+  return QuantizeQueryRowsRef(q, ldq, rows, d, out, scale);
+}
+
 rc::Results RunSimd(const rc::Case& cs, const rc::Inputs& in) {
   return rc::RunCase(
-      cs, in, QuantizeQueryRows,
+      cs, in, Quantize,
       [](const int16_t* q, const float* s, const uint8_t* k, size_t row_bytes,
          size_t nb, size_t d, float* c, size_t ldc) {
         DotFourRowsInt8({q, s}, k, row_bytes, nb, d, c, ldc);
@@ -38,12 +51,28 @@ rc::Results RunSimd(const rc::Case& cs, const rc::Inputs& in) {
 
 rc::Results RunRef(const rc::Case& cs, const rc::Inputs& in) {
   return rc::RunCase(
-      cs, in, QuantizeQueryRowsRef,
+      cs, in, QuantizeRef,
       [](const int16_t* q, const float* s, const uint8_t* k, size_t row_bytes,
          size_t nb, size_t d, float* c, size_t ldc) {
         DotFourRowsInt8Ref({q, s}, k, row_bytes, nb, d, c, ldc);
       },
       ValuesFourRowsInt8Ref);
+}
+
+// The one-row kernels (int8_one_row-inl.h) against the four-row ones' rows.
+std::string FewRowsDiffer(const rc::Case& cs, const rc::Inputs& in) {
+  return rc::FewRowsDiffer(
+      cs, in, Quantize,
+      [](const int16_t* q, const float* s, const uint8_t* k, size_t row_bytes,
+         size_t nb, size_t d, float* c, size_t ldc) {
+        DotFourRowsInt8({q, s}, k, row_bytes, nb, d, c, ldc);
+      },
+      ValuesFourRowsInt8,
+      [](const int16_t* q, const float* s, size_t rows, const uint8_t* k,
+         size_t row_bytes, size_t nb, size_t d, float* c, size_t ldc) {
+        DotFewRowsInt8({q, s}, rows, k, row_bytes, nb, d, c, ldc);
+      },
+      ValuesFewRowsInt8);
 }
 
 int Main() {
@@ -58,6 +87,12 @@ int Main() {
         simd.qscale != ref.qscale || simd.scores != ref.scores ||
         simd.values_done != ref.values_done || simd.out != ref.out) {
       fprintf(stderr, "%s: the portable kernels differ\n", cs.name.c_str());
+      ++differ;
+    }
+    const std::string few = FewRowsDiffer(cs, in);
+    if (!few.empty()) {
+      fprintf(stderr, "%s: the one-row kernels differ: %s\n", cs.name.c_str(),
+              few.c_str());
       ++differ;
     }
     printf(

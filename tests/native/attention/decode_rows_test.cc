@@ -9,7 +9,7 @@
 // lengths of a ragged batch, softcap, sinks, a cache's spare capacity,
 // both layouts); and bit-identical outputs for 1, 2 and 3 threads.
 // Tolerance: |a - ref| <= 1e-5 (1 + |ref|) elementwise, as gqa_test (1e-4
-// where an int8 cache's GQA groups take the integer route, see below).
+// where an int8 cache's rows take the integer route, see below).
 
 #include <stdint.h>
 
@@ -86,12 +86,12 @@ TEST_P(DecodeRowsTest, MatchesTheOracle) {
   std::mt19937 rng(34);
   const int64_t head_dims[] = {3, 24, 40, 64, 80, 128};
   const int64_t key_lens[] = {1, 2, 31, 33, 1000};
-  const int64_t groups[] = {1, 2, 3, 4, 8, 5};
+  const int64_t groups[] = {1, 2, 3, 4, 8, 5, 6, 7};
   int iter = 0;
   for (int64_t d : head_dims) {
     for (int64_t tk : key_lens) {
       for (int rule = 0; rule < kRules; ++rule, ++iter) {
-        const int64_t group = groups[iter % 6];
+        const int64_t group = groups[iter % 8];
         AttentionShape s;
         s.batch = 2;
         s.kv_heads = 2;
@@ -117,12 +117,13 @@ TEST_P(DecodeRowsTest, MatchesTheOracle) {
                     Status::kOk);
           ASSERT_EQ(RunStored(Attention, p, dtype, kv, &out, nullptr),
                     Status::kOk);
-          // An int8 cache's GQA groups of 4 or 8 with head sizes that are
-          // multiples of 16 take the integer route (int8_rows-inl.h), which
-          // rounds each query row to int16 (a relative error up to 2^-16 per
-          // element, summed over D in the score): 1e-4 there.
-          const bool integer = dtype == KvDtype::kInt8 && group % 4 == 0 &&
-                               d % 16 == 0 && s.value_dim % 16 == 0;
+          // An int8 cache's rows of one KV head (up to 8: four at a time,
+          // the rest one at a time) with head sizes that are multiples of 16
+          // take the integer route (int8_rows-inl.h, int8_one_row-inl.h),
+          // which rounds each query row to int16 (a relative error up to
+          // 2^-16 per element, summed over D in the score): 1e-4 there.
+          const bool integer = dtype == KvDtype::kInt8 && d % 16 == 0 &&
+                               s.value_dim % 16 == 0;
           EXPECT_TRUE(NearReference(out, ref, integer ? 1e-4 : 1e-5));
           if (HasFailure()) return;
         }
@@ -133,9 +134,10 @@ TEST_P(DecodeRowsTest, MatchesTheOracle) {
 
 TEST_P(DecodeRowsTest, ThreadsAreBitIdentical) {
   // A GPT-2-small layer's step (12 heads, each its own KV head, D 64) and
-  // groups of 3 over several decode chunks, a ragged batch among them.
+  // groups of 3 and 6 (four rows and two) over several decode chunks, a
+  // ragged batch among them: on an int8 cache the integer route.
   std::mt19937 rng(35);
-  for (int64_t group : {1, 3}) {
+  for (int64_t group : {1, 3, 6}) {
     for (int rule : {kPlain, kKeyLengths, kSinks}) {
       const int64_t tk = 3 * kDecodeChunk + 7;
       AttentionShape s{2, 12, 1, tk, 64, 64, 12 / group, tk + 3};

@@ -203,6 +203,64 @@ Results RunCase(const Case& cs, const Inputs& in, Quantize quantize, Dot dot,
   return res;
 }
 
+// Empty where the few-row kernels (DotFewRowsInt8, ValuesFewRowsInt8: 1 to 3
+// rows, starting at any row r0 of the four) give the four-row kernels' bits
+// row for row (the scores of keys [0, n), the outputs, the refusals) and
+// leave the other rows alone; else what differs first.
+template <class Quantize, class Dot, class Values, class DotFew,
+          class ValuesFew>
+std::string FewRowsDiffer(const Case& cs, const Inputs& in, Quantize quantize,
+                          Dot dot, Values values, DotFew dot_few,
+                          ValuesFew values_few) {
+  std::vector<float> qbuf(8 + 2 * cs.d + 4);
+  float* scale = qbuf.data();
+  int16_t* q16 = reinterpret_cast<int16_t*>(qbuf.data() + 8);
+  const size_t kb = KvRowBytes(KvDtype::kInt8, cs.d);
+  const size_t vb = KvRowBytes(KvDtype::kInt8, cs.dv);
+  const bool quantized = quantize(in.q.data(), cs.d, 4, cs.d, q16, scale);
+  std::vector<float> s4(4 * kMaxKeys, -7.0f);
+  if (quantized) {
+    dot(q16, scale, in.k.data(), kb, cs.n, cs.d, s4.data(), kMaxKeys);
+  }
+  std::vector<float> work((WorkBytes(cs.dv) + 3) / 4);
+  std::vector<float> c4 = in.c;
+  const bool done4 = values(in.p.data(), kMaxKeys, cs.n, in.v.data(), vb,
+                            cs.dv, work.data(), c4.data(), cs.dv);
+  const auto same = [](const float* a, const float* b, size_t n) {
+    return memcmp(a, b, n * sizeof(float)) == 0;
+  };
+  for (size_t r0 = 0; r0 < 4; ++r0) {
+    for (size_t m = 1; m <= 3 && r0 + m <= 4; ++m) {
+      const std::string at =
+          " (rows " + std::to_string(r0) + " + " + std::to_string(m) + ")";
+      if (quantized) {
+        std::vector<float> s(4 * kMaxKeys, -7.0f);
+        dot_few(q16 + r0 * cs.d, scale + r0, m, in.k.data(), kb, cs.n, cs.d,
+                s.data() + r0 * kMaxKeys, kMaxKeys);
+        for (size_t r = r0; r < r0 + m; ++r) {
+          if (!same(s.data() + r * kMaxKeys, s4.data() + r * kMaxKeys, cs.n)) {
+            return "scores of row " + std::to_string(r) + at;
+          }
+        }
+      }
+      std::vector<float> c = in.c;
+      const bool done =
+          values_few(in.p.data() + r0 * kMaxKeys, kMaxKeys, m, cs.n,
+                     in.v.data(), vb, cs.dv, work.data(),
+                     c.data() + r0 * cs.dv, cs.dv);
+      if (done != done4) return "refusal" + at;
+      for (size_t r = 0; r < 4; ++r) {
+        const bool in_rows = done && r >= r0 && r < r0 + m;
+        const float* want = (in_rows ? c4 : in.c).data() + r * cs.dv;
+        if (!same(c.data() + r * cs.dv, want, cs.dv)) {
+          return "output row " + std::to_string(r) + at;
+        }
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace int8_rows_cases
 }  // namespace causal_attention
 

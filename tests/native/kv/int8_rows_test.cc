@@ -170,6 +170,41 @@ void TestSameBitsAsTheSimd128Kernels() {
   EXPECT_EQ(refused_values, 2u);
 }
 
+// The few-row kernels (MHA's lone row, a group's remainder rows) give each
+// row the bits of the four-row kernels (which the golden file holds) on
+// every target; tests/wasm/int8_rows_golden.cc checks the SIMD128 ones.
+void TestFewRowsAsInGroupsOfFour() {
+  const std::vector<rc::Case> cases = rc::Cases();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const rc::Case& cs = cases[i];
+    const rc::Inputs in = rc::MakeInputs(cs, rc::Seed(i));
+    const std::string differ = rc::FewRowsDiffer(
+        cs, in,
+        [](const float* q, size_t ldq, size_t rows, size_t d, int16_t* out,
+           float* scale) {
+          return QuantizeQueryRows(q, ldq, rows, d, out, scale);
+        },
+        [](const int16_t* q, const float* s, const uint8_t* k, size_t row_bytes,
+           size_t nb, size_t d, float* c, size_t ldc) {
+          DotFourRowsInt8({q, s}, k, row_bytes, nb, d, c, ldc);
+        },
+        [](const float* p, size_t ldp, size_t n, const uint8_t* v,
+           size_t row_bytes, size_t dv, void* work, float* c, size_t ldc) {
+          return ValuesFourRowsInt8(p, ldp, n, v, row_bytes, dv, work, c, ldc);
+        },
+        [](const int16_t* q, const float* s, size_t rows, const uint8_t* k,
+           size_t row_bytes, size_t nb, size_t d, float* c, size_t ldc) {
+          DotFewRowsInt8({q, s}, rows, k, row_bytes, nb, d, c, ldc);
+        },
+        [](const float* p, size_t ldp, size_t rows, size_t n, const uint8_t* v,
+           size_t row_bytes, size_t dv, void* work, float* c, size_t ldc) {
+          return ValuesFewRowsInt8(p, ldp, rows, n, v, row_bytes, dv, work, c,
+                                   ldc);
+        });
+    EXPECT_EQ(differ, "") << cs.name << " on " << hwy::TargetName(HWY_TARGET);
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace causal_attention
@@ -246,11 +281,12 @@ TEST_P(Int8DecodeTest, MatchesTheWasmRouteThroughTheApi) {
       }
     }
   }
-  if (vector_target) EXPECT_EQ(exact_cases, 5u);
+  if (vector_target) EXPECT_EQ(exact_cases, 7u);
 }
 class Int8RowsTest : public hwy::TestWithParamTarget {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(Int8RowsTest);
 HWY_EXPORT_AND_TEST_P(Int8RowsTest, TestSameBitsAsTheSimd128Kernels);
+HWY_EXPORT_AND_TEST_P(Int8RowsTest, TestFewRowsAsInGroupsOfFour);
 }  // namespace
 }  // namespace causal_attention
 #endif
