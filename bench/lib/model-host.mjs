@@ -6,7 +6,7 @@
 // drives its rows run by run, so that the implementations are interleaved.
 //
 // Messages (one at a time):
-//   open    { impl, threads, cfg, seed, check: { ids, next }, weightsDtype? (ours) } → { status, label, threads, loadMs,
+//   open    { impl, threads, cfg, seed, check: { ids, next }, weightsDtype?, cacheDtype? (ours) } → { status, label, threads, loadMs,
 //           prefill, step }  (logits of the check: prefill of `ids`, then one cached step of `next`)
 //   prepare { row: { kind: 'prefill' | 'step', tokens, steps } } → {}  (a step row: prefill
 //           tokens − steps tokens into the cache, untimed; its last step attends over `tokens`)
@@ -26,7 +26,7 @@ installWasmMemoryTracker();
 /** Token ids 0.. of a row: the same for every implementation. */
 export const tokenIds = (n, vocab, offset = 0) => Int32Array.from({ length: n }, (_, i) => ((offset + i) * 7919 + 13) % vocab);
 
-async function createOurs({ threads, cfg, dict, weightsDtype = 'float32' }) {
+async function createOurs({ threads, cfg, dict, weightsDtype = 'float32', cacheDtype = 'float32' }) {
   const { init } = await import('causal-attention');
   const ca = await init(threads === 1 ? { build: 'single' } : { build: 'threads', threads });
   const m = new ca.GPTModel(cfg).eval();
@@ -36,14 +36,15 @@ async function createOurs({ threads, cfg, dict, weightsDtype = 'float32' }) {
   // The parameters' arrays stay in JS (a float32 Linear stages its weight into wasm memory per call).
   const jsBytes = m.parameters().reduce((s, p) => s + p.data.byteLength, 0);
   return {
-    label: `ours (${ca.build}${weightsDtype === 'float32' ? '' : `, ${weightsDtype} weights`})`,
+    label: `ours (${ca.build}${weightsDtype === 'float32' ? '' : `, ${weightsDtype} weights`}` +
+      `${cacheDtype === 'float32' ? '' : `, ${cacheDtype} KV cache`})`,
     threads: ca.threads,
     forward: (ids) => m.forward(ids, [1, ids.length]),
     prefillCache(ids) {
       m.resetCache();
-      return m.forward(ids, [1, ids.length], { useCache: true });
+      return m.forward(ids, [1, ids.length], { useCache: true, cacheDtype });
     },
-    step: (id) => m.forward(Int32Array.of(id), [1, 1], { useCache: true }),
+    step: (id) => m.forward(Int32Array.of(id), [1, 1], { useCache: true, cacheDtype }),
     memory: () => ({ wasmBytes: ca.memoryBytes, jsBytes }),
     split: (r) => splitOurs(m, r, cfg),
   };

@@ -34,6 +34,8 @@ export const MODEL_IMPLS = [
   // The same model with every Linear's weight stored as bfloat16 / int8 (model.quantize()).
   { key: 'ours-bf16-1', impl: 'ours', threads: 1, weightsDtype: 'bfloat16' },
   { key: 'ours-int8-1', impl: 'ours', threads: 1, weightsDtype: 'int8' },
+  // int8 weights over an int8 KV cache (forward's cacheDtype): the decode's integer route.
+  { key: 'ours-int8-kv8-1', impl: 'ours', threads: 1, weightsDtype: 'int8', cacheDtype: 'int8' },
   { key: 'ort-web-1', impl: 'ort-web', threads: 1 },
   { key: 'ort-web-2', impl: 'ort-web', threads: 2 },
   { key: 'ort-node-1', impl: 'ort-node', threads: 1 },
@@ -344,12 +346,29 @@ function weightsTargets(model) {
           `${fmtMs(readMs)} ms at ${bandwidth.toFixed(1)} GB/s (${fmtX(readMs / r['ours-1'].medianMs)} of the float32 step)` +
           `${attention}; the rest is the kernels' arithmetic and the step's other work`), 34));
     }
+    if (key === 'ours-int8-1') out.push(...kv8Lines(model));
     const m = i.memory;
     const f = impls['ours-1']?.memory;
     if (m && f) {
       out.push(targetLine(`${dtype} weights: wasm memory`, null, `${fmtBytes(m.wasmBytes)} against ${fmtBytes(f.wasmBytes)} ` +
         `for float32 (its weights live in JS arrays, ${fmtBytes(f.jsBytes)}, staged per call)`, 34));
     }
+  }
+  return out;
+}
+
+/** int8 weights over an int8 KV cache: its logits' distance and steps against float32 (no target of their own). */
+function kv8Lines({ impls, rows }) {
+  const i = impls['ours-int8-kv8-1'];
+  if (!i || i.prefillDiff === undefined) return [];
+  const out = [targetLine('int8 weights, int8 KV cache: logits against the float32 model\'s', null,
+    `max |Δ| / max |logit| ${i.prefillDiff.toExponential(1)} (16-token prefill), ${i.stepDiff.toExponential(1)} (cached step)`, 34)];
+  for (const row of MODEL_ROWS.filter((x) => x.kind === 'step')) {
+    const r = rows[row.key]?.results;
+    if (!r?.['ours-int8-kv8-1'] || !r['ours-1']) continue;
+    const ms = r['ours-int8-kv8-1'].medianMs;
+    out.push(targetLine(`int8 weights, int8 KV cache, ${row.key}: time against float32`, null,
+      `${fmtX(ms / r['ours-1'].medianMs)}: ${fmtMs(ms)} against ${fmtMs(r['ours-1'].medianMs)} ms`, 34));
   }
   return out;
 }
