@@ -10,6 +10,10 @@
 #include <cmath>
 #include <vector>
 
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
 #include "src/attention/internal.h"
 #include "src/base/size_math.h"
 #include "src/base/thread_pool.h"
@@ -64,6 +68,51 @@ int16_t RoundedInt16(float x) {
   return static_cast<int16_t>(static_cast<uint16_t>(bits & 0xFFFFu));
 }
 
+#if defined(__wasm_simd128__)
+// StoreRow's block of 32 values tb (below) in SIMD128, the same operations
+// per value: the largest |t| (NaN skipped, as the scalar max), whether
+// every t is finite (the sum of t · 0 is 0), the scale, and the rounded
+// values to dst[0, 64) (RoundedInt16's low halves); returns the scale.
+// Compilers vectorise the scalar loops less well: each value takes a few
+// lane extracts and scalar steps there.
+float StoreBlock32(const float* tb, float limit, uint8_t* dst) {
+  v128_t t[8];
+  v128_t largest = wasm_f32x4_splat(0.0f), zero = wasm_f32x4_splat(0.0f);
+  for (size_t k = 0; k < 8; ++k) {
+    t[k] = wasm_v128_load(tb + 4 * k);
+    largest = wasm_f32x4_pmax(largest, wasm_f32x4_abs(t[k]));
+    zero = wasm_f32x4_add(zero, wasm_f32x4_mul(t[k], wasm_f32x4_splat(0.0f)));
+  }
+  float lanes[4], zeros[4];
+  wasm_v128_store(lanes, largest);
+  wasm_v128_store(zeros, zero);
+  float m = 0.0f;
+  bool finite = true;
+  for (size_t k = 0; k < 4; ++k) {
+    m = lanes[k] > m ? lanes[k] : m;
+    finite &= zeros[k] == 0.0f;
+  }
+  const float scale = finite ? m / limit : std::nanf("");
+  const v128_t to_int = wasm_f32x4_splat(m > 0.0f ? limit / m : 0.0f);
+  const v128_t hi = wasm_f32x4_splat(limit), lo = wasm_f32x4_splat(-limit);
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  v128_t r[8];
+  for (size_t k = 0; k < 8; ++k) {
+    v128_t x = wasm_f32x4_mul(t[k], to_int);
+    x = wasm_f32x4_pmin(x, hi);  // x > limit ? limit : x
+    x = wasm_f32x4_pmax(x, lo);  // x < -limit ? -limit : x
+    x = wasm_v128_and(x, wasm_f32x4_eq(x, x));  // NaN: 0
+    r[k] = wasm_f32x4_add(x, magic);
+  }
+  for (size_t k = 0; k < 8; k += 2) {
+    wasm_v128_store(dst + 8 * k,
+                    wasm_i8x16_shuffle(r[k], r[k + 1], 0, 1, 4, 5, 8, 9, 12,
+                                       13, 16, 17, 20, 21, 24, 25, 28, 29));
+  }
+  return scale;
+}
+#endif
+
 // One int16 row (int8_operands.h's layout) of t_c = (x_c − mean_c) · inv_c
 // (x_c itself where mean is null): per block of 32, scale = max|t| / limit
 // (NaN when a t is not finite), q = round(t · (limit / max)) to nearest
@@ -78,6 +127,14 @@ void StoreRow(const float* x, const float* mean, const float* inv,
   for (size_t b0 = 0; b0 < width; b0 += kInt8Block) {
     const size_t n = width - b0 < kInt8Block ? width - b0 : kInt8Block;
     const float* tb = t + b0;
+#if defined(__wasm_simd128__)
+    if (n == kInt8Block) {
+      const float scale = StoreBlock32(tb, limit, dst + b0 * sizeof(int16_t));
+      memcpy(dst + WideRowValuesBytes(width) + b0 / kInt8Block * sizeof(float),
+             &scale, sizeof(scale));
+      continue;
+    }
+#endif
     // Eight running maxima and sums (lane k: the values c = k mod 8), which
     // compilers keep in vectors; the maximum, and whether the sum of t · 0
     // is NaN (unless every t is finite), do not depend on the order.
@@ -109,7 +166,13 @@ void StoreRow(const float* x, const float* mean, const float* inv,
       r = r < -limit ? -limit : r;
       values[c] = RoundedInt16(r == r ? r : 0.0f);
     }
-    memcpy(dst + b0 * sizeof(int16_t), values, n * sizeof(int16_t));
+    // A whole block's copy has a constant size, which compilers inline
+    // (a variable one is a call to memcpy on wasm).
+    if (n == kInt8Block) {
+      memcpy(dst + b0 * sizeof(int16_t), values, sizeof(values));
+    } else {
+      memcpy(dst + b0 * sizeof(int16_t), values, n * sizeof(int16_t));
+    }
     memcpy(dst + WideRowValuesBytes(width) + b0 / kInt8Block * sizeof(float),
            &scale, sizeof(scale));
   }

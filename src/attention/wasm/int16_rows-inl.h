@@ -259,10 +259,27 @@ HWY_NOINLINE inline bool ValuesLanesWide(const float* HWY_RESTRICT p,
   const v128_t limit = wasm_f32x4_splat(kWideWeightMax);
   const v128_t largest = wasm_f32x4_splat(3.4e38f);
   const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  // Each pair's two lanes' weights as one 32-bit pair (RoundedInt16's low
+  // halves of lo and hi).
+  const auto pair = [&](v128_t x0, v128_t x1, const float* s, v128_t inv) {
+    const v128_t lo = wasm_f32x4_add(
+        wasm_f32x4_mul(wasm_f32x4_mul(x0, wasm_v128_load32_splat(s)), inv),
+        magic);
+    const v128_t hi = wasm_f32x4_add(
+        wasm_f32x4_mul(wasm_f32x4_mul(x1, wasm_v128_load32_splat(s + 1)),
+                       inv),
+        magic);
+    return wasm_i8x16_shuffle(lo, hi, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24,
+                              25, 12, 13, 28, 29);
+  };
+  // Stepped pointers below (no multiply per key); an odd n's last pair
+  // after its loop (its second weight 0: p holds no row n).
+  const size_t full = n / 2;  // whole pairs
   for (size_t g = 0; g < lanes; g += 4) {
     v128_t pmax = zero;
-    for (size_t j = 0; j < n; ++j) {
-      pmax = wasm_f32x4_pmax(pmax, wasm_v128_load(p + j * ldp + g));
+    const float* pj = p + g;
+    for (const float* const p_end = pj + n * ldp; pj < p_end; pj += ldp) {
+      pmax = wasm_f32x4_pmax(pmax, wasm_v128_load(pj));
     }
     for (size_t b = 0; b < blocks; ++b) {
       const v128_t bound = wasm_f32x4_mul(pmax, wasm_f32x4_splat(w.smax[b]));
@@ -273,24 +290,13 @@ HWY_NOINLINE inline bool ValuesLanesWide(const float* HWY_RESTRICT p,
                       wasm_f32x4_div(bound, limit));
       const float* sb = w.sv + b * kPackedKeys;
       uint32_t* out = wq + b * kPairRows + g;
-      for (size_t j = 0; j < n2; j += 2, out += kLaneStride) {
-        const v128_t x0 = wasm_v128_load(p + j * ldp + g);
-        const v128_t x1 =
-            j + 1 < n ? wasm_v128_load(p + (j + 1) * ldp + g) : zero;
-        const v128_t lo = wasm_f32x4_add(
-            wasm_f32x4_mul(wasm_f32x4_mul(x0, wasm_v128_load32_splat(sb + j)),
-                           inv),
-            magic);
-        const v128_t hi = wasm_f32x4_add(
-            wasm_f32x4_mul(
-                wasm_f32x4_mul(x1, wasm_v128_load32_splat(sb + j + 1)), inv),
-            magic);
-        // Each lane's two rounded weights (RoundedInt16's low halves) as
-        // one 32-bit pair.
-        wasm_v128_store(out, wasm_i8x16_shuffle(lo, hi, 0, 1, 16, 17, 4, 5,
-                                                20, 21, 8, 9, 24, 25, 12, 13,
-                                                28, 29));
+      const float* pr = p + g;
+      for (uint32_t* const out_end = out + full * kLaneStride; out < out_end;
+           out += kLaneStride, pr += 2 * ldp, sb += 2) {
+        wasm_v128_store(out, pair(wasm_v128_load(pr),
+                                  wasm_v128_load(pr + ldp), sb, inv));
       }
+      if (n % 2) wasm_v128_store(out, pair(wasm_v128_load(pr), zero, sb, inv));
     }
   }
   for (size_t r0 = 0; r0 < lanes; r0 += 4) {
