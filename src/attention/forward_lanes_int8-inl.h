@@ -34,8 +34,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <limits>
-
 #include "hwy/highway.h"
 #include "src/attention/attention_forward-inl.h"
 #include "src/attention/forward_transposed-inl.h"
@@ -113,12 +111,7 @@ inline bool LanesInt8Block(const Plan& p, const Block& b, size_t key_begin,
   PackLaneQueries(p.d, ws.keys, &lq);  // wasm: the lanes' pairs in ws.keys
   LaneState ls;
   size_t begin[kQueryBlock], end[kQueryBlock], tile_end[kQueryBlock];
-  for (size_t i = 0; i < qp; ++i) {
-    ls.m[i] = -std::numeric_limits<float>::infinity();
-    ls.l[i] = 0.0f;
-    ls.bad[i] = 0.0f;
-    ls.lo[i] = ls.hi[i] = 0;  // padding lanes see nothing
-  }
+  ClearLanes(qp, &ls);
   // The kernels through pointers the compiler cannot see through:
   // binaryen's inliner (wasm-opt at link, which ignores noinline) would put
   // each one-caller kernel inside this loop, where V8 compiles it slower.
@@ -138,15 +131,8 @@ inline bool LanesInt8Block(const Plan& p, const Block& b, size_t key_begin,
     scores(lq, shift, b.k + k0 * p.k_row, p.k_row, kn, p.d, ws.s,
                    kLaneStride);
     if (outliers) ShiftLanes(p, b, k0, kn, ws.s);
-    size_t n = 0;  // the longest run of the tile's keys a row sees
-    for (size_t r = 0; r < rows; ++r) {
-      const size_t vb = full ? 0 : BeginInTile(begin[r], k0, kn);
-      const size_t ve = full ? kn : EndInTile(end[r], k0, kn);
-      ls.lo[r] = static_cast<int32_t>(vb);
-      ls.hi[r] = static_cast<int32_t>(ve);
-      tile_end[r] = ve > vb ? ve : 0;
-      n = HWY_MAX(n, tile_end[r]);
-    }
+    // n: the longest run of the tile's keys a row sees.
+    const size_t n = LaneTileBounds(rows, begin, end, k0, kn, full, &ls, tile_end);
     // 3-4. Online softmax down the columns (P = 0 where a lane does not
     // see the key).
     softmax(p, ws.s, kn, qp, full, rows, &ls, ws.o);
@@ -158,22 +144,10 @@ inline bool LanesInt8Block(const Plan& p, const Block& b, size_t key_begin,
                         p.v_row, p.dv, ws.vp, ws.lanes, ws.o, p.dv_panel)) {
       return;
     }
-    size_t ldv;
-    const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    if (!full && MustSkipHidden(p, b, begin, k0, kn, vt, ldv)) {
-      AddSeenProducts(p, b, ws.s, 1, kLaneStride, tile_end, k0, vt, ldv, ws.o,
-                      p.dv_panel);
-    } else {
-      p.products.Values(ws.s, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
-                        p.dv_panel, kLaneStride);
-    }
+    AddLaneValues(p, b, rows, begin, tile_end, k0, kn, full, ws);
   };
   ForEachKeyTile(p, b, key_begin, key_end, ws, begin, end, tile);
-  SoftmaxState st[kQueryBlock];
-  for (size_t r = 0; r < rows; ++r) {
-    st[r] = {ls.m[r], ls.l[r], ls.bad[r] != ls.bad[r]};
-  }
-  FinishRows(p, b, st, ws, nullptr);
+  FinishLanes(p, b, ls, ws);
   return true;
 }
 

@@ -144,6 +144,61 @@ HWY_INLINE void SoftmaxLanes(const Plan& p, float* HWY_RESTRICT s, size_t kn,
   hn::StoreU(hn::Add(hn::LoadU(df, ls->l + g), sum), df, ls->l + g);
 }
 
+// Every lane unseen: m = -inf, l = 0, and no keys (padding lanes stay so).
+HWY_INLINE void ClearLanes(size_t qp, LaneState* ls) {
+  for (size_t i = 0; i < qp; ++i) {
+    ls->m[i] = -std::numeric_limits<float>::infinity();
+    ls->l[i] = 0.0f;
+    ls->bad[i] = 0.0f;
+    ls->lo[i] = ls->hi[i] = 0;
+  }
+}
+
+// Each row's visible keys [lo, hi) of the tile of kn keys from k0 (all of
+// them when full), and tile_end[r] = hi, or 0 where the row sees none.
+// Returns the largest tile_end.
+HWY_INLINE size_t LaneTileBounds(size_t rows, const size_t* begin,
+                                 const size_t* end, size_t k0, size_t kn,
+                                 bool full, LaneState* ls, size_t* tile_end) {
+  size_t n = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t vb = full ? 0 : BeginInTile(begin[r], k0, kn);
+    const size_t ve = full ? kn : EndInTile(end[r], k0, kn);
+    ls->lo[r] = static_cast<int32_t>(vb);
+    ls->hi[r] = static_cast<int32_t>(ve);
+    tile_end[r] = ve > vb ? ve : 0;
+    n = HWY_MAX(n, tile_end[r]);
+  }
+  return n;
+}
+
+// Step 5 on the float32 value rows: O += P·V over each row's visible keys
+// (P in lanes, stride kLaneStride).
+HWY_INLINE void AddLaneValues(const Plan& p, const Block& b, size_t rows,
+                              const size_t* begin, const size_t* tile_end,
+                              size_t k0, size_t kn, bool full,
+                              const Workspace& ws) {
+  size_t ldv;
+  const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
+  if (!full && MustSkipHidden(p, b, begin, k0, kn, vt, ldv)) {
+    AddSeenProducts(p, b, ws.s, 1, kLaneStride, tile_end, k0, vt, ldv, ws.o,
+                    p.dv_panel);
+  } else {
+    p.products.Values(ws.s, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
+                      p.dv_panel, kLaneStride);
+  }
+}
+
+// The block's rows from their lanes' final state to p.out.
+HWY_INLINE void FinishLanes(const Plan& p, const Block& b, const LaneState& ls,
+                            const Workspace& ws) {
+  SoftmaxState st[kQueryBlock];
+  for (size_t r = 0; r < b.rows; ++r) {
+    st[r] = {ls.m[r], ls.l[r], ls.bad[r] != ls.bad[r]};
+  }
+  FinishRows(p, b, st, ws, nullptr);
+}
+
 // A tiled work item over keys [key_begin, key_end) in the transposed
 // orientation (see the file comment); finished rows to p.out.
 inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
@@ -155,12 +210,7 @@ inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
   TransposeQueries<kLaneStride>(b.q, p.d, p.d, rows, qp, qt);
   LaneState ls;
   size_t begin[kQueryBlock], end[kQueryBlock], tile_end[kQueryBlock];
-  for (size_t i = 0; i < qp; ++i) {
-    ls.m[i] = -std::numeric_limits<float>::infinity();
-    ls.l[i] = 0.0f;
-    ls.bad[i] = 0.0f;
-    ls.lo[i] = ls.hi[i] = 0;  // padding lanes see nothing
-  }
+  ClearLanes(qp, &ls);
   const auto tile = [&](size_t k0, size_t kn, TileVisibility vis) {
     const bool full = vis == TileVisibility::kFull;
     // 1-2. Sᵀ = K·Qᵀ on the key rows as stored (converted from a bfloat16 or
@@ -169,34 +219,16 @@ inline void TransposedBlock(const Plan& p, const Block& b, size_t key_begin,
     const float* k =
         TileRows(p, b.k + k0 * p.k_row, kn, p.d, p.k_row, p.d, ws.keys, &ldk);
     p.products.Scores(kn, p.d, k, ldk, qt, qp, ws.s, kLaneStride);
-    for (size_t r = 0; r < rows; ++r) {
-      const size_t vb = full ? 0 : BeginInTile(begin[r], k0, kn);
-      const size_t ve = full ? kn : EndInTile(end[r], k0, kn);
-      ls.lo[r] = static_cast<int32_t>(vb);
-      ls.hi[r] = static_cast<int32_t>(ve);
-      tile_end[r] = ve > vb ? ve : 0;
-    }
+    LaneTileBounds(rows, begin, end, k0, kn, full, &ls, tile_end);
     // 3-4. Online softmax down the columns.
     for (size_t g = 0; g < qp; g += N) {
       SoftmaxLanes(p, ws.s, kn, g, full, rows, &ls, ws.o);
     }
     // 5. O += P·V over each row's visible keys.
-    size_t ldv;
-    const float* vt = ValueRows(p, b.v, k0, kn, ws.vp, &ldv);
-    if (!full && MustSkipHidden(p, b, begin, k0, kn, vt, ldv)) {
-      AddSeenProducts(p, b, ws.s, 1, kLaneStride, tile_end, k0, vt, ldv, ws.o,
-                      p.dv_panel);
-    } else {
-      p.products.Values(ws.s, rows, tile_end, vt, ldv, p.dv_panel, ws.o,
-                        p.dv_panel, kLaneStride);
-    }
+    AddLaneValues(p, b, rows, begin, tile_end, k0, kn, full, ws);
   };
   ForEachKeyTile(p, b, key_begin, key_end, ws, begin, end, tile);
-  SoftmaxState st[kQueryBlock];
-  for (size_t r = 0; r < rows; ++r) {
-    st[r] = {ls.m[r], ls.l[r], ls.bad[r] != ls.bad[r]};
-  }
-  FinishRows(p, b, st, ws, nullptr);
+  FinishLanes(p, b, ls, ws);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
