@@ -132,26 +132,12 @@ HWY_NOINLINE inline bool ValuesRowsWide(const float* HWY_RESTRICT p,
 // --- Queries in lanes (int16_rows-inl.h's LaneQueries) ---------------------
 
 // lq->pairs = work: pairs[(x / 2)·kLaneStride + i] = (q_i[x], q_i[x + 1])
-// for the lanes i < lq->lanes (a multiple of 4), 4·4 pairs transposed at a
-// time. work: 2·d·kLaneStride bytes, 16-byte aligned.
+// for the lanes i < lq->lanes (a multiple of 4), four lanes at a time.
+// work: 2·d·kLaneStride bytes, 16-byte aligned.
 HWY_INLINE void PackLaneQueries(size_t d, void* work, LaneQueries* lq) {
   uint32_t* pairs = static_cast<uint32_t*>(work);
   for (size_t i = 0; i < lq->lanes; i += 4) {
-    const int16_t* q = lq->q + i * d;
-    for (size_t x = 0; x < d; x += 8) {
-      const v128_t a = wasm_v128_load(q + x), b = wasm_v128_load(q + d + x);
-      const v128_t e = wasm_v128_load(q + 2 * d + x);
-      const v128_t f = wasm_v128_load(q + 3 * d + x);
-      const v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5);
-      const v128_t ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-      const v128_t ef0 = wasm_i32x4_shuffle(e, f, 0, 4, 1, 5);
-      const v128_t ef1 = wasm_i32x4_shuffle(e, f, 2, 6, 3, 7);
-      uint32_t* dst = pairs + x / 2 * kLaneStride + i;
-      wasm_v128_store(dst, wasm_i64x2_shuffle(ab0, ef0, 0, 2));
-      wasm_v128_store(dst + kLaneStride, wasm_i64x2_shuffle(ab0, ef0, 1, 3));
-      wasm_v128_store(dst + 2 * kLaneStride, wasm_i64x2_shuffle(ab1, ef1, 0, 2));
-      wasm_v128_store(dst + 3 * kLaneStride, wasm_i64x2_shuffle(ab1, ef1, 1, 3));
-    }
+    TransposeFourRowsOfPairs(lq->q + i * d, d, kLaneStride, pairs + i);
   }
   lq->pairs = pairs;
 }

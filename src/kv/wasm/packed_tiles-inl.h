@@ -42,6 +42,28 @@ HWY_INLINE v128_t RoundedInt16(v128_t a, v128_t b) {
                             28, 29);
 }
 
+// Four int16 rows q, q + d, q + 2d, q + 3d (d values each, d a multiple of
+// 8) as pairs transposed: dst[(x / 2)·stride + r] = (q_r[x], q_r[x + 1]),
+// 4·4 pairs at a time. dst 16-byte aligned, stride a multiple of 4.
+HWY_INLINE void TransposeFourRowsOfPairs(const int16_t* HWY_RESTRICT q,
+                                         size_t d, size_t stride,
+                                         uint32_t* HWY_RESTRICT dst) {
+  for (size_t x = 0; x < d; x += 8) {
+    const v128_t a = wasm_v128_load(q + x), b = wasm_v128_load(q + d + x);
+    const v128_t e = wasm_v128_load(q + 2 * d + x);
+    const v128_t f = wasm_v128_load(q + 3 * d + x);
+    const v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5);
+    const v128_t ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
+    const v128_t ef0 = wasm_i32x4_shuffle(e, f, 0, 4, 1, 5);
+    const v128_t ef1 = wasm_i32x4_shuffle(e, f, 2, 6, 3, 7);
+    uint32_t* at = dst + x / 2 * stride;
+    wasm_v128_store(at, wasm_i64x2_shuffle(ab0, ef0, 0, 2));
+    wasm_v128_store(at + stride, wasm_i64x2_shuffle(ab0, ef0, 1, 3));
+    wasm_v128_store(at + 2 * stride, wasm_i64x2_shuffle(ab1, ef1, 0, 2));
+    wasm_v128_store(at + 3 * stride, wasm_i64x2_shuffle(ab1, ef1, 1, 3));
+  }
+}
+
 // c[r][j], r < rows (a multiple of 4), j < n8 (a multiple of 8): query rows
 // qi against the packed key tile kp[(x / 2)·64 + j][2] = (k_j[x], k_j[x + 1])
 // with block scales ks[b·64 + j]; 4 rows × 8 keys of int32 sums in
@@ -52,21 +74,7 @@ HWY_INLINE void DotPackedKeyTile(const Int8Queries& qi, size_t rows,
                                  size_t d, uint32_t* HWY_RESTRICT qg,
                                  float* HWY_RESTRICT c, size_t ldc) {
   for (size_t r0 = 0; r0 < rows; r0 += 4) {
-    const int16_t* q = qi.q + r0 * d;
-    for (size_t x = 0; x < d; x += 8) {  // 4 pairs of the 4 rows, transposed
-      const v128_t a = wasm_v128_load(q + x), b = wasm_v128_load(q + d + x);
-      const v128_t e = wasm_v128_load(q + 2 * d + x);
-      const v128_t f = wasm_v128_load(q + 3 * d + x);
-      const v128_t ab0 = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5);
-      const v128_t ab1 = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-      const v128_t ef0 = wasm_i32x4_shuffle(e, f, 0, 4, 1, 5);
-      const v128_t ef1 = wasm_i32x4_shuffle(e, f, 2, 6, 3, 7);
-      uint32_t* dst = qg + x / 2 * 4;
-      wasm_v128_store(dst, wasm_i64x2_shuffle(ab0, ef0, 0, 2));
-      wasm_v128_store(dst + 4, wasm_i64x2_shuffle(ab0, ef0, 1, 3));
-      wasm_v128_store(dst + 8, wasm_i64x2_shuffle(ab1, ef1, 0, 2));
-      wasm_v128_store(dst + 12, wasm_i64x2_shuffle(ab1, ef1, 1, 3));
-    }
+    TransposeFourRowsOfPairs(qi.q + r0 * d, d, 4, qg);  // the group's pairs
     float* cr = c + r0 * ldc;
     for (size_t j = 0; j < n8; j += 8) {
       for (size_t b0 = 0; b0 < d; b0 += kInt8Block) {
