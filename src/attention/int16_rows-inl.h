@@ -109,6 +109,35 @@ CA_WIDE_REF_NO_CONTRACT void DotRowsWideRef(const Int8Queries& qi,
   }
 }
 
+// One value block b of ValuesRowsWideRef / ValuesLanesWideRef for one row
+// of weights p_i = w[i·stride], i < n: each p_i times value i's block scale,
+// rounded to int16 against `bound` (the row's largest p times the tile's
+// largest scale of the block), the integer sums with the block's values,
+// scaled back and added to c[x] for the block's x.
+CA_WIDE_REF_NO_CONTRACT void AddWideValueBlockRef(
+    const float* HWY_RESTRICT w, size_t stride, float bound, size_t n,
+    const uint8_t* HWY_RESTRICT v, size_t row_bytes, size_t dv, size_t b,
+    int16_t* HWY_RESTRICT wq, float* HWY_RESTRICT c) {
+  CA_WIDE_REF_CONTRACT_OFF
+  float inv = kWideWeightMax / bound;
+  if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
+  const float wscale = bound / kWideWeightMax;
+  for (size_t i = 0; i < n; ++i) {
+    const float weight = w[i * stride] * WideScale(v + i * row_bytes, dv, b);
+    const float scaled = weight * inv;
+    wq[i] = RoundedInt16Ref(scaled);
+  }
+  const size_t x1 = HWY_MIN((b + 1) * kInt8Block, dv);
+  for (size_t x = b * kInt8Block; x < x1; ++x) {
+    int32_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sum += wq[i] * WideValue(v + i * row_bytes, x);
+    }
+    const float term = static_cast<float>(sum) * wscale;
+    c[x] = c[x] + term;
+  }
+}
+
 // Pass 3: c[r][0, dv) += sum_{i < n} p[r][i] · v_i for r < rows (p's stride
 // ldp, p >= 0 and finite) and the wide value rows v + i·row_bytes,
 // 0 < n <= 64. work: 4 · blocks + 128 bytes (blocks = ceil(dv / 32)), 4-byte
@@ -137,24 +166,8 @@ CA_WIDE_REF_NO_CONTRACT bool ValuesRowsWideRef(
     float pmax = 0.0f;
     for (size_t i = 0; i < n; ++i) pmax = HWY_MAX(pmax, pr[i]);
     for (size_t b = 0; b < blocks; ++b) {
-      const float bound = pmax * smax[b];
-      float inv = kWideWeightMax / bound;
-      if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
-      const float wscale = bound / kWideWeightMax;
-      for (size_t i = 0; i < n; ++i) {
-        const float weight = pr[i] * WideScale(v + i * row_bytes, dv, b);
-        const float scaled = weight * inv;
-        wq[i] = RoundedInt16Ref(scaled);
-      }
-      const size_t j1 = HWY_MIN((b + 1) * kInt8Block, dv);
-      for (size_t x = b * kInt8Block; x < j1; ++x) {
-        int32_t sum = 0;
-        for (size_t i = 0; i < n; ++i) {
-          sum += wq[i] * WideValue(v + i * row_bytes, x);
-        }
-        const float term = static_cast<float>(sum) * wscale;
-        c[r * ldc + x] = c[r * ldc + x] + term;
-      }
+      AddWideValueBlockRef(pr, 1, pmax * smax[b], n, v, row_bytes, dv, b, wq,
+                           c + r * ldc);
     }
   }
   return true;
@@ -259,24 +272,8 @@ CA_WIDE_REF_NO_CONTRACT bool ValuesLanesWideRef(
       for (size_t j = 0; j < n; ++j) {
         smax = HWY_MAX(smax, WideScale(v + j * row_bytes, dv, b));
       }
-      const float bound = pmax * smax;
-      float inv = kWideWeightMax / bound;
-      if (!(bound > 0.0f) || !(inv <= 3.4e38f)) inv = 0.0f;  // all ~0
-      const float wscale = bound / kWideWeightMax;
-      for (size_t j = 0; j < n; ++j) {
-        const float weight = p[j * ldp + i] * WideScale(v + j * row_bytes, dv, b);
-        const float scaled = weight * inv;
-        wq[j] = RoundedInt16Ref(scaled);
-      }
-      const size_t x1 = HWY_MIN((b + 1) * kInt8Block, dv);
-      for (size_t x = b * kInt8Block; x < x1; ++x) {
-        int32_t sum = 0;
-        for (size_t j = 0; j < n; ++j) {
-          sum += wq[j] * WideValue(v + j * row_bytes, x);
-        }
-        const float term = static_cast<float>(sum) * wscale;
-        c[i * ldc + x] = c[i * ldc + x] + term;
-      }
+      AddWideValueBlockRef(p + i, ldp, pmax * smax, n, v, row_bytes, dv, b, wq,
+                           c + i * ldc);
     }
   }
   return true;
