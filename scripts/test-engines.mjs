@@ -5,7 +5,8 @@
 // run once more and says so: these engines, driven over WebDriver on a shared
 // 2-core machine, sometimes miss a readiness wait under load; a failure that
 // repeats fails the run.
-// Chromium runs the same files in npm test, without a second try.
+// Chromium runs the same files in npm test, without a second try. TurboFan
+// compiles on the main thread (scripts/test.mjs says why).
 //   node scripts/test-engines.mjs [file ...]   (default: every tests/browser/*.test.mjs)
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -20,7 +21,7 @@ const env = { ...process.env, BROWSER_ENGINES: process.env.BROWSER_ENGINES ?? 'f
 /** Runs one file; resolves to its exit status and seconds. */
 function run(file) {
   const start = Date.now();
-  const r = spawnSync(process.execPath, ['--test', file], { cwd: root, env, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--no-concurrent-recompilation', '--test', file], { cwd: root, env, stdio: 'inherit' });
   return { ok: r.status === 0, seconds: (Date.now() - start) / 1000 };
 }
 

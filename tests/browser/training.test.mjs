@@ -10,9 +10,9 @@
 // gives plain Node's bits. The losses of the two kernels are printed with the
 // first step where they part.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { it } from 'node:test';
 import { init } from 'causal-attention';
+import { nodeResult } from '../node/node-child.mjs';
 import { trainTinyModel } from '../node/tiny-model.mjs';
 import { openPage, useEngineAndServer } from './browser.mjs';
 import { describeEngines } from './engines.mjs';
@@ -27,9 +27,7 @@ function nodeLosses(flags) {
     const ca = await init({ build: 'single' });
     const losses = await trainTinyModel(ca);
     console.log(JSON.stringify({ gemmKernel: ca.gemmKernel, losses }));`;
-  const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', child],
-    { encoding: 'utf8', timeout: 120_000 });
-  return JSON.parse(out.trim().split('\n').pop());
+  return nodeResult([...flags, '--input-type=module', '-e', child]);
 }
 
 const windows = (losses) => [0, 50, 100, 150].map((a) => losses.slice(a, a + 50).reduce((s, x) => s + x, 0) / 50);
@@ -64,7 +62,7 @@ describeEngines('training in the browser', (engine) => {
     for (let i = 1; i < 4; i++) assert.ok(w[i] < w[i - 1], `window ${i}: ${w}`);
     assert.ok(w[3] < w[0] / 10);
     let node = { gemmKernel: 'simd128', losses: plainNode };
-    if (inBrowser.gemmKernel !== 'simd128') node = nodeLosses(['--experimental-wasm-relaxed-simd']);
+    if (inBrowser.gemmKernel !== 'simd128') node = await nodeLosses(['--experimental-wasm-relaxed-simd']);
     assert.equal(node.gemmKernel, inBrowser.gemmKernel, `Node runs the GEMM kernel ${engine.name} runs`);
     assert.deepEqual(browser, node.losses, `Node with the ${node.gemmKernel} GEMM kernel`);
     const part = plainNode.findIndex((x, i) => x !== browser[i]);

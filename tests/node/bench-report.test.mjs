@@ -5,13 +5,13 @@
 // Learn target against issue 21's "today", and bench/RESULTS.md's
 // hand-written parts surviving a re-render. No timing is asserted.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { targetLine } from '../../bench/lib/format.mjs';
 import { LEARN_TODAY, learnTargetLine } from '../../bench/lib/learn-steps.mjs';
 import { renderNodeVersions } from '../../bench/lib/node-versions.mjs';
 import { keepHandWritten } from '../../bench/lib/report.mjs';
 import { relaxedFmaValidates, simdKernelBytes } from '../../bench/lib/simd-limit.mjs';
+import { nodeResult } from './node-child.mjs';
 
 const simdUrl = new URL('../../bench/lib/simd-limit.mjs', import.meta.url).href;
 
@@ -35,7 +35,7 @@ describe('SIMD-limit kernels (bench/lib/simd-limit.mjs)', () => {
     }
   });
 
-  it('the relaxed_madd loop validates only where relaxed SIMD is on, and computes acc·m + c there', () => {
+  it('the relaxed_madd loop validates only where relaxed SIMD is on, and computes acc·m + c there', async () => {
     assert.equal(relaxedFmaValidates(), WebAssembly.validate(simdKernelBytes(1, { fma: true })));
     const child = `
       import { relaxedFmaValidates, simdKernelBytes } from ${JSON.stringify(simdUrl)};
@@ -45,8 +45,7 @@ describe('SIMD-limit kernels (bench/lib/simd-limit.mjs)', () => {
         for (const n of [1, 7, 300]) out.sums.push({ chains, n, got: kernel(n) });
       }
       console.log(JSON.stringify(out));`;
-    const out = JSON.parse(execFileSync(process.execPath,
-      ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', child], { encoding: 'utf8' }));
+    const out = await nodeResult(['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', child]);
     assert.equal(out.validates, true);
     for (const { chains, n, got } of out.sums) {
       // relaxed_nmadd (the neighbouring opcode) would give c − acc·m: far off.

@@ -4,10 +4,10 @@
 // (js-reference.mjs: referenceAttention64, written from the rules' text).
 // Tolerance |a - ref| <= 1e-5 (1 + |ref|) elementwise, as everywhere.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { init } from 'causal-attention';
 import { maxRelativeError, randomArray, referenceAttention64, storedKv } from './js-reference.mjs';
+import { nodeResult } from './node-child.mjs';
 
 const TOL = 1e-5;
 
@@ -334,7 +334,7 @@ describe('the window cache (issue 20)', async () => {
     gqa.resetCache();
   });
 
-  it('GroupedQueryAttention generating 20 000 tokens with slidingWindow under useCache: a flat heap where keeping every token could not fit', () => {
+  it('GroupedQueryAttention generating 20 000 tokens with slidingWindow under useCache: a flat heap where keeping every token could not fit', async () => {
     // A fresh process (a fresh heap) and 2 KV heads of 128 values:
     // 20 000 tokens' keys and values are 39 MiB, more than the whole heap
     // after the first 1000, so a cache that kept them all would grow it.
@@ -359,8 +359,7 @@ describe('the window cache (issue 20)', async () => {
       const everyToken = N * groups * (dOut / heads) * 2 * 4;
       console.log(JSON.stringify({ heapAt1000, heapEnd, length, error, everyToken }));
     `;
-    const r = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', code],
-      { cwd: new URL('../..', import.meta.url), encoding: 'utf8', timeout: 120000 }));
+    const r = await nodeResult(['--input-type=module', '-e', code], { cwd: new URL('../..', import.meta.url) });
     assert.equal(r.length, 20000);
     assert.ok(r.everyToken > r.heapAt1000,
       `the check can fail: every token's keys and values (${r.everyToken} bytes) exceed the heap (${r.heapAt1000})`);

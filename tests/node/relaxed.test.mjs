@@ -14,10 +14,10 @@
 // the side module exports too: KV cache steps of each dtype (4 and 8 query
 // heads per KV head) against the JS reference on the stored values.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { nodeResult } from './node-child.mjs';
 
 const dist = dirname(fileURLToPath(import.meta.resolve('causal-attention')));
 const loaderUrl = pathToFileURL(join(dist, 'engine/loader.mjs')).href;
@@ -109,14 +109,13 @@ console.log(JSON.stringify(report));
 `;
 
 function runChild(flags, gemmKernel = 'auto') {
-  const out = execFileSync(process.execPath, [...flags, '--input-type=module', '-e', CHILD],
-    { encoding: 'utf8', timeout: 120_000, env: { ...process.env, GEMM_KERNEL: gemmKernel } });
-  return JSON.parse(out.trim().split('\n').pop());
+  return nodeResult([...flags, '--input-type=module', '-e', CHILD],
+    { env: { ...process.env, GEMM_KERNEL: gemmKernel } });
 }
 
 describe('the GEMM and decode kernels of the wasm builds', () => {
-  it('is the relaxed-SIMD side module where relaxed SIMD validates: within the tolerance, 1/2/3 threads bit-identical', () => {
-    const report = runChild(['--experimental-wasm-relaxed-simd']);
+  it('is the relaxed-SIMD side module where relaxed SIMD validates: within the tolerance, 1/2/3 threads bit-identical', async () => {
+    const report = await runChild(['--experimental-wasm-relaxed-simd']);
     assert.equal(report.identical, true);
     for (const build of ['single', 'threads']) {
       const r = report.builds[build];
@@ -128,8 +127,8 @@ describe('the GEMM and decode kernels of the wasm builds', () => {
     }
   });
 
-  it('is the SIMD128 one where it does not (plain Node 20): within the tolerance, 1/2/3 threads bit-identical', () => {
-    const report = runChild([]);
+  it('is the SIMD128 one where it does not (plain Node 20): within the tolerance, 1/2/3 threads bit-identical', async () => {
+    const report = await runChild([]);
     assert.equal(report.identical, true);
     for (const build of ['single', 'threads']) {
       const r = report.builds[build];
@@ -139,10 +138,10 @@ describe('the GEMM and decode kernels of the wasm builds', () => {
     }
   });
 
-  it("init({ gemmKernel: 'simd128' }) where relaxed SIMD validates: the SIMD128 kernel, plain Node's bits", () => {
-    const plain = runChild([]);
-    const relaxed = runChild(['--experimental-wasm-relaxed-simd']);
-    const forced = runChild(['--experimental-wasm-relaxed-simd'], 'simd128');
+  it("init({ gemmKernel: 'simd128' }) where relaxed SIMD validates: the SIMD128 kernel, plain Node's bits", async () => {
+    const plain = await runChild([]);
+    const relaxed = await runChild(['--experimental-wasm-relaxed-simd']);
+    const forced = await runChild(['--experimental-wasm-relaxed-simd'], 'simd128');
     assert.equal(forced.identical, true);
     for (const build of ['single', 'threads']) assert.equal(forced.builds[build].kernel, 'simd128', build);
     assert.equal(forced.digest, plain.digest);
