@@ -28,8 +28,10 @@ export function nodeResult(args, { cwd, env, timeout = 120_000, exitGrace = 10_0
     let result;
     let graceTimer;
     const deadline = setTimeout(() => {
+      clearTimeout(graceTimer);
       child.kill('SIGKILL');
-      reject(new Error(`node ${args.slice(0, -1).join(' ')}: no result after ${timeout} ms\nstderr: ${err}`));
+      if (result !== undefined) resolve(result); // printed, then the deadline came within its grace
+      else reject(new Error(`node ${args.slice(0, -1).join(' ')}: no result after ${timeout} ms\nstderr: ${err}`));
     }, timeout);
     child.stdout.setEncoding('utf8').on('data', (d) => {
       out += d;

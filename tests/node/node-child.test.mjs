@@ -14,6 +14,9 @@ describe('nodeResult', () => {
     const r = await nodeResult(['-e', 'console.log(JSON.stringify([2])); setInterval(() => {}, 1000)'], { exitGrace: 300 });
     assert.deepEqual(r, [2]);
     assert.ok(performance.now() - t < 5000);
+    // The deadline coming within the grace keeps the result too.
+    assert.deepEqual(await nodeResult(['-e', 'console.log("[3]"); setInterval(() => {}, 1000)'],
+      { timeout: 1500, exitGrace: 60_000 }), [3]);
   });
   it('fails a child that hangs before its result, one that exits non-zero, and one without a JSON line', async () => {
     await assert.rejects(nodeResult(['-e', 'setInterval(() => {}, 1000)'], { timeout: 500 }), /no result after 500 ms/);
