@@ -69,8 +69,8 @@ int16_t RoundedInt16(float x) {
 }
 
 #if defined(__wasm_simd128__)
-// StoreRow's block of 32 values tb (below) in SIMD128, the same operations
-// per value: the largest |t| (NaN skipped, as the scalar max), whether
+// StoreBlock (below) of a whole block of 32 values in SIMD128, the same
+// operations per value: the largest |t| (NaN skipped, as the scalar max), whether
 // every t is finite (the sum of t · 0 is 0), the scale, and the rounded
 // values to dst[0, 64) (RoundedInt16's low halves); returns the scale.
 // Compilers vectorise the scalar loops less well: each value takes a few
@@ -113,6 +113,43 @@ float StoreBlock32(const float* tb, float limit, uint8_t* dst) {
 }
 #endif
 
+// One block of n <= 32 values tb of StoreRow (below): the rounded values to
+// dst[0, 2n) and the block's scale returned.
+float StoreBlock(const float* tb, size_t n, float limit, uint8_t* dst) {
+  // Eight running maxima and sums (lane k: the values c = k mod 8), which
+  // compilers keep in vectors; the maximum, and whether the sum of t · 0
+  // is NaN (unless every t is finite), do not depend on the order.
+  float lane_max[8] = {}, lane_zero[8] = {};
+  size_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    for (size_t k = 0; k < 8; ++k) {
+      const float m = std::fabs(tb[c + k]);
+      lane_max[k] = m > lane_max[k] ? m : lane_max[k];
+      lane_zero[k] += tb[c + k] * 0.0f;
+    }
+  }
+  for (; c < n; ++c) {
+    const float m = std::fabs(tb[c]);
+    lane_max[0] = m > lane_max[0] ? m : lane_max[0];
+    lane_zero[0] += tb[c] * 0.0f;
+  }
+  float largest = 0.0f, zero = 0.0f;
+  for (size_t k = 0; k < 8; ++k) {
+    largest = lane_max[k] > largest ? lane_max[k] : largest;
+    zero += lane_zero[k];
+  }
+  const float to_int = largest > 0.0f ? limit / largest : 0.0f;
+  int16_t values[kInt8Block];  // then copied: dst is not aligned
+  for (c = 0; c < n; ++c) {
+    float r = tb[c] * to_int;
+    r = r > limit ? limit : r;
+    r = r < -limit ? -limit : r;
+    values[c] = RoundedInt16(r == r ? r : 0.0f);
+  }
+  memcpy(dst, values, n * sizeof(int16_t));
+  return zero == 0.0f ? largest / limit : std::nanf("");
+}
+
 // One int16 row (int8_operands.h's layout) of t_c = (x_c − mean_c) · inv_c
 // (x_c itself where mean is null): per block of 32, scale = max|t| / limit
 // (NaN when a t is not finite), q = round(t · (limit / max)) to nearest
@@ -126,53 +163,13 @@ void StoreRow(const float* x, const float* mean, const float* inv,
   }
   for (size_t b0 = 0; b0 < width; b0 += kInt8Block) {
     const size_t n = width - b0 < kInt8Block ? width - b0 : kInt8Block;
-    const float* tb = t + b0;
+    uint8_t* values = dst + b0 * sizeof(int16_t);
 #if defined(__wasm_simd128__)
-    if (n == kInt8Block) {
-      const float scale = StoreBlock32(tb, limit, dst + b0 * sizeof(int16_t));
-      memcpy(dst + WideRowValuesBytes(width) + b0 / kInt8Block * sizeof(float),
-             &scale, sizeof(scale));
-      continue;
-    }
+    const float scale = n == kInt8Block ? StoreBlock32(t + b0, limit, values)
+                                        : StoreBlock(t + b0, n, limit, values);
+#else
+    const float scale = StoreBlock(t + b0, n, limit, values);
 #endif
-    // Eight running maxima and sums (lane k: the values c = k mod 8), which
-    // compilers keep in vectors; the maximum, and whether the sum of t · 0
-    // is NaN (unless every t is finite), do not depend on the order.
-    float lane_max[8] = {}, lane_zero[8] = {};
-    size_t c = 0;
-    for (; c + 8 <= n; c += 8) {
-      for (size_t k = 0; k < 8; ++k) {
-        const float m = std::fabs(tb[c + k]);
-        lane_max[k] = m > lane_max[k] ? m : lane_max[k];
-        lane_zero[k] += tb[c + k] * 0.0f;
-      }
-    }
-    for (; c < n; ++c) {
-      const float m = std::fabs(tb[c]);
-      lane_max[0] = m > lane_max[0] ? m : lane_max[0];
-      lane_zero[0] += tb[c] * 0.0f;
-    }
-    float largest = 0.0f, zero = 0.0f;
-    for (size_t k = 0; k < 8; ++k) {
-      largest = lane_max[k] > largest ? lane_max[k] : largest;
-      zero += lane_zero[k];
-    }
-    const float scale = zero == 0.0f ? largest / limit : std::nanf("");
-    const float to_int = largest > 0.0f ? limit / largest : 0.0f;
-    int16_t values[kInt8Block];  // then copied: dst is not aligned
-    for (c = 0; c < n; ++c) {
-      float r = tb[c] * to_int;
-      r = r > limit ? limit : r;
-      r = r < -limit ? -limit : r;
-      values[c] = RoundedInt16(r == r ? r : 0.0f);
-    }
-    // A whole block's copy has a constant size, which compilers inline
-    // (a variable one is a call to memcpy on wasm).
-    if (n == kInt8Block) {
-      memcpy(dst + b0 * sizeof(int16_t), values, sizeof(values));
-    } else {
-      memcpy(dst + b0 * sizeof(int16_t), values, n * sizeof(int16_t));
-    }
     memcpy(dst + WideRowValuesBytes(width) + b0 / kInt8Block * sizeof(float),
            &scale, sizeof(scale));
   }
