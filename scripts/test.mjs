@@ -43,11 +43,10 @@ const seconds = (t = Date.now()) => (t - started) / 1000;
 const fuzzSeconds = Number(process.env.FUZZ_SECONDS ?? 60);
 
 // `node --test` with TurboFan compiling on the main thread (node --test hands
-// its flags to each test file's process): Node 20's platform can deadlock as
-// a process ends while a background TurboFan job waits for a garbage
-// collection (nodejs/node#54918); seen in a child of the browser suite, and
-// 1–11 % of runs of such a child by hand, none of 100 with this flag. The Node
-// suite takes the same time with it (68 s both ways, 2 cores).
+// its flags to each test file's process): Node 20 can deadlock as a process
+// ends while a background TurboFan job waits for a garbage collection only
+// the exiting main thread could run (docs/testing.md: how it was found, how
+// often, what it costs).
 const nodeTest = ['--no-concurrent-recompilation', '--test'];
 
 /** The suites: name → { needs (must pass), after (must end), nice, steps, state, ... }. */

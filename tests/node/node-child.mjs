@@ -1,12 +1,11 @@
 // A Node child process whose last line of stdout is its result (JSON).
 //
-// Node 20's platform can deadlock as the process ends: a background TurboFan
-// job waits for a garbage collection the main thread, draining the
-// platform's tasks, never runs (nodejs/node#54918; seen here 2–11 % of runs
-// of a tiny training child under load, the result already printed). A child
-// that has printed its result and then does not exit within `exitGrace` ms
-// is killed and its result kept, with a note on stderr; a child that has not
-// printed its result by `timeout` ms fails the test as before.
+// Node 20 can deadlock as a process ends: a background TurboFan job waits
+// for a garbage collection the main thread, draining the platform's tasks,
+// never runs (docs/testing.md). A child that has printed its result and
+// then does not exit within `exitGrace` ms is killed and its result kept,
+// with a note on stderr; a child that has not printed its result by
+// `timeout` ms fails the test as before.
 import { spawn } from 'node:child_process';
 
 function lastJsonLine(out) {
