@@ -107,6 +107,11 @@ if (deep) {
     needs: ['set-up: npm ci', 'build: wasm'],
     steps: [[node, ['scripts/build.mjs', '--dist']]],
   });
+  // The check programs of tests/wasm/ (tests/wasm/run.mjs): a few seconds.
+  suite('wasm SIMD128 kernels against their portable copies (bit for bit)', {
+    needs: ['build: wasm'], after: ['build: wasm + dist/'],  // not two ninjas in build/wasm
+    steps: [[node, ['tests/wasm/run.mjs']]],
+  });
   suite('build: native (Release)', {
     needs: ['set-up: system packages'], after: ['build: wasm'], nice: true,
     steps: [[node, ['scripts/build.mjs', '--native', '--no-benchmarks']]],

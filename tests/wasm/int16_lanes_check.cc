@@ -4,7 +4,8 @@
 // src/attention/int16_rows-inl.h, which the native targets, the sanitizers
 // and the fuzzer run) and to the row kernels (DotRowsWide, ValuesRowsWide),
 // bit for bit, on random wide rows, queries and weights of many shapes.
-// Prints one line per case and exits 1 when any result differs. Built in
+// Prints one line per case and exits 1 when any result differs. npm test
+// runs it (tests/wasm/run.mjs). By hand, built in
 // build/wasm (not part of the package):
 //   cmake --build build/wasm --target int16_lanes_check
 //   node --no-experimental-fetch build/wasm/tests/int16_lanes_check.js

@@ -6,7 +6,8 @@
 // here too and exits 1 when any result differs from the SIMD128 ones, or
 // when the one-row kernels (int8_one_row-inl.h) differ from the four-row
 // kernels' rows.
-// Built in build/wasm (not part of the package):
+// npm test runs it (tests/wasm/run.mjs, which compares its output with the
+// committed file). By hand, built in build/wasm (not part of the package):
 //   cmake --build build/wasm --target int8_rows_golden
 //   node --no-experimental-fetch build/wasm/tests/int8_rows_golden.js \
 //     > tests/data/int8-rows-golden.json
