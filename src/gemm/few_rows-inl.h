@@ -194,11 +194,13 @@ HWY_INLINE void AccumulateRows(const float* HWY_RESTRICT a, size_t lda,
       }
     }
     const float* HWY_RESTRICT bp = b + j;
-    for (size_t i = 0; i < depth; ++i, bp += ldb) {
+    // Ends on a's address, not on a counter (StridedMicrokernel says why).
+    for (const float* ai = a, *const a_end = a + depth; ai != a_end;
+         ++ai, bp += ldb) {
       V bv[NV];
       for (size_t v = 0; v < NV; ++v) bv[v] = hn::LoadU(df, bp + v * N);
       for (size_t r = 0; r < MR; ++r) {
-        const V av = hn::Set(df, a[r * lda + i]);
+        const V av = hn::Set(df, ai[r * lda]);
         for (size_t v = 0; v < NV; ++v) {
           acc[r][v] = MulAddRelaxed(av, bv[v], acc[r][v]);
         }
@@ -278,7 +280,9 @@ HWY_INLINE void AccumulateBf16(const float* HWY_RESTRICT a, size_t lda,
       acc[r][u] = wasm_v128_load(c + r * ldc + j + 4 * u);
     }
   }
-  for (size_t i = 0; i < depth; ++i, v += row_bytes) {
+  // Ends on a's address, not on a counter (StridedMicrokernel says why).
+  for (const float* ai = a, *const a_end = a + depth; ai != a_end;
+       ++ai, v += row_bytes) {
     v128_t x[kVecs];
     for (size_t u = 0; u < kVecs; u += 2) {
       const v128_t h = wasm_v128_load(v + 2 * (j + 4 * u));
@@ -286,7 +290,7 @@ HWY_INLINE void AccumulateBf16(const float* HWY_RESTRICT a, size_t lda,
       x[u + 1] = wasm_i16x8_shuffle(z, h, 4, 12, 5, 13, 6, 14, 7, 15);
     }
     for (size_t r = 0; r < 2; ++r) {
-      const v128_t w = wasm_f32x4_splat(a[r * lda + i]);
+      const v128_t w = wasm_f32x4_splat(ai[r * lda]);
       for (size_t u = 0; u < kVecs; ++u) {
         acc[r][u] = wasm_f32x4_add(wasm_f32x4_mul(w, x[u]), acc[r][u]);
       }

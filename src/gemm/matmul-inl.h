@@ -43,11 +43,13 @@ HWY_INLINE void BroadcastMicrokernel(const float* HWY_RESTRICT a, size_t lda,
       acc1[r] = kAccumulate ? hn::Load(df, c + r * ldc + j + N) : hn::Zero(df);
     }
     const float* HWY_RESTRICT bp = b + j;
-    for (size_t i = 0; i < depth; ++i, bp += ldb) {
+    // Ends on a's address, not on a counter (StridedMicrokernel says why).
+    for (const float* ai = a, *const a_end = a + depth; ai != a_end;
+         ++ai, bp += ldb) {
       const V b0 = kPackedB ? hn::Load(df, bp) : hn::LoadU(df, bp);
       const V b1 = kPackedB ? hn::Load(df, bp + N) : hn::LoadU(df, bp + N);
       for (size_t r = 0; r < MR; ++r) {
-        const V av = hn::Set(df, a[r * lda + i]);
+        const V av = hn::Set(df, ai[r * lda]);
         acc0[r] = MulAddRelaxed(av, b0, acc0[r]);
         acc1[r] = MulAddRelaxed(av, b1, acc1[r]);
       }
@@ -125,25 +127,28 @@ constexpr size_t kLaneStride = 32;
 //   c[r][0..2N) = (c[r][..] if load_c, else 0)
 //                 + Σ_{i<kc} a[r·a_row + i·a_step] · b[i·ldb + 0..2N),
 // A read one scalar at a time (a load-splat each), b rows unaligned. A
-// stride given as a template argument (kARow, kAStep, kLdb; 0: the runtime
-// one) becomes a constant offset in the loop instead of an address computed
-// at every step (V8 does not fold the addresses). The loop runs one step
-// per iteration, and each iteration pays its overhead (a stack check among
-// it) in the front end, which bounds these loops before the multiply-adds
-// do; unrolled by 2 or by 4 it runs slower (an accumulator spills; clang
-// loads every step's b vectors first: docs/performance.md). Not inlined,
-// for GemmMicrokernel's reasons.
+// stride given as a template argument (kARow, kLdb; 0: the runtime one;
+// a_step = kAStep always) becomes a constant offset in the loop instead of
+// an address computed at every step (V8 does not fold the addresses). The
+// loop runs one step per iteration, and each iteration pays its overhead (a
+// stack check among it) in the front end, which bounds these loops before
+// the multiply-adds do; so it ends on a's address, not on a counter (one
+// instruction less per step: 30 x64 instructions for 16 multiplies and
+// adds in V8); unrolled by 2 or by 4 it runs slower (an accumulator spills,
+// and its store and reload join the add chain; clang loads every step's b
+// vectors first: docs/performance.md). Not inlined, for GemmMicrokernel's
+// reasons.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
 HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
-                                     size_t a_row, size_t a_step,
+                                     size_t a_row,
                                      const float* HWY_RESTRICT b, size_t ldb,
                                      float* HWY_RESTRICT c, size_t ldc,
                                      bool load_c) {
+  static_assert(kAStep > 0, "the loop ends on a's address");
   const DF df;
   const size_t N = hn::Lanes(df);
   using V = hn::Vec<DF>;
   if (kARow) a_row = kARow;
-  if (kAStep) a_step = kAStep;
   if (kLdb) ldb = kLdb;
   V acc0[MR], acc1[MR];
   for (size_t r = 0; r < MR; ++r) {
@@ -160,9 +165,9 @@ HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
       acc1[r] = MulAddRelaxed(av, b1, acc1[r]);
     }
   };
-  for (size_t i = 0; i < kc; ++i) {
+  for (const float* const a_end = a + kc * kAStep; a != a_end;) {
     step(a, b);
-    a += a_step;
+    a += kAStep;
     b += ldb;
   }
   for (size_t r = 0; r < MR; ++r) {
@@ -179,15 +184,14 @@ constexpr size_t kStridedRows = 4;  // the MR of the lane tiles
 // and the microkernel inside its caller's loops spills.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
 HWY_INLINE void StridedPanels(size_t depth, const float* HWY_RESTRICT a,
-                              size_t a_row, size_t a_step,
-                              const float* HWY_RESTRICT b, size_t ldb,
-                              size_t ncols, float* HWY_RESTRICT c, size_t ldc,
-                              bool load_c) {
-  StridedMicrokernel<MR, kARow, kAStep, kLdb>(depth, a, a_row, a_step, b, ldb,
-                                              c, ldc, load_c);
+                              size_t a_row, const float* HWY_RESTRICT b,
+                              size_t ldb, size_t ncols, float* HWY_RESTRICT c,
+                              size_t ldc, bool load_c) {
+  StridedMicrokernel<MR, kARow, kAStep, kLdb>(depth, a, a_row, b, ldb, c, ldc,
+                                              load_c);
   for (size_t j = PanelWidth(); j < ncols; j += PanelWidth()) {
-    StridedMicrokernel<MR, kARow, kAStep, kLdb>(depth, a, a_row, a_step, b + j,
-                                                ldb, c + j, ldc, load_c);
+    StridedMicrokernel<MR, kARow, kAStep, kLdb>(depth, a, a_row, b + j, ldb,
+                                                c + j, ldc, load_c);
   }
 }
 
@@ -200,15 +204,15 @@ HWY_INLINE void LaneScoreRows(size_t kn, size_t depth,
   constexpr size_t MR = kStridedRows;
   size_t j = 0;
   for (; j + MR <= kn; j += MR) {
-    StridedPanels<MR, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+    StridedPanels<MR, kLdk, 1, kL>(depth, k + j * ldk, ldk, qt, kL, lanes,
                                    s + j * kL, kL, false);
   }
   for (; j + 2 <= kn; j += 2) {
-    StridedPanels<2, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+    StridedPanels<2, kLdk, 1, kL>(depth, k + j * ldk, ldk, qt, kL, lanes,
                                   s + j * kL, kL, false);
   }
   if (j < kn) {
-    StridedPanels<1, kLdk, 1, kL>(depth, k + j * ldk, ldk, 1, qt, kL, lanes,
+    StridedPanels<1, kLdk, 1, kL>(depth, k + j * ldk, ldk, qt, kL, lanes,
                                   s + j * kL, kL, false);
   }
 }
@@ -272,14 +276,13 @@ HWY_INLINE void LaneValueRows(const float* HWY_RESTRICT pt, const size_t* ends,
   size_t shared = ends[0];
   for (size_t i = 1; i < MR; ++i) shared = HWY_MIN(shared, ends[i]);
   if (shared > 0) {
-    StridedPanels<MR, 1, kL, 0>(shared, pt, 1, kL, v, ldv, ncols, o, ldo,
-                                true);
+    StridedPanels<MR, 1, kL, 0>(shared, pt, 1, v, ldv, ncols, o, ldo, true);
   }
   for (size_t i = 0; i < MR; ++i) {
     if (ends[i] > shared) {
       StridedPanels<1, 1, kL, 0>(ends[i] - shared, pt + i + shared * kL, 1,
-                                 kL, v + shared * ldv, ldv, ncols,
-                                 o + i * ldo, ldo, true);
+                                 v + shared * ldv, ldv, ncols, o + i * ldo,
+                                 ldo, true);
     }
   }
 }
