@@ -130,14 +130,23 @@ constexpr size_t kLaneStride = 32;
 // stride given as a template argument (kARow, kLdb; 0: the runtime one;
 // a_step = kAStep always) becomes a constant offset in the loop instead of
 // an address computed at every step (V8 does not fold the addresses). The
-// loop runs one step per iteration, and each iteration pays its overhead (a
-// stack check among it) in the front end, which bounds these loops before
-// the multiply-adds do; so it ends on a's address, not on a counter (one
-// instruction less per step: 30 x64 instructions for 16 multiplies and
-// adds in V8); unrolled by 2 or by 4 it runs slower (an accumulator spills,
-// and its store and reload join the add chain; clang loads every step's b
-// vectors first: docs/performance.md). Not inlined, for GemmMicrokernel's
-// reasons.
+// loop's overhead (a stack check, V8's zero extension of each address, the
+// increments and the exit test) is paid in the front end, which bounds
+// these loops before the multiply-adds do, so the loop is shaped for V8:
+// - it ends on a's address, not on a counter;
+// - two steps per iteration, the second behind an exit test of its own: the
+//   test puts the steps in basic blocks of their own, so that clang cannot
+//   interleave them (interleaved, both steps' b vectors and splats are live
+//   at once and an accumulator spills: its store and reload join the add
+//   chain, 1.13x slower), and V8's stack check and zero extensions come once
+//   per two steps;
+// - the second step's a is a fresh value (the empty asm hides a + kAStep
+//   from clang), so that its load-splats reuse the first step's offsets
+//   (V8 keeps a base register per splat offset, and would add an lea per
+//   splat for the second step's).
+// 56 x64 instructions per two steps of 16 multiplies and adds, against 62
+// for the counted loop of one step (docs/performance.md). Not inlined, for
+// GemmMicrokernel's reasons.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
 HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
                                      size_t a_row,
@@ -165,10 +174,15 @@ HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
       acc1[r] = MulAddRelaxed(av, b1, acc1[r]);
     }
   };
-  for (const float* const a_end = a + kc * kAStep; a != a_end;) {
+  const float* const a_end = a + kc * kAStep;
+  while (a != a_end) {
     step(a, b);
-    a += kAStep;
-    b += ldb;
+    const float* a2 = a + kAStep;
+    if (a2 == a_end) break;
+    asm("" : "+r"(a2));
+    step(a2, b + ldb);
+    a += 2 * kAStep;
+    b += 2 * ldb;
   }
   for (size_t r = 0; r < MR; ++r) {
     hn::StoreU(acc0[r], df, c + r * ldc);
