@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderInt8 } from './int8.mjs';
+import { cpuInfo } from './machine.mjs';
 import { fmtMs, fmtPct, fmtRate, fmtX, table, targetLine } from './format.mjs';
 import { flops, shapeName } from './shapes.mjs';
 import { gflops } from './timing.mjs';
@@ -59,8 +60,11 @@ export async function runNodeVersions({ log, quick = false, versions = nodeVersi
 
 const ok = (row) => row?.status === 'ok';
 
-/** The tables, notes and targets of runNodeVersions' result, as text. */
-export function renderNodeVersions(list) {
+/**
+ * The tables, notes and targets of runNodeVersions' result, as text; cpu: the
+ * model of the CPU they ran on (this one's by default).
+ */
+export function renderNodeVersions(list, cpu = cpuInfo().model) {
   const limits = [];
   const rows = [];
   const decode = [];
@@ -105,15 +109,34 @@ export function renderNodeVersions(list) {
       `wasm ${v.results.int8.engine} (bench/lib/int8.mjs):`, '', renderInt8(v.results.int8)]),
     ...unavailable,
   ];
-  return { text: lines.join('\n'), targets: nodeTargets(list) };
+  return { text: lines.join('\n'), targets: nodeTargets(list, cpu) };
+}
+
+/**
+ * The targets measured on the newest Node with relaxed SIMD, then the
+ * float32 attention's share of the SIMD128 limit on this CPU per Node
+ * version (every x86 kind the project runs on must hold it).
+ */
+function nodeTargets(list, cpu) {
+  const out = relaxedTargets(list);
+  for (const { label, results: r } of list) {
+    if (!r) continue;
+    const shares = r.attention.filter(({ rows }) => ok(rows['ours-1'])).map(({ shape, rows }) =>
+      ({ shape, share: gflops(flops(shape), rows['ours-1'].medianMs) / r.simd.limit1 }));
+    if (!shares.length) continue;
+    out.push(targetLine(`${cpu}, ${label} (${r.gemmKernel} kernels): float32 attention one thread ≥ 60% of the ` +
+      'SIMD128 limit', shares.every((x) => x.share >= 0.6),
+      `${shares.map((x) => `${fmtPct(x.share)} at ${shapeName(x.shape)}`).join(', ')} of ${r.simd.limit1.toFixed(1)} GFLOP/s`, 34));
+  }
+  return out;
 }
 
 /** The targets measured on the newest Node with relaxed SIMD. */
-function nodeTargets(list) {
+function relaxedTargets(list) {
   const relaxed = list.find((v) => v.results?.fma.limit);
   if (!relaxed) return ['- relaxed-SIMD targets: no Node with relaxed SIMD ran (install Node 24: npm ci --prefix tests/clients)'];
-  const r = relaxed.results;
   const out = [];
+  const r = relaxed.results;
   const head = r.attention.find((a) => a.shape.heads === 12) ?? r.attention[0];
   const o1 = head.rows['ours-1'];
   if (ok(o1)) {

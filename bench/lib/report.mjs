@@ -409,7 +409,7 @@ function browserLines(results) {
 export function renderReport(results) {
   const wasm = wasmSection(results);
   const native = nativeSection(results);
-  const nodes = results.nodes && renderNodeVersions(results.nodes);
+  const nodes = results.nodes && renderNodeVersions(results.nodes, results.machine.cpu.model);
   return [
     ...headerLines(results),
     ...(nodes ? ['', 'Where users run: each Node version in its own process (bench/node-table.mjs):', '', nodes.text, '',
@@ -485,7 +485,7 @@ function generatedResultsMd(results) {
   const wasm = wasmSection(results);
   const native = nativeSection(results);
   const minutes = ((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1);
-  const nodes = results.nodes && renderNodeVersions(results.nodes);
+  const nodes = results.nodes && renderNodeVersions(results.nodes, results.machine.cpu.model);
   return [
     '# Benchmark results',
     '',

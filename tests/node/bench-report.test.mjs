@@ -139,8 +139,23 @@ describe('the table per Node version (bench/lib/node-versions.mjs)', () => {
   });
 
   it('says so where no Node with relaxed SIMD ran', () => {
-    const { targets } = renderNodeVersions([{ label: 'Node 20', results: results(null, 4) }]);
-    assert.deepEqual(targets, ['- relaxed-SIMD targets: no Node with relaxed SIMD ran (install Node 24: npm ci --prefix tests/clients)']);
+    const { targets } = renderNodeVersions([{ label: 'Node 20', results: results(null, 4) }], 'Some CPU');
+    assert.equal(targets[0], '- relaxed-SIMD targets: no Node with relaxed SIMD ran (install Node 24: npm ci --prefix tests/clients)');
+  });
+
+  it('judges the float32 attention against 60 % of the SIMD128 limit per Node version, naming the CPU', () => {
+    // 40.3 GFLOP/s of a 50 GFLOP/s SIMD128 limit: 81 %; in 70 ms: 23.0 GFLOP/s, 46 %.
+    const slow = results(null, 4);
+    slow.attention = [{ shape, rows: { 'ours-1': row(70), 'ours-2': row(36), 'ort-web-1': row(120) } }];
+    const { targets } = renderNodeVersions([
+      { label: 'Node 24', results: results(60, 1.9) },
+      { label: 'Node 22', unavailable: 'not installed' },
+      { label: 'Node 20', results: slow },
+    ], 'AMD EPYC (family 25, model 1)');
+    const cpuLines = targets.filter((t) => t.includes('SIMD128 limit'));
+    assert.equal(cpuLines.length, 2);
+    assert.match(cpuLines[0], /^- \(issue 34\) AMD EPYC \(family 25, model 1\), Node 24 \(relaxed-simd kernels\): .* ≥ 60% of the SIMD128 limit: met \(81% at \(1,12,1024,64\) of 50\.0 GFLOP\/s\)$/);
+    assert.match(cpuLines[1], /Node 20 \(simd128 kernels\): .*: missed \(46% at \(1,12,1024,64\) of 50\.0 GFLOP\/s\)$/);
   });
 });
 
