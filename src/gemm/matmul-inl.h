@@ -138,14 +138,13 @@ constexpr size_t kLaneStride = 32;
 //   test puts the steps in basic blocks of their own, so that clang cannot
 //   interleave them (interleaved, both steps' b vectors and splats are live
 //   at once and an accumulator spills: its store and reload join the add
-//   chain, 1.13x slower), and V8's stack check and zero extensions come once
-//   per two steps;
+//   chain), and V8's stack check and zero extensions come once per two
+//   steps;
 // - the second step's a is a fresh value (the empty asm hides a + kAStep
 //   from clang), so that its load-splats reuse the first step's offsets
 //   (V8 keeps a base register per splat offset, and would add an lea per
 //   splat for the second step's).
-// 56 x64 instructions per two steps of 16 multiplies and adds, against 62
-// for the counted loop of one step (docs/performance.md). Not inlined, for
+// V8's x64 loop before and after: docs/performance.md. Not inlined, for
 // GemmMicrokernel's reasons.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
 HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
