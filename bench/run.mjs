@@ -27,8 +27,9 @@
 // --training: only the training table (forward + backward,
 // bench/lib/training.mjs); prints it, writes nothing but
 // bench/out/training.json.
-// --nodes: only the table per Node version (Node 24 and 22 from
-// tests/clients' packages, and this one; bench/lib/node-versions.mjs).
+// --nodes [--save]: only the table per Node version (Node 24 and 22 from
+// tests/clients' packages, and this one; bench/lib/node-versions.mjs);
+// --save puts it in place of the full run's in RESULTS.md.
 // --lab: only the lab's patching grid per model size (bench/lab.mjs).
 // --learn: only the Learn rows (the demo's default model trained step by
 // step, Node and Chromium; bench/learn.mjs); prints them, writes nothing.
@@ -53,7 +54,7 @@ import { renderLab, runLabTable } from './lab.mjs';
 import { runLearnTable } from './learn.mjs';
 import { renderDecode, runDecodeTable } from './lib/decode.mjs';
 import { renderModelText, runModelTable } from './lib/model.mjs';
-import { renderNodeVersions, runNodeVersions } from './lib/node-versions.mjs';
+import { renderNodeVersions, replaceNodes, runNodeVersions } from './lib/node-versions.mjs';
 import { fmtMs } from './lib/format.mjs';
 import { machineInfo, machineLines } from './lib/machine.mjs';
 import { listNativeShapes, nativeArgs, runNativeShape } from './lib/native.mjs';
@@ -178,10 +179,39 @@ if (flag('options')) {
   process.exit(0);
 }
 
-// The table per Node version alone (Node 24 and 22 from tests/clients, and this one).
+// The table per Node version alone (Node 24 and 22 from tests/clients, and
+// this one): bench/out/nodes.json; --save: also in place of the full run's
+// per-Node section (bench/out/results.json, then RESULTS.md), e.g. when
+// other load disturbed it there.
 if (flag('nodes')) {
-  const { text, targets } = renderNodeVersions(await runNodeVersions({ log, quick }));
+  const resultsFile = join(root, 'bench/out/results.json');
+  if (flag('save') && (quick || !existsSync(resultsFile))) {
+    console.error(quick ? '--save takes a full --nodes run, not --quick'
+      : `--save: ${resultsFile} is missing: run the full bench (npm run bench) first`);
+    process.exit(2);
+  }
+  const nodesStarted = new Date().toISOString();
+  const nodes = await runNodeVersions({ log, quick });
+  const run = {
+    started: nodesStarted, finished: new Date().toISOString(), machine,
+    loadAtEnd: (await import('node:os')).loadavg(), nodes,
+  };
+  const { text, targets } = renderNodeVersions(nodes);
   console.log([...machineLines(machine), '', text, '', ...targets].join('\n'));
+  mkdirSync(join(root, 'bench/out'), { recursive: true });
+  writeFileSync(join(root, 'bench/out/nodes.json'), JSON.stringify(run, null, 2));
+  if (flag('save')) {
+    let results;
+    try {
+      results = replaceNodes(JSON.parse(readFileSync(resultsFile, 'utf8')), run);
+    } catch (e) {
+      console.error(`--save: ${e.message} (this run is in bench/out/nodes.json)`);
+      process.exit(2);
+    }
+    writeFileSync(resultsFile, JSON.stringify(results, null, 2));
+    writeFileSync(join(root, 'bench/RESULTS.md'), renderResultsMd(results, previousResultsMd()));
+    console.error(`Saved into bench/out/results.json and bench/RESULTS.md (the full run started ${results.started})`);
+  }
   process.exit(0);
 }
 

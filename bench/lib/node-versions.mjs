@@ -61,6 +61,36 @@ export async function runNodeVersions({ log, quick = false, versions = nodeVersi
 const ok = (row) => row?.status === 'ok';
 
 /**
+ * A full run's results (bench/out/results.json) with its per-Node section
+ * replaced by a `--nodes` run of its own (run: { started, finished, machine,
+ * loadAtEnd, nodes }), which the report then names as measured apart. A run
+ * on another CPU model is refused: one file, one machine.
+ */
+export function replaceNodes(results, run) {
+  const was = results.machine?.cpu?.model;
+  const now = run.machine.cpu.model;
+  if (was !== now) {
+    throw new RangeError(`bench/out/results.json was measured on ${was}, this --nodes run on ${now}: ` +
+      'run the full bench (npm run bench) on this machine before saving a --nodes run into it');
+  }
+  const { started, finished, machine, loadAtEnd, nodes } = run;
+  return {
+    ...results,
+    nodes,
+    nodesRun: { started, finished, ours: machine.ours, node: machine.node, loadAverage: machine.loadAverage, loadAtEnd },
+  };
+}
+
+/** The line that says a per-Node section was measured apart from the full run (replaceNodes). */
+export function nodesRunLine(run) {
+  const minutes = ((new Date(run.finished) - new Date(run.started)) / 60000).toFixed(1);
+  const load = (l) => l.map((x) => x.toFixed(2)).join(' ');
+  return `Measured apart from the full run (\`node bench/run.mjs --nodes --save\`): started ${run.started}, ` +
+    `${minutes} min; ${run.ours}, driven by Node ${run.node}; load average ${load(run.loadAverage)} at the start, ` +
+    `${load(run.loadAtEnd)} at the end.`;
+}
+
+/**
  * The tables, notes and targets of runNodeVersions' result, as text; cpu: the
  * model of the CPU they ran on (this one's by default).
  */

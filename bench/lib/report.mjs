@@ -3,7 +3,7 @@
 import { chromiumLimits, renderBrowserTable } from '../browser/report.mjs';
 import { renderDecode } from './decode.mjs';
 import { renderModelText } from './model.mjs';
-import { renderNodeVersions } from './node-versions.mjs';
+import { nodesRunLine, renderNodeVersions } from './node-versions.mjs';
 import {
   fmtBytes, fmtMs, fmtPct, fmtRate, fmtSeconds, fmtX, table, targetLine,
 } from './format.mjs';
@@ -405,15 +405,20 @@ function browserLines(results) {
   return [renderBrowserTable(b), ...engines];
 }
 
+/** The per-Node section under its heading (and when it was measured apart, replaceNodes), or nothing. */
+export function nodesSection(results, heading) {
+  if (!results.nodes) return [];
+  const { text, targets } = renderNodeVersions(results.nodes, results.machine.cpu.model);
+  return ['', heading, '', ...(results.nodesRun ? [nodesRunLine(results.nodesRun), ''] : []), text, '', ...targets];
+}
+
 /** The text printed by `npm run bench`. */
 export function renderReport(results) {
   const wasm = wasmSection(results);
   const native = nativeSection(results);
-  const nodes = results.nodes && renderNodeVersions(results.nodes, results.machine.cpu.model);
   return [
     ...headerLines(results),
-    ...(nodes ? ['', 'Where users run: each Node version in its own process (bench/node-table.mjs):', '', nodes.text, '',
-      ...nodes.targets] : []),
+    ...nodesSection(results, 'Where users run: each Node version in its own process (bench/node-table.mjs):'),
     '',
     `Causal float32 attention in wasm, Node ${results.machine.node}, shapes [B, H, T, D]:`,
     '',
@@ -485,7 +490,6 @@ function generatedResultsMd(results) {
   const wasm = wasmSection(results);
   const native = nativeSection(results);
   const minutes = ((new Date(results.finished) - new Date(results.started)) / 60000).toFixed(1);
-  const nodes = results.nodes && renderNodeVersions(results.nodes, results.machine.cpu.model);
   return [
     '# Benchmark results',
     '',
@@ -495,8 +499,7 @@ function generatedResultsMd(results) {
       'speed-ups hold up better than the absolute times, which move by 10–50 % from run to run.',
     '',
     ...headerLines(results).map((l) => `- ${l}`),
-    ...(nodes ? ['', '## Where users run: Node 24, 22 and the bench\'s own, each in its own process', '', nodes.text, '',
-      ...nodes.targets] : []),
+    ...nodesSection(results, '## Where users run: Node 24, 22 and the bench\'s own, each in its own process'),
     '',
     `## Causal attention in wasm (Node ${results.machine.node}), shapes [B, H, T, D]`,
     '',
@@ -541,6 +544,7 @@ function generatedResultsMd(results) {
     'node bench/run.mjs --frames     # the demo page\'s frame budget alone (Chromium)',
     'node bench/run.mjs --options    # the attention options table alone (issue 19)',
     'node bench/run.mjs --nodes      # the table per Node version alone (Node 24 and 22 from tests/clients)',
+    'node bench/run.mjs --nodes --save   # the same, then in place of this file\'s per-Node section (same CPU only)',
     'node bench/run.mjs --int8       # the int8 attention rows alone',
     'node bench/run.mjs --render     # this file again from bench/out/results.json (report changes only)',
     '# Hand-written parts of this file survive a run between a "<!-- kept -->" and a "<!-- /kept -->" line.',

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { targetLine } from '../../bench/lib/format.mjs';
 import { LEARN_TODAY, learnTargetLine } from '../../bench/lib/learn-steps.mjs';
-import { renderNodeVersions } from '../../bench/lib/node-versions.mjs';
-import { keepHandWritten } from '../../bench/lib/report.mjs';
+import { nodesRunLine, renderNodeVersions, replaceNodes } from '../../bench/lib/node-versions.mjs';
+import { keepHandWritten, nodesSection } from '../../bench/lib/report.mjs';
 import { relaxedFmaValidates, simdKernelBytes } from '../../bench/lib/simd-limit.mjs';
 import { nodeResult } from './node-child.mjs';
 
@@ -156,6 +156,42 @@ describe('the table per Node version (bench/lib/node-versions.mjs)', () => {
     assert.equal(cpuLines.length, 2);
     assert.match(cpuLines[0], /^- \(issue 34\) AMD EPYC \(family 25, model 1\), Node 24 \(relaxed-simd kernels\): .* ≥ 60% of the SIMD128 limit: met \(81% at \(1,12,1024,64\) of 50\.0 GFLOP\/s\)$/);
     assert.match(cpuLines[1], /Node 20 \(simd128 kernels\): .*: missed \(46% at \(1,12,1024,64\) of 50\.0 GFLOP\/s\)$/);
+  });
+});
+
+describe('a --nodes run saved into a full run (node bench/run.mjs --nodes --save)', () => {
+  const machine = (model) => ({ cpu: { model }, ours: 'causal-attention 0.1.0 (git abc1234)', node: '20.20.2',
+    loadAverage: [0.5, 0.25, 0.125] });
+  const run = {
+    started: '2026-11-29T10:00:00.000Z', finished: '2026-11-29T10:03:00.000Z', machine: machine('AMD EPYC'),
+    loadAtEnd: [1, 1.5, 2], nodes: [{ label: 'Node 24', unavailable: 'not installed' }],
+  };
+
+  it('replaces the per-Node section only, and keeps when, where and at what commit it ran', () => {
+    const full = { started: 'then', machine: machine('AMD EPYC'), attention: [1], nodes: [{ label: 'old' }] };
+    const out = replaceNodes(full, run);
+    assert.deepEqual(out.nodes, run.nodes);
+    assert.equal(out.started, 'then');
+    assert.deepEqual(out.attention, [1]);
+    assert.deepEqual(full.nodes, [{ label: 'old' }], 'the full run itself is not changed');
+    assert.equal(nodesRunLine(out.nodesRun), 'Measured apart from the full run (`node bench/run.mjs --nodes --save`): ' +
+      'started 2026-11-29T10:00:00.000Z, 3.0 min; causal-attention 0.1.0 (git abc1234), driven by Node 20.20.2; ' +
+      'load average 0.50 0.25 0.13 at the start, 1.00 1.50 2.00 at the end.');
+  });
+
+  it('refuses a run on another CPU model, naming both', () => {
+    assert.throws(() => replaceNodes({ machine: machine('Intel Xeon') }, run),
+      (e) => e instanceof RangeError && /measured on Intel Xeon, this --nodes run on AMD EPYC: run the full bench/.test(e.message));
+  });
+
+  it('the report puts that line under the section\'s heading, and only for a saved run', () => {
+    const results = replaceNodes({ machine: machine('AMD EPYC') }, run);
+    const saved = nodesSection(results, '## Heading');
+    assert.deepEqual(saved.slice(0, 5), ['', '## Heading', '', nodesRunLine(results.nodesRun), '']);
+    assert.ok(saved.some((l) => l.includes('Node 24: not run (not installed)')));
+    const full = nodesSection({ machine: machine('AMD EPYC'), nodes: run.nodes }, '## Heading');
+    assert.ok(!full.some((l) => l.startsWith('Measured apart')));
+    assert.deepEqual(nodesSection({ machine: machine('AMD EPYC') }, '## Heading'), []);
   });
 });
 
