@@ -245,22 +245,31 @@ HWY_INLINE void AccumulateInt8(const int16_t* HWY_RESTRICT wq, size_t ldw,
                                size_t ldc) {
   v128_t acc[4][2];
   for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
-  for (size_t i = 0; i < n; i += 2) {
-    // An odd tile's last pair reads its key twice (the weight of the second
-    // is 0).
-    const v128_t a = wasm_v128_load64_zero(v + i * row_bytes + j);
-    const v128_t b =
-        wasm_v128_load64_zero(v + HWY_MIN(i + 1, last) * row_bytes + j);
+  // Keys (i, i + 1) at va and vb, their weights at w.
+  const auto step = [&](const uint8_t* va, const uint8_t* vb,
+                        const int16_t* w) {
+    const v128_t a = wasm_v128_load64_zero(va);
+    const v128_t b = wasm_v128_load64_zero(vb);
     const v128_t ab = wasm_i8x16_shuffle(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4,
                                          20, 5, 21, 6, 22, 7, 23);
     const v128_t x0 = wasm_i16x8_extend_low_i8x16(ab);
     const v128_t x1 = wasm_i16x8_extend_high_i8x16(ab);
     for (size_t r = 0; r < 4; ++r) {
-      const v128_t w = wasm_v128_load32_splat(wq + r * ldw + i);
-      acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(x0, w));
-      acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(x1, w));
+      const v128_t wr = wasm_v128_load32_splat(w + r * ldw);
+      acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(x0, wr));
+      acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(x1, wr));
     }
+  };
+  // Stepped pointers over the whole pairs (no multiply or clamp per key:
+  // V8 computes those addresses at every step), then an odd tile's last
+  // pair, which reads its key twice (the weight of the second is 0).
+  const uint8_t* va = v + j;
+  const int16_t* w = wq;
+  for (const int16_t* const w_end = wq + (last + 1) / 2 * 2; w != w_end;
+       w += 2, va += 2 * row_bytes) {
+    step(va, va + row_bytes, w);
   }
+  if (w != wq + n) step(va, va, w);
   for (size_t r = 0; r < 4; ++r) {
     const v128_t s = wasm_f32x4_splat(scale[r]);
     for (size_t u = 0; u < 2; ++u) {
