@@ -74,11 +74,11 @@ function gemvCase(inF, outF, dtype) {
     return () => m.forward(x, [1, inF]);
   })];
 }
-// A decode step against a KV cache of `dtype` (Llama-3-8B layer: 32 query
-// heads, 8 KV heads, head size 128, L cached tokens), warm: steps back to
-// back into a preallocated output.
-function decodeCase(L, dtype) {
-  const [H, KV, D] = [32, 8, 128];
+// A decode step against a KV cache of `dtype` (by default a Llama-3-8B
+// layer: 32 query heads, 8 KV heads, head size 128; [12, 12, 64]: GPT-2's,
+// one query row per KV head), L cached tokens, warm: steps back to back into
+// a preallocated output.
+function decodeCase(L, dtype, [H, KV, D] = [32, 8, 128]) {
   const [k, v, q] = [random(KV * L * D), random(KV * L * D), random(H * D)];
   const out = new Float32Array(H * D);
   return [`decode step ${H}/${KV} heads, D ${D}, L ${L}, ${dtype}`, runtimes.map((ca) => {
@@ -95,6 +95,7 @@ const cases = [() => attentionCase(1, 12, 1024, 64), () => attentionCase(1, 1, 4
   () => backwardCase(1, 8, 1024, 64, { window: { left: 255 } }),
   () => moduleCase(2, 1024, 768, 12), () => linearCase(8192, 768),
   ...['float32', 'bfloat16', 'int8'].map((dtype) => () => decodeCase(4096, dtype)),
+  ...['float32', 'int8'].map((dtype) => () => decodeCase(1024, dtype, [12, 12, 64])),
   ...['int8', 'bfloat16'].flatMap((dtype) => [[768, 3072], [3072, 768], [768, 50257]]
     .map(([i, o]) => () => gemvCase(i, o, dtype)))];
 console.log(`A = ${dirA}, B = ${dirB}, ${threads} thread(s), ${runs} runs, ` +

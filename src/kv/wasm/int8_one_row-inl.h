@@ -197,16 +197,16 @@ HWY_NOINLINE inline bool ValuesOneRowInt8(const float* HWY_RESTRICT p,
     const int16_t* HWY_RESTRICT w = wq + b * kMaxKeys;
     v128_t acc[4];
     for (size_t u = 0; u < 4; ++u) acc[u] = wasm_i32x4_splat(0);
-    for (size_t i = 0; i < n2; i += 2) {
-      // An odd tile's last pair reads its key twice (the second weight is 0).
-      const v128_t a = wasm_v128_load(v + i * row_bytes + j);
-      const v128_t e =
-          wasm_v128_load(v + HWY_MIN(i + 1, n - 1) * row_bytes + j);
+    // Keys (i, i + 1) at va and ve, their weights at wi.
+    const auto step = [&](const uint8_t* va, const uint8_t* ve,
+                          const int16_t* wi) {
+      const v128_t a = wasm_v128_load(va);
+      const v128_t e = wasm_v128_load(ve);
       const v128_t lo = wasm_i8x16_shuffle(a, e, 0, 16, 1, 17, 2, 18, 3, 19, 4,
                                            20, 5, 21, 6, 22, 7, 23);
       const v128_t hi = wasm_i8x16_shuffle(a, e, 8, 24, 9, 25, 10, 26, 11, 27,
                                            12, 28, 13, 29, 14, 30, 15, 31);
-      const v128_t wp = wasm_v128_load32_splat(w + i);
+      const v128_t wp = wasm_v128_load32_splat(wi);
       acc[0] = wasm_i32x4_add(
           acc[0], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(lo), wp));
       acc[1] = wasm_i32x4_add(
@@ -215,7 +215,17 @@ HWY_NOINLINE inline bool ValuesOneRowInt8(const float* HWY_RESTRICT p,
           acc[2], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(hi), wp));
       acc[3] = wasm_i32x4_add(
           acc[3], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(hi), wp));
+    };
+    // Stepped pointers over the whole pairs (AccumulateInt8 says why), then
+    // an odd tile's last pair, which reads its key twice (the second weight
+    // is 0).
+    const uint8_t* va = v + j;
+    const int16_t* wi = w;
+    for (const int16_t* const w_end = w + n / 2 * 2; wi != w_end;
+         wi += 2, va += 2 * row_bytes) {
+      step(va, va + row_bytes, wi);
     }
+    if (wi != w + n2) step(va, va, wi);
     const v128_t s = wasm_f32x4_splat(wscale[b]);
     for (size_t u = 0; u < 4; ++u) {
       float* o = c + j + 4 * u;
