@@ -140,7 +140,7 @@ constexpr size_t kLaneStride = 32;
 //   splats are live at once and an accumulator spills: its store and
 //   reload join the add chain), and V8's stack check and zero extensions
 //   come once per four steps;
-// - each later step's a is a fresh value (the empty asm hides a + i·kAStep
+// - each later step's a is a fresh value (the empty asm hides a + u·kAStep
 //   from clang), so that its load-splats reuse the first step's offsets
 //   (V8 keeps a base register per splat offset, and would add an lea per
 //   splat for the later steps').

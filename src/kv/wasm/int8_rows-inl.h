@@ -264,12 +264,12 @@ HWY_INLINE void AccumulateInt8(const int16_t* HWY_RESTRICT wq, size_t ldw,
   // V8 computes those addresses at every step), then an odd tile's last
   // pair, which reads its key twice (the weight of the second is 0).
   const uint8_t* va = v + j;
-  const int16_t* w = wq;
-  for (const int16_t* const w_end = wq + (last + 1) / 2 * 2; w != w_end;
-       w += 2, va += 2 * row_bytes) {
-    step(va, va + row_bytes, w);
+  const int16_t* wi = wq;
+  for (const int16_t* const w_end = wq + (last + 1) / 2 * 2; wi != w_end;
+       wi += 2, va += 2 * row_bytes) {
+    step(va, va + row_bytes, wi);
   }
-  if (w != wq + n) step(va, va, w);
+  if (wi != wq + n) step(va, va, wi);
   for (size_t r = 0; r < 4; ++r) {
     const v128_t s = wasm_f32x4_splat(scale[r]);
     for (size_t u = 0; u < 2; ++u) {
