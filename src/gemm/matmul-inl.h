@@ -134,16 +134,16 @@ constexpr size_t kLaneStride = 32;
 // increments and the exit test) is paid in the front end, which bounds
 // these loops before the multiply-adds do, so the loop is shaped for V8:
 // - it ends on a's address, not on a counter;
-// - four steps per iteration, each after the first behind an exit test of
-//   its own: the tests put the steps in basic blocks of their own, so that
-//   clang cannot interleave them (interleaved, two steps' b vectors and
-//   splats are live at once and an accumulator spills: its store and
-//   reload join the add chain), and V8's stack check and zero extensions
-//   come once per four steps;
-// - each later step's a is a fresh value (the empty asm hides a + u·kAStep
+// - two steps per iteration, the second behind an exit test of its own: the
+//   test puts the steps in basic blocks of their own, so that clang cannot
+//   interleave them (interleaved, both steps' b vectors and splats are live
+//   at once and an accumulator spills: its store and reload join the add
+//   chain), and V8's stack check and zero extensions come once per two
+//   steps;
+// - the second step's a is a fresh value (the empty asm hides a + kAStep
 //   from clang), so that its load-splats reuse the first step's offsets
 //   (V8 keeps a base register per splat offset, and would add an lea per
-//   splat for the later steps').
+//   splat for the second step's).
 // V8's x64 loop before and after: docs/performance.md. Not inlined, for
 // GemmMicrokernel's reasons.
 template <size_t MR, size_t kARow, size_t kAStep, size_t kLdb>
@@ -174,19 +174,14 @@ HWY_NOINLINE void StridedMicrokernel(size_t kc, const float* HWY_RESTRICT a,
     }
   };
   const float* const a_end = a + kc * kAStep;
-  // Step u > 0 of an iteration, behind its exit test, on a fresh a.
-  const auto later = [&](size_t u) HWY_ATTR {
-    const float* au = a + u * kAStep;
-    if (au == a_end) return false;
-    asm("" : "+r"(au));
-    step(au, b + u * ldb);
-    return true;
-  };
   while (a != a_end) {
     step(a, b);
-    if (!later(1) || !later(2) || !later(3)) break;
-    a += 4 * kAStep;
-    b += 4 * ldb;
+    const float* a2 = a + kAStep;
+    if (a2 == a_end) break;
+    asm("" : "+r"(a2));
+    step(a2, b + ldb);
+    a += 2 * kAStep;
+    b += 2 * ldb;
   }
   for (size_t r = 0; r < MR; ++r) {
     hn::StoreU(acc0[r], df, c + r * ldc);
