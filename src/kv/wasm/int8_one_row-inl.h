@@ -191,7 +191,6 @@ HWY_NOINLINE inline bool ValuesOneRowInt8(const float* HWY_RESTRICT p,
       wasm_v128_store(wq + b * kMaxKeys + i, RoundedInt16(lo, hi));
     }
   }
-  const size_t n2 = (n + 1) & ~size_t{1};
   for (size_t j = 0; j < dv; j += 16) {
     const size_t b = j / kInt8Block;
     const int16_t* HWY_RESTRICT w = wq + b * kMaxKeys;
@@ -225,7 +224,7 @@ HWY_NOINLINE inline bool ValuesOneRowInt8(const float* HWY_RESTRICT p,
          wi += 2, va += 2 * row_bytes) {
       step(va, va + row_bytes, wi);
     }
-    if (wi != w + n2) step(va, va, wi);
+    if (n % 2) step(va, va, wi);
     const v128_t s = wasm_f32x4_splat(wscale[b]);
     for (size_t u = 0; u < 4; ++u) {
       float* o = c + j + 4 * u;

@@ -234,15 +234,15 @@ HWY_NOINLINE inline void DotRowsInt8Packed(const Int8Queries& qi, size_t rows,
 }
 
 // c[r][j, j + 8) += sum_{i < n} wq[r][i] · v_i[j, j + 8) in int32 for the
-// four rows r of wq (row stride ldw, n even: the pairs' weights as one
-// 32-bit lane each), then times scale[r] into c (float, stride ldc). Two
+// four rows r of wq (row stride ldw, whole pairs of weights as one 32-bit
+// lane each: an odd n's row holds a zero weight past its last key), then
+// times scale[r] into c (float, stride ldc). Two
 // keys' 8 values interleaved byte by byte and widened: the int16 pairs
 // (v_i[c], v_i+1[c]) that dot_i16x8 multiplies with (w_i, w_i+1).
 HWY_INLINE void AccumulateInt8(const int16_t* HWY_RESTRICT wq, size_t ldw,
                                const float* scale, size_t n,
                                const uint8_t* HWY_RESTRICT v, size_t row_bytes,
-                               size_t last, size_t j, float* HWY_RESTRICT c,
-                               size_t ldc) {
+                               size_t j, float* HWY_RESTRICT c, size_t ldc) {
   v128_t acc[4][2];
   for (size_t r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
   // Keys (i, i + 1) at va and vb, their weights at w.
@@ -265,11 +265,11 @@ HWY_INLINE void AccumulateInt8(const int16_t* HWY_RESTRICT wq, size_t ldw,
   // pair, which reads its key twice (the weight of the second is 0).
   const uint8_t* va = v + j;
   const int16_t* wi = wq;
-  for (const int16_t* const w_end = wq + (last + 1) / 2 * 2; wi != w_end;
+  for (const int16_t* const w_end = wq + n / 2 * 2; wi != w_end;
        wi += 2, va += 2 * row_bytes) {
     step(va, va + row_bytes, wi);
   }
-  if (wi != wq + n) step(va, va, wi);
+  if (n % 2) step(va, va, wi);
   for (size_t r = 0; r < 4; ++r) {
     const v128_t s = wasm_f32x4_splat(scale[r]);
     for (size_t u = 0; u < 2; ++u) {
@@ -396,11 +396,10 @@ HWY_NOINLINE inline bool ValuesFourRowsInt8(const float* HWY_RESTRICT p,
       }
     }
   }
-  const size_t n2 = (n + 1) & ~size_t{1};
   for (size_t j = 0; j < dv; j += 8) {
     const size_t b = j / kInt8Block;
-    AccumulateInt8(wq + b * 4 * kMaxKeys, kMaxKeys, wscale + b * 4, n2, v,
-                   row_bytes, n - 1, j, c, ldc);
+    AccumulateInt8(wq + b * 4 * kMaxKeys, kMaxKeys, wscale + b * 4, n, v,
+                   row_bytes, j, c, ldc);
   }
   return true;
 }
