@@ -45,6 +45,7 @@
 import {
   existsSync, mkdirSync, readFileSync, writeFileSync,
 } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderFrames, runFrameBudget } from './browser/frames.mjs';
@@ -194,7 +195,7 @@ if (flag('nodes')) {
   const nodes = await runNodeVersions({ log, quick });
   const run = {
     started: nodesStarted, finished: new Date().toISOString(), machine,
-    loadAtEnd: (await import('node:os')).loadavg(), nodes,
+    loadAtEnd: loadavg(), nodes,
   };
   const { text, targets } = renderNodeVersions(nodes);
   console.log([...machineLines(machine), '', text, '', ...targets].join('\n'));
@@ -530,7 +531,7 @@ if (!flag('no-native')) {
 
 const finished = new Date();
 const results = {
-  started, finished, quick, machine, simd, policy, capMs, loadAtEnd: (await import('node:os')).loadavg(),
+  started, finished, quick, machine, simd, policy, capMs, loadAtEnd: loadavg(),
   configs: CONFIGS,
   attention: shapes.map((s) => attention.get(shapeName(s))),
   module,
